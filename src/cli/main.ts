@@ -1,0 +1,102 @@
+/**
+ * argv -> command -> exit code. The only module that exits the process.
+ * Verb modules register their commands and import their heavy dependencies (CDKTF, the
+ * Kubernetes client) only inside their actions, so `deploy --help` stays fast.
+ */
+import { Command, CommanderError } from 'commander';
+import { DeployError, ExitCode } from '../errors.js';
+import { createLogger, type Logger } from '../log.js';
+import type { CliContext } from './context.js';
+import { registerVerbs } from './verbs.js';
+
+const EXIT_CODES_HELP = `
+Exit codes:
+  0    success (plan: also when there are changes, unless --detailed-exitcode)
+  2    bad input: flags, environment, group plan (nothing was changed)
+  3    a tool or the cluster failed (tofu, skopeo, state backend, API server)
+  4    rollout failed; the Deployment was set back to the previous image
+  5    rollout failed; there was no previous image to set back (first deploy)
+  6    rollout failed and setting the Deployment back failed too
+  130  interrupted
+  1    unexpected error (a bug: please report it with the log)`;
+
+export function buildProgram(ctx: CliContext): Command {
+  const program = new Command('deploy')
+    .description(
+      'Run each node of a group (a machine image whose PID 1 is systemd) as the one pod of a ' +
+        'Kubernetes Deployment, through one OpenTofu graph per target.',
+    )
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({
+      writeOut: (s) => ctx.stdout.write(s),
+      writeErr: (s) => ctx.stderr.write(s),
+    })
+    .exitOverride()
+    .addHelpText('after', EXIT_CODES_HELP);
+  registerVerbs(program, ctx);
+  for (const cmd of program.commands) cmd.exitOverride().configureOutput(program.configureOutput());
+  return program;
+}
+
+/** Runs one command line and returns the exit code; never exits. */
+export async function run(argv: readonly string[], partial: Partial<CliContext> = {}): Promise<number> {
+  let logger: Logger | undefined;
+  const controller = new AbortController();
+  const ctx: CliContext = {
+    stdout: partial.stdout ?? process.stdout,
+    stderr: partial.stderr ?? process.stderr,
+    env: partial.env ?? process.env,
+    cwd: partial.cwd ?? process.cwd(),
+    logger: partial.logger ?? (() => (logger ??= createLogger())),
+    signal: partial.signal ?? controller.signal,
+    exitCode: ExitCode.ok,
+  };
+  const program = buildProgram(ctx);
+  try {
+    await program.parseAsync([...argv], { from: 'node' });
+    return ctx.exitCode;
+  } catch (err) {
+    return reportError(err, ctx);
+  }
+}
+
+function reportError(err: unknown, ctx: CliContext): number {
+  if (err instanceof CommanderError) {
+    // commander already printed the message (or the help/version text)
+    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') {
+      return ExitCode.ok;
+    }
+    return ExitCode.usage;
+  }
+  if (err instanceof DeployError) {
+    ctx.stderr.write(`deploy: ${err.message}\n`);
+    if (err.hint) ctx.stderr.write(`  what to do: ${err.hint}\n`);
+    if (ctx.env.DEPLOY_DEBUG && err.cause) ctx.stderr.write(`  cause: ${String((err.cause as Error)?.stack ?? err.cause)}\n`);
+    return err.exitCode;
+  }
+  const e = err as Error;
+  ctx.stderr.write(`deploy: unexpected error: ${e?.stack ?? String(err)}\n`);
+  return ExitCode.internal;
+}
+
+/** The process entry (bin/deploy.js). */
+export async function runMain(argv: readonly string[]): Promise<never> {
+  const controller = new AbortController();
+  let interrupts = 0;
+  const onSignal = (sig: NodeJS.Signals) => {
+    interrupts += 1;
+    if (interrupts === 1) {
+      process.stderr.write(`\ndeploy: ${sig} received: stopping cleanly (state is saved, the lock released). Press Ctrl-C again to leave at once.\n`);
+      controller.abort(new Error(sig));
+    } else {
+      process.stderr.write('deploy: second interrupt: leaving now; the state lock may stay held (see `deploy state unlock`).\n');
+      process.exit(ExitCode.interrupted);
+    }
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const code = await run(argv, { signal: controller.signal });
+  // let stdout drain before exiting
+  await new Promise<void>((resolve) => (process.stdout.writableLength === 0 ? resolve() : process.stdout.once('drain', () => resolve())));
+  process.exit(code);
+}

@@ -1,0 +1,22 @@
+import { pino, type Logger } from 'pino';
+
+/**
+ * Structured events go to stderr (stdout carries only results). Pretty on a TTY, JSON
+ * lines otherwise; DEPLOY_LOG_LEVEL sets the level (default info).
+ */
+export function createLogger(opts: { level?: string; pretty?: boolean } = {}): Logger {
+  const level = opts.level ?? process.env.DEPLOY_LOG_LEVEL ?? 'info';
+  const pretty = opts.pretty ?? Boolean(process.stderr.isTTY);
+  if (pretty) {
+    return pino({
+      level,
+      transport: {
+        target: 'pino-pretty',
+        options: { destination: 2, colorize: true, ignore: 'pid,hostname', translateTime: 'HH:MM:ss' },
+      },
+    });
+  }
+  return pino({ level, base: undefined }, pino.destination({ dest: 2, sync: true }));
+}
+
+export type { Logger };
