@@ -1,0 +1,85 @@
+# shellcheck shell=bash
+# Sourceable helpers for building programs once into a versioned cache outside the repository.
+#
+#   . toolchain/cache.sh
+#   build_once tofu/1.12.6/tofu  go build -o "$BUILD_OUT" ./cmd/tofu
+#
+# Layout: everything lives under $DEPLOY_CACHE_DIR (default
+# ${XDG_CACHE_HOME:-$HOME/.cache}/k8s-deployer), one path per program keyed by version, e.g.
+#   tofu/<version>/tofu
+#   kubernetes/<version>/kubectl
+#   mirror/registry.opentofu.org/hashicorp/<name>/<version>/linux_amd64/terraform-provider-...
+# A build is skipped when its output path exists, so a warm machine pays seconds.
+#
+# Stable interface (other build scripts source this file):
+#   DEPLOY_CACHE_DIR          resolved and exported when this file is sourced
+#   cache_path <key>          prints "$DEPLOY_CACHE_DIR/<key>"
+#   build_once <key> <cmd...> runs <cmd...> unless "$DEPLOY_CACHE_DIR/<key>" exists. The command
+#                             writes its output (a file or a directory) to "$BUILD_OUT", a
+#                             temporary path beside the final one; on success it is renamed into
+#                             place atomically, so an interrupted build never looks finished.
+#                             Concurrent calls for the same key wait for each other (flock).
+#                             Prints "built <key> in <n>s" or "skipped <key> (present)" to stderr.
+#                             Returns the command's exit status.
+#   cache_log <msg...>        one line to stderr, prefixed with the elapsed seconds
+
+DEPLOY_CACHE_DIR="${DEPLOY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/k8s-deployer}"
+export DEPLOY_CACHE_DIR
+
+# Seconds since this file was sourced, for the timing lines.
+_CACHE_T0=${_CACHE_T0:-$SECONDS}
+
+cache_log() {
+  printf '[%4ss] %s\n' "$((SECONDS - _CACHE_T0))" "$*" >&2
+}
+
+cache_path() {
+  printf '%s/%s\n' "$DEPLOY_CACHE_DIR" "$1"
+}
+
+build_once() {
+  if [ "$#" -lt 2 ]; then
+    echo "usage: build_once <key> <command...>" >&2
+    return 2
+  fi
+  local key=$1
+  shift
+  local out="$DEPLOY_CACHE_DIR/$key"
+  if [ -e "$out" ]; then
+    cache_log "skipped $key (present)"
+    return 0
+  fi
+  mkdir -p "$(dirname "$out")" "$DEPLOY_CACHE_DIR/.locks"
+  local lock="$DEPLOY_CACHE_DIR/.locks/$(printf '%s' "$key" | tr '/' '_').lock"
+  local status=0
+  (
+    # One builder per key; a second caller waits (bounded: 2 hours) and then finds it present.
+    exec 9>"$lock"
+    if ! flock -w 7200 9; then
+      echo "build_once: timed out waiting for the lock $lock" >&2
+      exit 1
+    fi
+    if [ -e "$out" ]; then
+      cache_log "skipped $key (built by another process)"
+      exit 0
+    fi
+    tmp="$out.partial.$$"
+    rm -rf "$tmp"
+    start=$SECONDS
+    cache_log "building $key ..."
+    if BUILD_OUT="$tmp" "$@"; then
+      if [ ! -e "$tmp" ]; then
+        echo "build_once: the command for $key succeeded but wrote nothing to \$BUILD_OUT" >&2
+        exit 1
+      fi
+      mv -T "$tmp" "$out"
+      cache_log "built $key in $((SECONDS - start))s"
+    else
+      rc=$?
+      rm -rf "$tmp"
+      cache_log "FAILED $key after $((SECONDS - start))s (exit $rc)"
+      exit "$rc"
+    fi
+  ) || status=$?
+  return "$status"
+}
