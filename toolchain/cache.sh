@@ -16,8 +16,9 @@
 #   cache_path <key>          prints "$DEPLOY_CACHE_DIR/<key>"
 #   build_once <key> <cmd...> runs <cmd...> unless "$DEPLOY_CACHE_DIR/<key>" exists. The command
 #                             writes its output (a file or a directory) to "$BUILD_OUT", a
-#                             temporary path beside the final one; on success it is renamed into
-#                             place atomically, so an interrupted build never looks finished.
+#                             temporary path under "$DEPLOY_CACHE_DIR/.partial/" (never beside
+#                             the final one, where a reader could mistake it); on success it is
+#                             renamed into place, so an interrupted build never looks finished.
 #                             Concurrent calls for the same key wait for each other (flock).
 #                             Prints "built <key> in <n>s" or "skipped <key> (present)" to stderr.
 #                             Returns the command's exit status.
@@ -49,8 +50,10 @@ build_once() {
     cache_log "skipped $key (present)"
     return 0
   fi
-  mkdir -p "$(dirname "$out")" "$DEPLOY_CACHE_DIR/.locks"
-  local lock="$DEPLOY_CACHE_DIR/.locks/$(printf '%s' "$key" | tr '/' '_').lock"
+  mkdir -p "$(dirname "$out")" "$DEPLOY_CACHE_DIR/.locks" "$DEPLOY_CACHE_DIR/.partial"
+  local flat
+  flat=$(printf '%s' "$key" | tr '/' '_')
+  local lock="$DEPLOY_CACHE_DIR/.locks/$flat.lock"
   local status=0
   (
     # One builder per key; a second caller waits (bounded: 2 hours) and then finds it present.
@@ -63,7 +66,7 @@ build_once() {
       cache_log "skipped $key (built by another process)"
       exit 0
     fi
-    tmp="$out.partial.$$"
+    tmp="$DEPLOY_CACHE_DIR/.partial/$flat.$$"
     rm -rf "$tmp"
     start=$SECONDS
     cache_log "building $key ..."
