@@ -1,0 +1,232 @@
+/**
+ * The one process wrapper: every program `deploy` starts goes through `runTool`.
+ *
+ * - arguments are an array (never a shell string), so nothing is re-parsed by a shell;
+ * - every run has a deadline and honours an AbortSignal;
+ * - output reaches the caller line by line while the program runs, and is kept (bounded) for
+ *   the result and for error messages;
+ * - a missing program and a failed program are ToolErrors that say which program, the
+ *   command, and at most the last 20 relevant output lines.
+ *
+ * Interrupts: OpenTofu treats the first SIGINT as "stop after the operations in flight and
+ * save state", and a second one as "exit now, abandoning state"
+ * (https://opentofu.org/docs/cli/commands/apply/ , "Interrupting"). With `interrupt:
+ * 'sigint-once'` the child runs in its own process group, so a Ctrl-C on the terminal (which
+ * signals the whole foreground group) does not reach it directly; the first abort is
+ * forwarded as exactly ONE SIGINT, and then the wrapper waits, up to `interruptGraceMs`, for
+ * the child to exit by itself before it is killed.
+ */
+import { execa, type ResultPromise } from 'execa';
+import { InterruptedError, ToolError } from '../errors.js';
+
+/** How an abort or a deadline reaches the child. */
+export type InterruptMode =
+  /** SIGTERM, then SIGKILL after the grace period (ordinary programs). */
+  | 'terminate'
+  /** One SIGINT, then wait for the child to exit (tofu); SIGKILL only after the grace period. */
+  | 'sigint-once';
+
+export interface RunOptions {
+  /** Extra environment, merged over the current process environment (unless `extendEnv: false`). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** @default true */
+  readonly extendEnv?: boolean;
+  readonly cwd?: string;
+  /** Written to the child's stdin (e.g. a token: secrets go through pipes, never argv). */
+  readonly input?: string | Uint8Array;
+  /** Aborting it interrupts the child (see `interrupt`). */
+  readonly signal?: AbortSignal;
+  /** Deadline for the whole run; when it passes, the child is interrupted like on abort. */
+  readonly timeoutMs: number;
+  /** @default 'terminate' */
+  readonly interrupt?: InterruptMode;
+  /**
+   * How long to wait for the child to exit after it was interrupted, before SIGKILL.
+   * @default 10_000
+   */
+  readonly interruptGraceMs?: number;
+  /** Called with each line of stdout / stderr (without the newline) as it arrives. */
+  readonly onStdoutLine?: (line: string) => void;
+  readonly onStderrLine?: (line: string) => void;
+  /** Exit codes that are not failures (e.g. 2 for `tofu plan -detailed-exitcode`). @default [0] */
+  readonly okExitCodes?: readonly number[];
+  /**
+   * Whether a failed exit throws a ToolError. When false, the result is returned and the
+   * caller explains the failure (a missing program, a deadline and an interrupt still throw).
+   * @default true
+   */
+  readonly reject?: boolean;
+  /** How to get the program, for the "not found" message. */
+  readonly installHint?: string;
+  /** Which output lines matter for an error message. @default non-empty lines */
+  readonly relevantLine?: (line: string, stream: 'stdout' | 'stderr') => boolean;
+  /** Keep stdout in the result. @default true (up to `maxBufferChars`) */
+  readonly keepStdout?: boolean;
+  /** @default 64 MiB of characters per stream */
+  readonly maxBufferChars?: number;
+}
+
+export interface RunResult {
+  /** The command line, for messages (program and arguments, space separated). */
+  readonly command: string;
+  readonly exitCode: number;
+  /** Set when the child ended by a signal. */
+  readonly signal: string | undefined;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly durationMs: number;
+  /** The last relevant lines of the output (both streams, in arrival order), at most 20. */
+  readonly tail: readonly string[];
+}
+
+/** At most this many output lines go into an error message (house style). */
+export const MAX_ERROR_LINES = 20;
+
+const DEFAULT_GRACE_MS = 10_000;
+const DEFAULT_MAX_BUFFER = 64 * 1024 * 1024;
+
+/** Runs `file args` and resolves when it has exited. See RunOptions. */
+export async function runTool(file: string, args: readonly string[], opts: RunOptions): Promise<RunResult> {
+  const command = formatCommand(file, args);
+  const program = programName(file);
+  if (opts.signal?.aborted) {
+    throw new InterruptedError(`${program} was not started: the run was interrupted`);
+  }
+  const mode = opts.interrupt ?? 'terminate';
+  const graceMs = opts.interruptGraceMs ?? DEFAULT_GRACE_MS;
+  const relevant = opts.relevantLine ?? ((line: string) => line.trim() !== '');
+  const tail = new TailBuffer(MAX_ERROR_LINES);
+  const started = Date.now();
+
+  const lineHandler = (stream: 'stdout' | 'stderr', cb: ((line: string) => void) | undefined) =>
+    function* (line: unknown) {
+      const text = String(line);
+      if (relevant(text, stream)) tail.push(text);
+      cb?.(text);
+      yield text;
+    };
+
+  let subprocess: ResultPromise;
+  try {
+    subprocess = execa(file, [...args], {
+      env: opts.env as Record<string, string> | undefined,
+      extendEnv: opts.extendEnv ?? true,
+      cwd: opts.cwd,
+      input: opts.input,
+      // own process group: a terminal Ctrl-C must not reach the child besides our one SIGINT
+      detached: mode === 'sigint-once',
+      cleanup: mode !== 'sigint-once',
+      forceKillAfterDelay: false,
+      reject: false,
+      stripFinalNewline: true,
+      maxBuffer: opts.maxBufferChars ?? DEFAULT_MAX_BUFFER,
+      buffer: { stdout: opts.keepStdout ?? true, stderr: true },
+      stdin: opts.input === undefined ? 'ignore' : 'pipe',
+      stdout: [lineHandler('stdout', opts.onStdoutLine)],
+      stderr: [lineHandler('stderr', opts.onStderrLine)],
+    });
+  } catch (cause) {
+    throw new ToolError(`could not start ${command}: ${(cause as Error).message}`, { cause });
+  }
+
+  // Interrupt handling: one signal, then a bounded wait, then SIGKILL.
+  let interruptedBy: 'abort' | 'deadline' | undefined;
+  let killTimer: NodeJS.Timeout | undefined;
+  const interruptChild = (why: 'abort' | 'deadline') => {
+    if (interruptedBy) return; // exactly once
+    interruptedBy = why;
+    subprocess.kill(mode === 'sigint-once' ? 'SIGINT' : 'SIGTERM');
+    killTimer = setTimeout(() => subprocess.kill('SIGKILL'), graceMs);
+    killTimer.unref();
+  };
+  const onAbort = () => interruptChild('abort');
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  const deadline = setTimeout(() => interruptChild('deadline'), opts.timeoutMs);
+  deadline.unref();
+
+  let result;
+  try {
+    result = await subprocess;
+  } finally {
+    clearTimeout(deadline);
+    if (killTimer) clearTimeout(killTimer);
+    opts.signal?.removeEventListener('abort', onAbort);
+  }
+
+  const out: RunResult = {
+    command,
+    exitCode: result.exitCode ?? -1,
+    signal: result.signal ?? undefined,
+    stdout: typeof result.stdout === 'string' ? result.stdout : '',
+    stderr: typeof result.stderr === 'string' ? result.stderr : '',
+    durationMs: Date.now() - started,
+    tail: tail.lines(),
+  };
+
+  const code = (result as { code?: string }).code;
+  if (code === 'ENOENT' || code === 'EACCES') {
+    throw new ToolError(
+      code === 'ENOENT' ? `${program} was not found (tried to run "${file}")` : `${program} is not executable ("${file}")`,
+      { hint: opts.installHint ?? `install ${program} or put it on PATH`, cause: result },
+    );
+  }
+  if (result.failed && result.exitCode === undefined && result.signal === undefined && !interruptedBy) {
+    throw new ToolError(`${command} failed: ${result.shortMessage}`, { cause: result });
+  }
+
+  if (interruptedBy === 'abort') {
+    throw new InterruptedError(
+      withTail(`${command} was interrupted (${describeEnd(out)})`, out.tail),
+      { cause: result },
+    );
+  }
+  if (interruptedBy === 'deadline') {
+    throw new ToolError(
+      withTail(`${command} did not finish within ${formatMs(opts.timeoutMs)} and was stopped (${describeEnd(out)})`, out.tail),
+      { hint: 'look at the output above; raise the time limit if the work is legitimately slow', cause: result },
+    );
+  }
+  const ok = (opts.okExitCodes ?? [0]).includes(out.exitCode) && out.signal === undefined;
+  if (!ok && (opts.reject ?? true)) {
+    throw new ToolError(withTail(`${command} failed (${describeEnd(out)})`, out.tail), { cause: result });
+  }
+  return out;
+}
+
+/** Appends the last relevant output lines to a message. */
+export function withTail(message: string, tail: readonly string[]): string {
+  if (tail.length === 0) return message;
+  const lines = tail.slice(-MAX_ERROR_LINES).map((l) => `  | ${l}`);
+  return `${message}; last output:\n${lines.join('\n')}`;
+}
+
+function describeEnd(r: RunResult): string {
+  return r.signal ? `killed by ${r.signal}` : `exit code ${r.exitCode}`;
+}
+
+function programName(file: string): string {
+  const base = file.split('/').pop();
+  return base && base !== '' ? base : file;
+}
+
+/** A readable command line; arguments with spaces are quoted. Never contains secrets (law 6). */
+export function formatCommand(file: string, args: readonly string[]): string {
+  return [file, ...args].map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : JSON.stringify(a))).join(' ');
+}
+
+function formatMs(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
+}
+
+/** The last N lines pushed. */
+class TailBuffer {
+  private readonly buf: string[] = [];
+  constructor(private readonly max: number) {}
+  push(line: string): void {
+    this.buf.push(line);
+    if (this.buf.length > this.max) this.buf.shift();
+  }
+  lines(): readonly string[] {
+    return [...this.buf];
+  }
+}
