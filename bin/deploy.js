@@ -33,6 +33,14 @@ if (major < 22 || (major === 22 && minor < 12)) {
   process.exit(r.status ?? 1);
 }
 
+// CDKTF 0.21 calls util.isArray (DEP0044) on every synth; the warning tells an operator nothing.
+const emitWarning = process.emitWarning;
+process.emitWarning = function (warning, ...rest) {
+  const code = typeof rest[0] === 'object' ? rest[0]?.code : rest[1];
+  if (code === 'DEP0044') return;
+  return emitWarning.call(process, warning, ...rest);
+};
+
 const main = join(here, '..', 'dist', 'src', 'cli', 'main.js');
 if (!existsSync(main)) {
   process.stderr.write(`deploy: ${main} is missing: run 'npm ci' (or 'npm run build') in the project first.\n`);

@@ -1,0 +1,60 @@
+/**
+ * The input flags shared by synth, plan, apply and destroy, and their resolution into
+ * target models (parse -> normalise -> rules; every problem at once).
+ */
+import { Option, type Command } from 'commander';
+import { resolve } from 'node:path';
+import { COORDINATES, type CoordinateFlags } from '../config/coordinates.js';
+import type { TargetModel } from '../config/target-model.js';
+import { defaultGraphsDir } from '../paths.js';
+import type { CliContext } from './context.js';
+
+export interface InputFlags extends CoordinateFlags {
+  plan: string;
+  target?: string;
+  out?: string;
+  json?: boolean;
+}
+
+export const ENVIRONMENT_HELP = `
+Environment (flags override it):
+${COORDINATES.map((c) => `  ${c.env.padEnd(24)} ${c.help}`).join('\n')}
+  K8S_REGISTRY_TLS_VERIFY  false for a plain-http registry (default: true)
+  REGISTRY_AUTH_FILE       registry credentials (containers-auth.json), read by skopeo only
+  TF_HTTP_ADDRESS          an OpenTofu http state backend; unset: the embedded one
+  DEPLOY_STATE_DIR         where graphs and embedded state live (default: ~/.local/state/k8s-deployer)
+  DEPLOY_LOG_LEVEL         trace|debug|info|warn|error (default: info)`;
+
+export function addInputOptions(cmd: Command): Command {
+  cmd
+    .option('-p, --plan <file>', 'the group plan (JSON, see examples/group.json)', 'group.json')
+    .option('-t, --target <target>', 'one target: "all" or an app name (default: every target)');
+  for (const c of COORDINATES) cmd.addOption(new Option(c.flag, c.help));
+  cmd.option('-o, --out <dir>', 'where graph directories are written (default: $DEPLOY_STATE_DIR/graphs)');
+  cmd.option('--json', 'write the result as JSON on stdout');
+  cmd.addHelpText('after', ENVIRONMENT_HELP);
+  return cmd;
+}
+
+/** Plan file + coordinates -> the target models; throws ConfigError with every problem. */
+export async function loadTargets(flags: InputFlags, ctx: CliContext): Promise<TargetModel[]> {
+  const { readGroupPlan, loadCoordinates, buildTargets } = await import('../config/load.js');
+  const file = resolve(ctx.cwd, flags.plan);
+  // read both, then report the problems of both at once
+  const [plan, coords] = await Promise.allSettled([readGroupPlan(file), Promise.resolve().then(() => loadCoordinates(flags, ctx.env))]);
+  if (plan.status === 'rejected' && coords.status === 'rejected') {
+    const { ConfigError } = await import('../errors.js');
+    const a = plan.reason as InstanceType<typeof ConfigError>;
+    const b = coords.reason as InstanceType<typeof ConfigError>;
+    if (a instanceof ConfigError && b instanceof ConfigError) {
+      throw new ConfigError('the group plan and the coordinates have problems', [...a.issues, ...b.issues], { hint: 'fix each line above; nothing was changed' });
+    }
+  }
+  if (plan.status === 'rejected') throw plan.reason;
+  if (coords.status === 'rejected') throw coords.reason;
+  return buildTargets(plan.value, coords.value, file, flags.target);
+}
+
+export function graphsDir(flags: InputFlags, ctx: CliContext): string {
+  return flags.out ? resolve(ctx.cwd, flags.out) : defaultGraphsDir(ctx.env);
+}

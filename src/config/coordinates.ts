@@ -1,0 +1,101 @@
+/**
+ * Per-run coordinates: where to deploy. From the environment, overridden by flags, validated
+ * with zod. They never come from the group plan. Secret files are referred to by path only:
+ * their contents never enter the graph (the tools read them at run time).
+ */
+import { z } from 'zod';
+import { parseDurationSeconds } from './duration.js';
+import { labelProblem } from './names.js';
+import type { InputIssue } from '../errors.js';
+
+/** Command-line flags that set coordinates (camelCase as commander gives them). */
+export interface CoordinateFlags {
+  registry?: string;
+  kubeconfig?: string;
+  namespace?: string;
+  storageClass?: string;
+  stateSize?: string;
+  runtimeClass?: string;
+  rolloutTimeout?: string;
+}
+
+/** Each coordinate: its flag, its environment variable, and what it is. Shown in --help. */
+export const COORDINATES = [
+  { key: 'registry', flag: '--registry <host[:port][/path]>', env: 'K8S_REGISTRY', help: 'registry the nodes are pushed to and pulled from (required)' },
+  { key: 'kubeconfig', flag: '--kubeconfig <file>', env: 'KUBE_CONFIG_PATH', help: 'kubeconfig of the cluster (read by the tools, never copied into the graph)' },
+  { key: 'namespace', flag: '--namespace <name>', env: 'K8S_NAMESPACE', help: 'namespace of the "all" target; per-app targets use <namespace>-<app> (default: fediversity)' },
+  { key: 'storageClass', flag: '--storage-class <name>', env: 'K8S_STORAGE_CLASS', help: "StorageClass of each node's /var/lib claim (default: the cluster's default class)" },
+  { key: 'stateSize', flag: '--state-size <quantity>', env: 'K8S_STATE_SIZE', help: "size of each node's /var/lib claim (default: 1Gi)" },
+  { key: 'runtimeClass', flag: '--runtime-class <name>', env: 'K8S_RUNTIME_CLASS', help: 'RuntimeClass whose handler runs systemd as PID 1 (default: systemd)' },
+  { key: 'rolloutTimeout', flag: '--rollout-timeout <duration>', env: 'DEPLOY_ROLLOUT_TIMEOUT', help: 'how long a node may take to become ready, e.g. 90s, 5m (default: 5m)' },
+] as const;
+
+const quantity = z.string().regex(/^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$/, 'must be a Kubernetes quantity such as 1Gi or 500Mi');
+
+const coordinatesSchema = z.object({
+  registry: z
+    .string({ error: 'is not set: name the registry the nodes are pushed to, e.g. K8S_REGISTRY=registry.example.org:5000' })
+    .min(1, 'is empty: name the registry the nodes are pushed to, e.g. K8S_REGISTRY=registry.example.org:5000')
+    .regex(/^[a-zA-Z0-9.-]+(:[0-9]{1,5})?(\/[a-z0-9._-]+)*$/, 'must be host[:port][/path] without a scheme or a trailing slash')
+    .refine((s) => s === s.toLowerCase() || !s.includes('/'), 'repository paths must be lower case'),
+  kubeconfig: z.string().min(1).optional(),
+  namespace: z.string().superRefine((s, ctx) => {
+    const p = labelProblem(s);
+    if (p) ctx.addIssue({ code: 'custom', message: `"${s}" ${p}` });
+  }),
+  storageClass: z.string().min(1).optional(),
+  stateSize: quantity,
+  runtimeClass: z.string().superRefine((s, ctx) => {
+    const p = labelProblem(s, 253);
+    if (p) ctx.addIssue({ code: 'custom', message: `"${s}" ${p}` });
+  }),
+  rolloutTimeoutSeconds: z
+    .number({ error: 'must be a duration such as 90s, 5m or 1h' })
+    .int()
+    .min(10, 'must be at least 10s: systemd needs time to boot')
+    .max(6 * 3600, 'must be at most 6h'),
+  registryTlsVerify: z.boolean(),
+});
+
+export type Coordinates = z.infer<typeof coordinatesSchema>;
+
+function pick(flag: string | undefined, envValue: string | undefined): string | undefined {
+  if (flag !== undefined) return flag;
+  return envValue === '' ? undefined : envValue;
+}
+
+/** Flags override the environment. Returns every problem at once. */
+export function resolveCoordinates(
+  flags: CoordinateFlags,
+  env: NodeJS.ProcessEnv,
+): { ok: true; value: Coordinates } | { ok: false; issues: InputIssue[] } {
+  const where: Record<string, string> = {};
+  for (const c of COORDINATES) where[c.key] = `${c.env} (or ${c.flag.split(' ')[0]})`;
+  where.rolloutTimeoutSeconds = where.rolloutTimeout!;
+  where.registryTlsVerify = 'K8S_REGISTRY_TLS_VERIFY';
+
+  const timeoutText = pick(flags.rolloutTimeout, env.DEPLOY_ROLLOUT_TIMEOUT) ?? '5m';
+  const tls = (env.K8S_REGISTRY_TLS_VERIFY ?? 'true').toLowerCase();
+  const raw = {
+    // K8S_REGISTRY set to "" counts as unset, but is reported as empty to name the mistake
+    registry: flags.registry ?? env.K8S_REGISTRY,
+    kubeconfig: pick(flags.kubeconfig, env.KUBE_CONFIG_PATH),
+    namespace: pick(flags.namespace, env.K8S_NAMESPACE) ?? 'fediversity',
+    storageClass: pick(flags.storageClass, env.K8S_STORAGE_CLASS),
+    stateSize: pick(flags.stateSize, env.K8S_STATE_SIZE) ?? '1Gi',
+    runtimeClass: pick(flags.runtimeClass, env.K8S_RUNTIME_CLASS) ?? 'systemd',
+    rolloutTimeoutSeconds: parseDurationSeconds(timeoutText),
+    registryTlsVerify: tls === 'false' || tls === '0' || tls === 'no' ? false : tls === 'true' || tls === '1' || tls === 'yes' ? true : undefined,
+  };
+  const parsed = coordinatesSchema.safeParse(raw);
+  if (parsed.success) return { ok: true, value: parsed.data };
+  return {
+    ok: false,
+    issues: parsed.error.issues.map((i) => {
+      const key = String(i.path[0] ?? '');
+      const message =
+        key === 'registryTlsVerify' ? `"${env.K8S_REGISTRY_TLS_VERIFY}" must be true or false` : i.message;
+      return { where: where[key] ?? key, message };
+    }),
+  };
+}

@@ -1,0 +1,73 @@
+/**
+ * The group plan (JSON, version 1): what to deploy. It never holds per-run coordinates
+ * (registry, kubeconfig, credentials): those come from the environment and flags.
+ * Unknown keys are refused everywhere, so a typo is an error and not a silent default.
+ */
+import { z } from 'zod';
+import { labelProblem, NODE_NAME_MAX } from './names.js';
+
+const label = (max?: number) =>
+  z.string().superRefine((s, ctx) => {
+    const problem = labelProblem(s, max);
+    if (problem) ctx.addIssue({ code: 'custom', message: `"${s}" ${problem}` });
+  });
+
+/** An OCI tag: https://github.com/opencontainers/distribution-spec/blob/main/spec.md#pulling-manifests */
+const tag = z
+  .string()
+  .regex(/^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$/, 'must be an image tag: up to 128 of [A-Za-z0-9_.-], not starting with "." or "-"');
+
+const absolutePath = z.string().regex(/^\/\S*$/, 'must be an absolute path');
+
+const cidrOrAddress = z
+  .string()
+  .regex(/^[0-9a-fA-F:.]+(\/\d{1,3})?$/, 'must be an IP address or a CIDR range');
+
+export const imageSchema = z.strictObject({
+  /** Path to the node's docker archive (one layer, /sbin/init), relative to the plan file. */
+  archive: z.string().min(1, 'must name the docker archive of the node image'),
+  /** Tag derived from the node configuration: the push is replaced when, and only when, it changes. */
+  tag,
+});
+
+export const firewallSchema = z.strictObject({
+  internalSources: z.array(cidrOrAddress).default([]),
+  adminSources: z.array(cidrOrAddress).default([]),
+});
+
+export const nodeSchema = z.strictObject({
+  image: imageSchema,
+  /** The apps this node serves; each app is also a target with namespace `<ns>-<app>`. */
+  apps: z.array(label()).default([]),
+  /** Paths that must survive a pod replacement. Only /var/lib does on this method. */
+  persistentPaths: z.array(absolutePath).default([]),
+  /** A node that seals secrets to a TPM (OpenBao) cannot run as a pod. */
+  tpm: z.boolean().default(false),
+  /** Host firewall sources; the pod network is not filtered per source on this method. */
+  firewall: firewallSchema.optional(),
+});
+
+export const rosterSchema = z.strictObject({
+  /** The node that provides SPIFFE identities to this group, if any, as `group/node`. */
+  spiffeProvider: z
+    .strictObject({ group: label(), node: label() })
+    .nullable()
+    .default(null),
+});
+
+export const submissionSchema = z.strictObject({
+  id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'must be 1-128 of [A-Za-z0-9._-]'),
+  /** Nodes this submission turns off: they are dropped from every target's graph. */
+  turnsOff: z.array(label(NODE_NAME_MAX)).default([]),
+});
+
+export const groupPlanSchema = z.strictObject({
+  version: z.literal(1, { error: 'must be 1 (the only plan format version this program reads)' }),
+  group: label(40),
+  nodes: z.record(label(NODE_NAME_MAX), nodeSchema).refine((n) => Object.keys(n).length > 0, 'must have at least one node'),
+  roster: rosterSchema.default({ spiffeProvider: null }),
+  submission: submissionSchema.optional(),
+});
+
+export type GroupPlan = z.infer<typeof groupPlanSchema>;
+export type NodePlan = z.infer<typeof nodeSchema>;

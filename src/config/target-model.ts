@@ -1,0 +1,36 @@
+/** The normalised input of one graph: everything the stack needs, nothing it must look up. */
+export interface NodeModel {
+  readonly name: string;
+  /** Absolute path of the docker archive on the deployer. */
+  readonly archive: string;
+  readonly tag: string;
+  /** `<registry>/<ns>/<node>` */
+  readonly repository: string;
+  /** `<registry>/<ns>/<node>:<tag>`: the push trigger. */
+  readonly tagRef: string;
+}
+
+/** Something the method cannot honour for a node: reported by `plan`, never dropped silently. */
+export interface DegradeNote {
+  readonly node: string;
+  readonly kind: 'persistent-path-outside-var-lib' | 'host-firewall-sources';
+  readonly message: string;
+}
+
+export interface TargetModel {
+  readonly group: string;
+  /** `all` or an app name. */
+  readonly target: string;
+  readonly namespace: string;
+  readonly stateKey: string;
+  readonly registry: string;
+  readonly registryTlsVerify: boolean;
+  readonly runtimeClass: string;
+  readonly storageClass: string | undefined;
+  readonly stateSize: string;
+  readonly rolloutTimeoutSeconds: number;
+  readonly submissionId: string | undefined;
+  /** Sorted by name. */
+  readonly nodes: readonly NodeModel[];
+  readonly degrade: readonly DegradeNote[];
+}

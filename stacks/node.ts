@@ -1,0 +1,118 @@
+/**
+ * One node of a target: push, digest, machine ID, claim, service account, Deployment,
+ * rollout step. Pure: no clock, no environment, no files.
+ */
+import { Construct } from 'constructs';
+import type { ITerraformDependable } from 'cdktf';
+import { Resource as NullResource } from '@cdktf/provider-null/lib/resource/index.js';
+import { Uuid } from '@cdktf/provider-random/lib/uuid/index.js';
+import { DataExternal } from '@cdktf/provider-external/lib/data-external/index.js';
+import { Manifest } from '@cdktf/provider-kubernetes/lib/manifest/index.js';
+import { PersistentVolumeClaimV1 } from '@cdktf/provider-kubernetes/lib/persistent-volume-claim-v1/index.js';
+import { ServiceAccountV1 } from '@cdktf/provider-kubernetes/lib/service-account-v1/index.js';
+import { createHash } from 'node:crypto';
+import type { NodeModel, TargetModel } from '../src/config/target-model.js';
+import { names } from '../src/config/names.js';
+import { deploymentManifest, FIELD_MANAGER } from './pod-template.js';
+import { shq, tfEscape } from './shell.js';
+
+export interface NodePushProps {
+  readonly target: TargetModel;
+  readonly node: NodeModel;
+  /** The RuntimeClass read: no push happens before it succeeded. */
+  readonly after: ITerraformDependable[];
+}
+
+/** The push of a node's image and the digest the registry gives for it. */
+export class NodeImage extends Construct {
+  readonly push: NullResource;
+  /** `<repository>@sha256:...`, known at plan time when the push does not change. */
+  readonly imageByDigest: string;
+
+  constructor(scope: Construct, id: string, props: NodePushProps) {
+    super(scope, id);
+    const { target, node } = props;
+    const tls = target.registryTlsVerify ? '' : ' --dest-tls-verify=false';
+    const script = [
+      `archive=${shq(node.archive)}`,
+      `if [ ! -r "$archive" ]; then echo "deploy: node ${node.name}: image archive $archive is missing or unreadable; build the node image, or fix image.archive in the group plan" >&2; exit 1; fi`,
+      // skopeo reads REGISTRY_AUTH_FILE itself: credentials never enter the graph
+      `exec "\${DEPLOY_SKOPEO:-skopeo}" copy --quiet --retry-times 3${tls} "docker-archive:$archive" ${shq(`docker://${node.tagRef}`)}`,
+    ].join('\n');
+    this.push = new NullResource(this, 'push', {
+      // replaced when, and only when, the tag reference changes (FR-002)
+      triggers: { ref: node.tagRef },
+      dependsOn: props.after,
+      provisioners: [{ type: 'local-exec', command: tfEscape(script) }],
+    });
+    const inspectTls = target.registryTlsVerify ? '' : ' --tls-verify=false';
+    const digest = new DataExternal(this, 'digest', {
+      // read after the push: at apply time when the push changes, at plan time otherwise
+      dependsOn: [this.push],
+      program: [
+        '/bin/sh',
+        '-c',
+        tfEscape(`exec "\${DEPLOY_SKOPEO:-skopeo}" inspect${inspectTls} --format '{"digest":"{{.Digest}}"}' "docker://$1"`),
+        'deploy-digest',
+        node.tagRef,
+      ],
+    });
+    this.imageByDigest = `${node.repository}@${digest.result.lookup('digest')}`;
+  }
+}
+
+export interface NodeWorkloadProps {
+  readonly target: TargetModel;
+  readonly node: NodeModel;
+  readonly namespace: string;
+  readonly imageByDigest: string;
+  /** The NetworkPolicy: Deployments come after it (FR-010). */
+  readonly after: ITerraformDependable[];
+}
+
+/** What runs the node: machine ID, claim, service account, Deployment and rollout step. */
+export class NodeWorkload extends Construct {
+  readonly deployment: Manifest;
+  readonly rollout: NullResource;
+
+  constructor(scope: Construct, id: string, props: NodeWorkloadProps) {
+    super(scope, id);
+    const { target, node, namespace } = props;
+    const machineId = new Uuid(this, 'machine-id', {});
+    const claim = new PersistentVolumeClaimV1(this, 'state', {
+      metadata: { name: names.stateClaim(node.name), namespace },
+      spec: {
+        accessModes: ['ReadWriteOnce'],
+        ...(target.storageClass ? { storageClassName: target.storageClass } : {}),
+        resources: { requests: { storage: target.stateSize } },
+      },
+      // a claim of a WaitForFirstConsumer class binds only once the pod is scheduled, and an
+      // unbindable claim is the rollout step's to report (edge case "no volume")
+      waitUntilBound: false,
+    });
+    const account = new ServiceAccountV1(this, 'account', {
+      metadata: { name: names.serviceAccount(node.name), namespace },
+      automountServiceAccountToken: false,
+    });
+    // the literal namespace: kubernetes_manifest needs its metadata known at plan time; the
+    // order (namespace, policy, claim first) comes from dependsOn
+    const manifest = deploymentManifest(target, node, target.namespace, props.imageByDigest, machineId.result);
+    this.deployment = new Manifest(this, 'deployment', {
+      manifest,
+      // server-side apply with our own manager; force so that the rollout step's rollback
+      // (another manager) never wedges the next apply, which takes the fields back
+      fieldManager: { name: FIELD_MANAGER, forceConflicts: true },
+      dependsOn: [...props.after, claim, account],
+    });
+    // Everything of the pod template but the two graph references, hashed at synth time.
+    const templateHash = createHash('sha256').update(JSON.stringify(manifest.spec.template, (k, v) => (k === 'image' || k === 'value' ? undefined : v))).digest('hex');
+    const command = `"\${DEPLOY_BIN:-deploy}" rollout --namespace ${shq(target.namespace)} --node ${shq(node.name)} --timeout ${target.rolloutTimeoutSeconds}s`;
+    this.rollout = new NullResource(this, 'rollout', {
+      // replaced when the pod template changes: a new image, machine ID or pod spec (FR-006).
+      // A failed step is tainted, so the next apply tries the rollout again (US2 AS3).
+      triggers: { image: props.imageByDigest, machine_id: machineId.result, template: templateHash.slice(0, 16) },
+      dependsOn: [this.deployment],
+      provisioners: [{ type: 'local-exec', command: tfEscape(command) }],
+    });
+  }
+}

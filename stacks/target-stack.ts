@@ -1,0 +1,81 @@
+/**
+ * The graph of one (group, target): ../shared DESIGN.md "The graph of one target".
+ * Order: RuntimeClass read -> pushes -> digests; namespace after the pushes -> NetworkPolicy
+ * -> claims, service accounts -> Deployments -> rollout steps. Pure: the same model gives
+ * the same JSON.
+ */
+import { Construct } from 'constructs';
+import { TerraformOutput, TerraformStack } from 'cdktf';
+import { KubernetesProvider } from '@cdktf/provider-kubernetes/lib/provider/index.js';
+import { NullProvider } from '@cdktf/provider-null/lib/provider/index.js';
+import { RandomProvider } from '@cdktf/provider-random/lib/provider/index.js';
+import { ExternalProvider } from '@cdktf/provider-external/lib/provider/index.js';
+import { DataKubernetesResource } from '@cdktf/provider-kubernetes/lib/data-kubernetes-resource/index.js';
+import { NamespaceV1 } from '@cdktf/provider-kubernetes/lib/namespace-v1/index.js';
+import { NetworkPolicyV1 } from '@cdktf/provider-kubernetes/lib/network-policy-v1/index.js';
+import type { TargetModel } from '../src/config/target-model.js';
+import { names } from '../src/config/names.js';
+import { LABEL_GROUP, LABEL_MANAGED_BY } from './pod-template.js';
+import { NodeImage, NodeWorkload } from './node.js';
+
+export class TargetStack extends TerraformStack {
+  constructor(scope: Construct, id: string, model: TargetModel) {
+    super(scope, id);
+    // Providers take their settings from the run's environment (KUBE_CONFIG_PATH for the
+    // kubeconfig), so no path and no credential is ever written into the graph.
+    new KubernetesProvider(this, 'kubernetes', {});
+    new NullProvider(this, 'null', {});
+    new RandomProvider(this, 'random', {});
+    new ExternalProvider(this, 'external', {});
+    // The http backend reads its address and credentials from TF_HTTP_* at run time.
+    this.addOverride('terraform.backend', { http: {} });
+
+    const runtimeClass = new DataKubernetesResource(this, 'runtime-class', {
+      apiVersion: 'node.k8s.io/v1',
+      kind: 'RuntimeClass',
+      metadata: { name: model.runtimeClass },
+      lifecycle: {
+        postcondition: [
+          {
+            condition: '${self.object != null}',
+            errorMessage: `The cluster has no RuntimeClass "${model.runtimeClass}", whose handler runs systemd as PID 1 with a writable cgroup file system. Nothing was pushed. Ask the cluster's operator for it, or name another one with K8S_RUNTIME_CLASS.`,
+          },
+        ],
+      },
+    });
+
+    const images = model.nodes.map((node) => new NodeImage(this, `image-${node.name}`, { target: model, node, after: [runtimeClass] }));
+
+    const labels = { [LABEL_MANAGED_BY]: 'deploy', [LABEL_GROUP]: model.group };
+    const namespace = new NamespaceV1(this, 'namespace', {
+      metadata: { name: model.namespace, labels },
+      // after every push, so that a failed push changes nothing in the cluster
+      dependsOn: images.map((i) => i.push),
+    });
+    const ns = namespace.metadata.name;
+
+    const policy = new NetworkPolicyV1(this, 'network-policy', {
+      metadata: { name: names.networkPolicy(), namespace: ns, labels },
+      spec: {
+        // every pod of the namespace admits ingress only from pods of the same namespace (FR-010)
+        podSelector: {},
+        policyTypes: ['Ingress'],
+        ingress: [{ from: [{ podSelector: {} }] }],
+      },
+    });
+
+    model.nodes.forEach((node, i) => {
+      new NodeWorkload(this, `node-${node.name}`, {
+        target: model,
+        node,
+        namespace: ns,
+        imageByDigest: images[i]!.imageByDigest,
+        after: [policy],
+      });
+    });
+
+    new TerraformOutput(this, 'node_names', { value: model.nodes.map((n) => n.name), description: 'the node names (FR-009)' });
+    new TerraformOutput(this, 'target_namespace', { value: model.namespace });
+    new TerraformOutput(this, 'submission', { value: model.submissionId ?? '' });
+  }
+}
