@@ -1,0 +1,92 @@
+import { Command, InvalidArgumentError } from 'commander';
+import type { CliContext } from './context.js';
+
+const SERVE_HELP = `
+The OpenTofu http backend protocol, one state per path /<key>: GET, POST (?ID=<lock id>
+while locked), LOCK and UNLOCK with LockInfo bodies. Every version is kept; a lower serial,
+the same serial with other bytes, or another lineage over a non-empty state is refused (409).
+Data: one SQLite database (WAL, synchronous=FULL) in --data.
+
+Exposure: loopback by default. Basic-auth credentials come only from the environment:
+  DEPLOY_STATE_USERNAME, DEPLOY_STATE_PASSWORD   (both or neither)
+A non-loopback --listen address without them is refused. Clients (tofu) use
+TF_HTTP_USERNAME/TF_HTTP_PASSWORD. Prints the URL on stdout, then serves until SIGINT/SIGTERM.`;
+
+const DATA_DIR_HELP = `
+Default data directory:
+  \${DEPLOY_STATE_DIR:-\${XDG_STATE_HOME:-$HOME/.local/state}/k8s-deployer}/state`;
+
+const SOURCE_HELP = `
+Where it looks: --data DIR when given; else the backend in TF_HTTP_ADDRESS when set (with
+TF_HTTP_USERNAME/TF_HTTP_PASSWORD; list and versions need a \`deploy state serve\` backend);
+else the embedded backend's data directory,
+  \${DEPLOY_STATE_DIR:-\${XDG_STATE_HOME:-$HOME/.local/state}/k8s-deployer}/state
+(read directly; safe while a deploy run or a server uses it).`;
+
+function parseSerial(v: string): number {
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < 0) throw new InvalidArgumentError('expected a non-negative integer');
+  return n;
+}
+
+function parseMegabytes(v: string): number {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('expected a positive number of MB');
+  return n;
+}
+
+/** `deploy state serve|list|versions|show|unlock`. */
+export function registerState(program: Command, ctx: CliContext): void {
+  const state = program
+    .command('state')
+    .description('The state backend: serve it, and inspect or unlock the states it keeps.');
+
+  state
+    .command('serve')
+    .description('Serve the OpenTofu http state backend (what deploy embeds when TF_HTTP_ADDRESS is unset).')
+    .option('--listen <host:port>', 'address to listen on (port 0: any free port)', '127.0.0.1:8787')
+    .option('--data <dir>', 'data directory (default: the embedded backend\'s, see below)')
+    .option('--max-body-mb <n>', 'largest accepted state, in MB (larger: 413)', parseMegabytes, 64)
+    .addHelpText('after', SERVE_HELP + DATA_DIR_HELP)
+    .action(async (opts: { listen: string; data?: string; maxBodyMb: number }) => {
+      const { serveState } = await import('../state/serve.js');
+      await serveState({ ...opts, ctx });
+    });
+
+  const source = (cmd: Command) => cmd.option('--data <dir>', 'read this data directory directly').addHelpText('after', SOURCE_HELP);
+
+  source(state.command('list'))
+    .description('List the states: newest serial, versions kept, last update, size, and the lock holder if any.')
+    .option('--json', 'print JSON')
+    .action(async (opts: { data?: string; json?: boolean }) => {
+      const { listStates } = await import('../state/operator.js');
+      await listStates(ctx, opts);
+    });
+
+  source(state.command('versions'))
+    .description('List every kept version of a state: serial, time, size.')
+    .argument('<key>', 'state key (e.g. <group>-<target>)')
+    .option('--json', 'print JSON')
+    .action(async (key: string, opts: { data?: string; json?: boolean }) => {
+      const { listVersions } = await import('../state/operator.js');
+      await listVersions(ctx, key, opts);
+    });
+
+  source(state.command('show'))
+    .description('Print a state as JSON with every secret value hidden (sensitive outputs and attributes, secret-looking names, provider private data).')
+    .argument('[key]', 'state key (default with TF_HTTP_ADDRESS: the state it names)')
+    .option('--serial <n>', 'an older kept version', parseSerial)
+    .action(async (key: string | undefined, opts: { data?: string; serial?: number }) => {
+      const { showState } = await import('../state/operator.js');
+      await showState(ctx, key, opts);
+    });
+
+  source(state.command('unlock'))
+    .description('Release a lock left by a killed run, by its ID (tofu prints it; `deploy state list` shows it). Make sure that run is gone.')
+    .argument('<id>', 'the lock ID')
+    .option('--key <key>', 'the state the lock is on (default: found by the ID)')
+    .action(async (id: string, opts: { data?: string; key?: string }) => {
+      const { unlockState } = await import('../state/operator.js');
+      await unlockState(ctx, id, opts);
+    });
+}

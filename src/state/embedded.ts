@@ -1,0 +1,120 @@
+import { randomBytes } from 'node:crypto';
+import type { Logger } from '../log.js';
+import { DeployError, ExitCode, ToolError } from '../errors.js';
+import { defaultStateDataDir } from './paths.js';
+import { startStateServer } from './server.js';
+import { checkStateKey } from './state-key.js';
+import { StateStore } from './store.js';
+
+/** The OpenTofu http-backend variables a run passes to tofu (never -backend-config, which
+ * tofu writes into .terraform). https://opentofu.org/docs/language/settings/backends/http/ */
+export const TF_HTTP_VARIABLES = [
+  'TF_HTTP_ADDRESS',
+  'TF_HTTP_UPDATE_METHOD',
+  'TF_HTTP_LOCK_ADDRESS',
+  'TF_HTTP_LOCK_METHOD',
+  'TF_HTTP_UNLOCK_ADDRESS',
+  'TF_HTTP_UNLOCK_METHOD',
+  'TF_HTTP_USERNAME',
+  'TF_HTTP_PASSWORD',
+  'TF_HTTP_SKIP_CERT_VERIFICATION',
+  'TF_HTTP_RETRY_MAX',
+  'TF_HTTP_RETRY_WAIT_MIN',
+  'TF_HTTP_RETRY_WAIT_MAX',
+  'TF_HTTP_CLIENT_CA_CERTIFICATE_PEM',
+  'TF_HTTP_CLIENT_CERTIFICATE_PEM',
+  'TF_HTTP_CLIENT_PRIVATE_KEY_PEM',
+] as const;
+
+export interface StateBackend {
+  /** TF_HTTP_* variables to add to tofu's environment. */
+  readonly env: Record<string, string>;
+  /** The state's address (TF_HTTP_ADDRESS). */
+  readonly address: string;
+  /** True when this process serves the state (no TF_HTTP_ADDRESS was set). */
+  readonly embedded: boolean;
+  /** Stops the embedded server (idempotent; nothing for an external backend). Call it after
+   * tofu has exited: tofu releases its lock through the server on the way out. */
+  close(): Promise<void>;
+}
+
+export interface EmbeddedBackendOptions {
+  /** @default `${DEPLOY_STATE_DIR:-${XDG_STATE_HOME:-$HOME/.local/state}/k8s-deployer}/state` */
+  readonly dataDir?: string;
+  /** The state key, e.g. `<group>-<target>`. */
+  readonly key: string;
+  /** Aborts the start only. A running server is NOT stopped by it: tofu, stopping on the
+   * same signal, still needs it to save the state and release the lock; call close(). */
+  readonly signal?: AbortSignal;
+  readonly logger?: Logger;
+}
+
+/**
+ * Starts the state backend in this process on a loopback port with a fresh random password
+ * (other local users cannot reach the state), for the state `key`.
+ */
+export async function startEmbeddedBackend(opts: EmbeddedBackendOptions): Promise<StateBackend> {
+  const problem = checkStateKey(opts.key);
+  if (problem) throw new DeployError(`state key: ${problem}`, ExitCode.usage);
+  opts.signal?.throwIfAborted();
+  const dataDir = opts.dataDir ?? defaultStateDataDir(process.env);
+  let store: StateStore;
+  try {
+    store = StateStore.open(dataDir);
+  } catch (err) {
+    throw new ToolError(`the embedded state backend could not open its data in ${dataDir}: ${(err as Error).message}`, {
+      hint: 'check that the directory is writable (set DEPLOY_STATE_DIR to move it), or point TF_HTTP_ADDRESS at a shared state backend',
+      cause: err,
+    });
+  }
+  const credentials = { username: 'deploy', password: randomBytes(24).toString('base64url') };
+  let running;
+  try {
+    running = await startStateServer({ store, credentials, listen: { host: '127.0.0.1', port: 0, loopback: true }, logger: opts.logger });
+  } catch (err) {
+    store.close();
+    throw new ToolError(`the embedded state backend could not listen on 127.0.0.1: ${(err as Error).message}`, { cause: err });
+  }
+  const address = `${running.url}/${opts.key.split('/').map(encodeURIComponent).join('/')}`;
+  opts.logger?.debug({ kind: 'state-backend-started', address, dataDir }, 'embedded state backend started');
+  let closing: Promise<void> | undefined;
+  return {
+    address,
+    embedded: true,
+    env: {
+      TF_HTTP_ADDRESS: address,
+      TF_HTTP_LOCK_ADDRESS: address,
+      TF_HTTP_UNLOCK_ADDRESS: address,
+      TF_HTTP_LOCK_METHOD: 'LOCK',
+      TF_HTTP_UNLOCK_METHOD: 'UNLOCK',
+      TF_HTTP_USERNAME: credentials.username,
+      TF_HTTP_PASSWORD: credentials.password,
+    },
+    close: () =>
+      (closing ??= running.close().finally(() => {
+        store.close();
+        opts.logger?.debug({ kind: 'state-backend-stopped', address }, 'embedded state backend stopped');
+      })),
+  };
+}
+
+/**
+ * The backend for a run: the operator's TF_HTTP_* variables, unchanged, when TF_HTTP_ADDRESS
+ * is set (the state key is then whatever that address names); otherwise the embedded
+ * backend for `key`, with its data under the user's state directory.
+ */
+export async function resolveBackend(
+  env: NodeJS.ProcessEnv,
+  key: string,
+  opts: Omit<EmbeddedBackendOptions, 'key'> = {},
+): Promise<StateBackend> {
+  if (env.TF_HTTP_ADDRESS) {
+    const passed: Record<string, string> = {};
+    for (const name of TF_HTTP_VARIABLES) {
+      const value = env[name];
+      if (value !== undefined) passed[name] = value;
+    }
+    return { env: passed, address: env.TF_HTTP_ADDRESS, embedded: false, close: async () => {} };
+  }
+  return startEmbeddedBackend({ ...opts, key, dataDir: opts.dataDir ?? defaultStateDataDir(env) });
+}

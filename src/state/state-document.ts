@@ -1,0 +1,43 @@
+import { z } from 'zod';
+
+/**
+ * The few fields of a state document the backend judges an update by. The rest of the
+ * document is stored byte for byte and never interpreted.
+ * https://opentofu.org/docs/language/state/ (format version 4)
+ */
+const StateHeaderSchema = z.looseObject({
+  version: z.number().int(),
+  serial: z.number().int().nonnegative(),
+  lineage: z.string().min(1),
+  resources: z.array(z.looseObject({ instances: z.array(z.unknown()).optional() })).optional(),
+  outputs: z.record(z.string(), z.unknown()).optional(),
+});
+
+export interface StateHeader {
+  readonly serial: number;
+  readonly lineage: string;
+  /** No resource instance and no output: nothing would be lost by replacing it. */
+  readonly empty: boolean;
+}
+
+export type StateHeaderParse = { ok: true; header: StateHeader } | { ok: false; problem: string };
+
+export function parseStateHeader(body: Buffer): StateHeaderParse {
+  let json: unknown;
+  try {
+    json = JSON.parse(body.toString('utf8'));
+  } catch {
+    return { ok: false, problem: 'the body is not JSON: expected an OpenTofu state document' };
+  }
+  const parsed = StateHeaderSchema.safeParse(json);
+  if (!parsed.success) {
+    return {
+      ok: false,
+      problem: `the body is not an OpenTofu state document: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
+    };
+  }
+  const s = parsed.data;
+  const instances = (s.resources ?? []).reduce((n, r) => n + (r.instances?.length ?? 0), 0);
+  const outputs = Object.keys(s.outputs ?? {}).length;
+  return { ok: true, header: { serial: s.serial, lineage: s.lineage, empty: instances === 0 && outputs === 0 } };
+}

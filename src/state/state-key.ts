@@ -1,0 +1,16 @@
+/**
+ * A state key is the URL path after the first `/`: segments of letters, digits, `.`, `_`
+ * and `-`, each starting with a letter or digit (so `..` and the backend's own `/_deploy/`
+ * routes can never be keys). The graph uses `<group>-<target>`.
+ */
+const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+export const MAX_KEY_LENGTH = 255;
+
+export function checkStateKey(key: string): string | undefined {
+  if (!key) return 'the state key is empty: address a state as /<key> (e.g. /mygroup-all)';
+  if (key.length > MAX_KEY_LENGTH) return `the state key is longer than ${MAX_KEY_LENGTH} characters`;
+  if (!key.split('/').every((s) => SEGMENT.test(s))) {
+    return `"${key}" is not a state key: use letters, digits, ".", "_" and "-", each "/"-separated part starting with a letter or digit`;
+  }
+  return undefined;
+}

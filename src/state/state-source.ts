@@ -1,0 +1,187 @@
+import { ConfigError, DeployError, ExitCode, ToolError } from '../errors.js';
+import type { LockInfo } from './lock-info.js';
+import { ADMIN_PREFIX } from './server.js';
+import { checkStateKey } from './state-key.js';
+import { type StateSummary, StateStore, type VersionMeta } from './store.js';
+
+/** Where the operator verbs (`deploy state list|versions|show|unlock`) read and unlock. */
+export interface StateSource {
+  /** For messages: the data directory or the backend's URL. */
+  readonly where: string;
+  list(): Promise<StateSummary[]>;
+  versions(key: string): Promise<VersionMeta[]>;
+  /** The bytes of the newest version (or of `serial`); undefined when there is none. */
+  read(key: string | undefined, serial?: number): Promise<Buffer | undefined>;
+  /** Releases the lock with this ID (on `key`, or wherever it is held); returns the key and the holder. */
+  unlock(id: string, key?: string): Promise<{ key: string; holder: LockInfo | undefined }>;
+  close(): void;
+}
+
+/** Reads the database in a data directory directly (works while a server uses it: WAL). */
+export class DataDirSource implements StateSource {
+  readonly where: string;
+  private readonly store: StateStore;
+  constructor(dataDir: string) {
+    this.where = dataDir;
+    try {
+      this.store = StateStore.open(dataDir);
+    } catch (err) {
+      throw new ToolError(`cannot open the state data in ${dataDir}: ${(err as Error).message}`, { cause: err });
+    }
+  }
+  async list() {
+    return this.store.list();
+  }
+  async versions(key: string) {
+    requireKey(key);
+    return this.store.versions(key);
+  }
+  async read(key: string | undefined, serial?: number) {
+    requireKey(key);
+    return this.store.read(key!, serial)?.body;
+  }
+  async unlock(id: string, key?: string) {
+    const held = key ? [{ key, info: this.store.lockOf(key) }] : this.store.findLock(id);
+    const match = held.find((h) => h.info?.ID === id);
+    if (!match) throw noSuchLock(id, this.where, key, held[0]?.info);
+    const result = this.store.unlock(match.key, id);
+    if (result.kind === 'held') throw noSuchLock(id, this.where, match.key, result.holder);
+    return { key: match.key, holder: result.kind === 'released' ? result.holder : undefined };
+  }
+  close() {
+    this.store.close();
+  }
+}
+
+/** Wait at most this long for one answer of a remote backend. */
+const REQUEST_TIMEOUT_MS = 30_000;
+
+/**
+ * Talks to the backend named by TF_HTTP_ADDRESS (credentials TF_HTTP_USERNAME/PASSWORD, as
+ * tofu does). `show` and `unlock` work with any OpenTofu http backend; `list` and `versions`
+ * need `deploy state serve` (its read-only /_deploy/v1/ routes).
+ */
+export class HttpSource implements StateSource {
+  readonly where: string;
+  private readonly origin: string;
+  constructor(
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly signal?: AbortSignal,
+  ) {
+    const address = env.TF_HTTP_ADDRESS!;
+    let url: URL;
+    try {
+      url = new URL(address);
+    } catch {
+      throw new ConfigError('TF_HTTP_ADDRESS is not a URL', [{ where: 'TF_HTTP_ADDRESS', message: 'expected http(s)://host:port/<key>' }]);
+    }
+    if (url.username || url.password) {
+      throw new ConfigError('TF_HTTP_ADDRESS carries credentials', [
+        { where: 'TF_HTTP_ADDRESS', message: 'put credentials in TF_HTTP_USERNAME and TF_HTTP_PASSWORD, never in the URL' },
+      ]);
+    }
+    this.origin = url.origin;
+    this.where = url.origin;
+  }
+
+  async list() {
+    return (await this.admin('states')) as StateSummary[];
+  }
+  async versions(key: string) {
+    requireKey(key);
+    return (await this.admin(`versions/${encodeKey(key)}`)) as VersionMeta[];
+  }
+  async read(key: string | undefined, serial?: number) {
+    const url = new URL(key ? `${this.origin}/${encodeKey(key)}` : this.env.TF_HTTP_ADDRESS!);
+    if (serial !== undefined) url.searchParams.set('serial', String(serial));
+    const res = await this.request('GET', url);
+    if (res.status === 404 || res.status === 204) return undefined;
+    if (res.status !== 200) throw await httpFailure('GET', url, res);
+    return Buffer.from(await res.arrayBuffer());
+  }
+  async unlock(id: string, key?: string) {
+    let target: URL;
+    if (key) {
+      requireKey(key);
+      target = new URL(`${this.origin}/${encodeKey(key)}`);
+    } else {
+      // find the key by the lock ID when the backend is `deploy state serve`
+      const found = await this.admin(`locks/${encodeURIComponent(id)}`).catch(() => undefined);
+      const first = Array.isArray(found) ? (found[0] as { key: string } | undefined) : undefined;
+      target = new URL(first ? `${this.origin}/${encodeKey(first.key)}` : (this.env.TF_HTTP_UNLOCK_ADDRESS || this.env.TF_HTTP_ADDRESS!));
+    }
+    const method = this.env.TF_HTTP_UNLOCK_METHOD || 'UNLOCK';
+    const res = await this.request(method, target, JSON.stringify({ ID: id }));
+    const text = await res.text();
+    if (res.status === 423 || res.status === 409) {
+      let holder: LockInfo | undefined;
+      try {
+        holder = JSON.parse(text) as LockInfo;
+      } catch {
+        holder = undefined;
+      }
+      throw noSuchLock(id, this.where, decodeURIComponent(target.pathname.slice(1)), holder?.ID ? holder : undefined);
+    }
+    if (res.status !== 200) throw await httpFailure(method, target, res, text);
+    let holder: LockInfo | undefined;
+    try {
+      const body = JSON.parse(text) as LockInfo;
+      holder = body.Who || body.Created ? body : undefined;
+    } catch {
+      holder = undefined;
+    }
+    return { key: decodeURIComponent(target.pathname.slice(1)), holder };
+  }
+  close() {}
+
+  private async admin(route: string): Promise<unknown> {
+    const url = new URL(`${this.origin}${ADMIN_PREFIX}${route}`);
+    const res = await this.request('GET', url);
+    if (res.status !== 200) {
+      if (res.status === 404 || res.status === 400 || res.status === 405) {
+        throw new ToolError(`${this.origin} does not list states: it is not a \`deploy state serve\` backend (${res.status})`, {
+          hint: 'use `deploy state show` (works with any http backend), or run list/versions where the data directory is (--data DIR)',
+        });
+      }
+      throw await httpFailure('GET', url, res);
+    }
+    return res.json();
+  }
+
+  private async request(method: string, url: URL, body?: string): Promise<Response> {
+    const headers: Record<string, string> = {};
+    const user = this.env.TF_HTTP_USERNAME;
+    if (user) headers.Authorization = `Basic ${Buffer.from(`${user}:${this.env.TF_HTTP_PASSWORD ?? ''}`).toString('base64')}`;
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    const signals = [AbortSignal.timeout(REQUEST_TIMEOUT_MS), ...(this.signal ? [this.signal] : [])];
+    try {
+      return await fetch(url, { method, headers, body, signal: AbortSignal.any(signals), redirect: 'error' });
+    } catch (err) {
+      throw new ToolError(`${method} ${url.origin}${url.pathname} failed: ${(err as Error).message}`, {
+        hint: 'check TF_HTTP_ADDRESS and that the state backend is running',
+        cause: err,
+      });
+    }
+  }
+}
+
+function requireKey(key: string | undefined): asserts key is string {
+  const problem = key === undefined ? 'a state key is needed (see `deploy state list`)' : checkStateKey(key);
+  if (problem) throw new ConfigError('bad state key', [{ where: '<key>', message: problem }]);
+}
+
+function encodeKey(key: string): string {
+  return key.split('/').map(encodeURIComponent).join('/');
+}
+
+function noSuchLock(id: string, where: string, key: string | undefined, holder: LockInfo | undefined): DeployError {
+  const held = holder ? `; "${key}" is locked by ID ${holder.ID}${holder.Who ? ` (${holder.Who}, since ${holder.Created})` : ''}` : '';
+  return new DeployError(`no lock with ID ${id}${key ? ` on "${key}"` : ''} in ${where}${held}`, ExitCode.usage, {
+    hint: '`deploy state list` shows every held lock with its ID',
+  });
+}
+
+async function httpFailure(method: string, url: URL, res: Response, text?: string): Promise<ToolError> {
+  const body = text ?? (await res.text().catch(() => ''));
+  return new ToolError(`${method} ${url.origin}${url.pathname} answered ${res.status}: ${body.slice(0, 300)}`);
+}
