@@ -1,0 +1,150 @@
+import { chmod, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { baseEnv, listTree, runCli, samplePlan, tempDir, writeJson } from '../helpers.js';
+
+// Each bad input: its own message, exit code 2, and nothing written.
+describe('deploy synth with bad input', () => {
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  let out: string;
+  beforeEach(async () => {
+    ({ dir, cleanup } = await tempDir());
+    out = join(dir, 'out');
+  });
+  afterEach(() => cleanup());
+
+  async function synth(plan: unknown, env: NodeJS.ProcessEnv = baseEnv, extra: string[] = []) {
+    const file = await writeJson(join(dir, 'group.json'), plan);
+    const r = await runCli(['synth', '--plan', file, '--out', out, ...extra], env);
+    expect(await listTree(out)).toEqual([]);
+    return r;
+  }
+
+  it('GIVEN a valid plan THEN it writes one graph directory per target and prints their paths', async () => {
+    const file = await writeJson(join(dir, 'group.json'), samplePlan());
+    const ok = await runCli(['synth', '--plan', file, '--out', out], baseEnv);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout.trim().split('\n')).toEqual(['all', 'mail', 'web'].map((t) => join(out, `g1-${t}`)));
+    expect(await listTree(out)).toEqual(['g1-all', 'g1-all/cdk.tf.json', 'g1-mail', 'g1-mail/cdk.tf.json', 'g1-web', 'g1-web/cdk.tf.json']);
+  });
+
+  it('unset K8S_REGISTRY: names the variable', async () => {
+    const r = await synth(samplePlan(), { HOME: '/nonexistent' });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('K8S_REGISTRY (or --registry): is not set');
+  });
+
+  it('empty K8S_REGISTRY: names the variable', async () => {
+    const r = await synth(samplePlan(), { K8S_REGISTRY: '' });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('K8S_REGISTRY (or --registry): is empty');
+  });
+
+  it('invalid node name: names the node and the rule', async () => {
+    const p = samplePlan();
+    p.nodes['Bad_Name'] = p.nodes.alpha;
+    const r = await synth(p);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('$.nodes.Bad_Name: invalid node name: "Bad_Name" is not a DNS-1123 label');
+  });
+
+  it('too long node name: says the limit', async () => {
+    const p = samplePlan();
+    p.nodes['n'.repeat(47)] = p.nodes.alpha;
+    const r = await synth(p);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('is 47 characters long; at most 46 are allowed');
+  });
+
+  it('duplicate node name: names the key and where', async () => {
+    const text = JSON.stringify(samplePlan(), null, 2).replace('"beta": {', '"alpha": { "image": { "archive": "x.tar", "tag": "t" } },\n    "beta": {');
+    const r = await synth(text);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('$.nodes: key "alpha" appears more than once');
+  });
+
+  it('unknown field: names the field and its path', async () => {
+    const p = samplePlan();
+    p.nodes.alpha.imgae = {};
+    p.colour = 'blue';
+    const r = await synth(p);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('$.nodes.alpha.imgae: unknown field "imgae"');
+    expect(r.stderr).toContain('$.colour: unknown field "colour"');
+  });
+
+  it('wrong plan version', async () => {
+    const p = samplePlan();
+    p.version = 2;
+    const r = await synth(p);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('$.version: must be 1');
+  });
+
+  it('a node that needs a TPM is refused, naming the node', async () => {
+    const p = samplePlan();
+    p.nodes.gamma.tpm = true;
+    const r = await synth(p);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('$.nodes.gamma.tpm: node "gamma" needs a TPM');
+  });
+
+  it('a spiffe provider inside the group is refused, naming the group', async () => {
+    const p = samplePlan();
+    p.roster.spiffeProvider = { group: 'g1', node: 'alpha' };
+    const r = await synth(p);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('group "g1" names its own node "alpha" as spiffe provider');
+  });
+
+  it('unknown target: lists the targets there are', async () => {
+    const r = await synth(samplePlan(), baseEnv, ['--target', 'chat']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('"chat" is not a target of group "g1"; its targets are: all, mail, web');
+  });
+
+  it('unreadable plan file', async () => {
+    const file = await writeJson(join(dir, 'group.json'), samplePlan());
+    await chmod(file, 0o000);
+    const asRoot = process.getuid?.() === 0;
+    const target = asRoot ? join(dir, 'missing.json') : file; // root reads anything: use a missing file
+    const r = await runCli(['synth', '--plan', target, '--out', out], baseEnv);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(asRoot ? /missing\.json: does not exist/ : /is not readable/);
+    expect(await listTree(out)).toEqual([]);
+  });
+
+  it('a directory as plan file', async () => {
+    await mkdir(join(dir, 'plan.d'));
+    const r = await runCli(['synth', '--plan', join(dir, 'plan.d'), '--out', out], baseEnv);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('plan.d: is a directory');
+  });
+
+  it('invalid JSON', async () => {
+    const r = await synth('{ "version": 1,');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('the group plan is not valid JSON');
+  });
+
+  it('bad coordinates are all reported at once', async () => {
+    const r = await synth(samplePlan(), { K8S_REGISTRY: 'https://reg/', K8S_STATE_SIZE: 'big', DEPLOY_ROLLOUT_TIMEOUT: 'soon', K8S_REGISTRY_TLS_VERIFY: 'maybe' });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('K8S_REGISTRY (or --registry): must be host[:port][/path]');
+    expect(r.stderr).toContain('K8S_STATE_SIZE (or --state-size): must be a Kubernetes quantity');
+    expect(r.stderr).toContain('DEPLOY_ROLLOUT_TIMEOUT (or --rollout-timeout): must be a duration');
+    expect(r.stderr).toContain('K8S_REGISTRY_TLS_VERIFY: "maybe" must be true or false');
+  });
+
+  it('a flag overrides the environment', async () => {
+    const file = await writeJson(join(dir, 'group.json'), samplePlan());
+    const r = await runCli(['synth', '--plan', file, '--out', out, '--registry', 'flag.test', '--target', 'web', '--json'], { K8S_REGISTRY: 'env.test' });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).graphs).toEqual([{ target: 'web', stateKey: 'g1-web', dir: join(out, 'g1-web') }]);
+    const { readFile } = await import('node:fs/promises');
+    const graph = await readFile(join(out, 'g1-web', 'cdk.tf.json'), 'utf8');
+    expect(graph).toContain('flag.test/fediversity-web/alpha:a1');
+    expect(graph).not.toContain('env.test');
+  });
+});

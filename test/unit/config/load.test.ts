@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { findDuplicateKeys } from '../../../src/config/json-duplicates.js';
+import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../src/config/load.js';
+import { parseDurationSeconds } from '../../../src/config/duration.js';
+import { samplePlan } from '../helpers.js';
+
+describe('findDuplicateKeys', () => {
+  it('finds keys repeated in the same object, at any depth, with their path', () => {
+    const text = '{"a":1,"b":{"x":[{"k":1,"k":2}],"x":3},"a":"\\"a\\""}';
+    expect(findDuplicateKeys(text)).toEqual([
+      { path: ['b', 'x', 0], key: 'k' },
+      { path: ['b'], key: 'x' },
+      { path: [], key: 'a' },
+    ]);
+  });
+  it('does not confuse equal keys of sibling objects or keys inside strings', () => {
+    expect(findDuplicateKeys('{"n":{"a":1},"m":{"a":2},"s":"\\"n\\":1"}')).toEqual([]);
+  });
+});
+
+describe('parseDurationSeconds', () => {
+  it.each([
+    ['90', 90],
+    ['90s', 90],
+    ['5m', 300],
+    ['1h30m', 5400],
+    ['2m5s', 125],
+  ])('%s is %i seconds', (text, seconds) => expect(parseDurationSeconds(text)).toBe(seconds));
+  it.each(['', 'soon', '5 m', '-1s', '1d'])('%j is refused', (text) => expect(parseDurationSeconds(text)).toBeUndefined());
+});
+
+describe('honest degrade', () => {
+  it('reports persistent paths outside /var/lib and host firewall sources, per node', () => {
+    const plan = parseGroupPlan(JSON.stringify(samplePlan()), '/p/group.json');
+    const [all] = buildTargets(plan, loadCoordinates({}, { K8S_REGISTRY: 'r' }), '/p/group.json', 'all');
+    expect(all!.degrade).toEqual([
+      expect.objectContaining({ node: 'beta', kind: 'persistent-path-outside-var-lib', message: expect.stringContaining('/etc/keys is not under /var/lib') }),
+      expect.objectContaining({ node: 'gamma', kind: 'host-firewall-sources', message: expect.stringContaining('192.0.2.0/24') }),
+    ]);
+  });
+});
+
+describe('per-app namespaces', () => {
+  it('refuses an app whose namespace would be too long, naming the app', () => {
+    const p = samplePlan();
+    p.nodes.alpha.apps = ['a'.repeat(60)];
+    const plan = parseGroupPlan(JSON.stringify(p), '/p/group.json');
+    expect(() => buildTargets(plan, loadCoordinates({}, { K8S_REGISTRY: 'r' }), '/p/group.json')).toThrow(/app "a{60}".*is 72 characters long/);
+  });
+});

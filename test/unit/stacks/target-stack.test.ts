@@ -1,0 +1,205 @@
+import { describe, expect, it } from 'vitest';
+import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../src/config/load.js';
+import { renderGraph } from '../../../src/graph/synth.js';
+import { samplePlan } from '../helpers.js';
+
+const PLAN_FILE = '/plans/group.json';
+
+function graphs(planOverride: (p: any) => void = () => {}, env: NodeJS.ProcessEnv = {}) {
+  const plan = samplePlan();
+  planOverride(plan);
+  const coords = loadCoordinates({}, { K8S_REGISTRY: 'reg.test:5000', K8S_STORAGE_CLASS: 'fast', K8S_STATE_SIZE: '2Gi', DEPLOY_ROLLOUT_TIMEOUT: '90s', ...env });
+  const targets = buildTargets(parseGroupPlan(JSON.stringify(plan), PLAN_FILE), coords, PLAN_FILE);
+  return Object.fromEntries(targets.map((t) => [t.target, { model: t, json: JSON.parse(renderGraph(t)) as any }]));
+}
+
+/** The resources of one type keyed by their construct path (`<target>/<node>/<id>`). */
+function byPath(json: any, kind: 'resource' | 'data', type: string): Record<string, any> {
+  const out: Record<string, any> = {};
+  for (const r of Object.values<any>(json[kind]?.[type] ?? {})) out[r['//'].metadata.path.split('/').slice(1).join('/')] = r;
+  return out;
+}
+const address = (json: any, kind: 'resource' | 'data', type: string, path: string) => {
+  for (const [id, r] of Object.entries<any>(json[kind][type])) if (r['//'].metadata.path.endsWith('/' + path)) return `${kind === 'data' ? 'data.' : ''}${type}.${id}`;
+  throw new Error(`no ${type} at ${path}`);
+};
+
+describe('the graph of a target', () => {
+  const g = graphs();
+
+  it('GIVEN 4 nodes and 2 apps WHEN synthesized THEN there is one graph per target with its own namespace, state key and nodes', () => {
+    expect(Object.keys(g).sort()).toEqual(['all', 'mail', 'web']);
+    expect(g.all!.model.namespace).toBe('fediversity');
+    expect(g.web!.model.namespace).toBe('fediversity-web');
+    expect(g.mail!.model.namespace).toBe('fediversity-mail');
+    expect(g.all!.model.stateKey).toBe('g1-all');
+    expect(g.web!.model.stateKey).toBe('g1-web');
+    expect(g.all!.model.nodes.map((n) => n.name)).toEqual(['alpha', 'beta', 'delta', 'gamma']);
+    expect(g.web!.model.nodes.map((n) => n.name)).toEqual(['alpha', 'beta']);
+    expect(g.mail!.model.nodes.map((n) => n.name)).toEqual(['beta', 'gamma']);
+    const ns = Object.values<any>(g.web!.json.resource.kubernetes_namespace_v1)[0];
+    expect(ns.metadata.name).toBe('fediversity-web');
+    const deployments = Object.values<any>(g.web!.json.resource.kubernetes_manifest).map((d) => d.manifest.metadata);
+    expect(deployments).toEqual([
+      expect.objectContaining({ name: 'alpha', namespace: 'fediversity-web' }),
+      expect.objectContaining({ name: 'beta', namespace: 'fediversity-web' }),
+    ]);
+  });
+
+  it('reads the RuntimeClass before any push, and fails the plan when it is missing', () => {
+    const json = g.all!.json;
+    const rc = Object.values<any>(json.data.kubernetes_resource)[0];
+    expect(rc).toMatchObject({ api_version: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name: 'systemd' } });
+    expect(rc.lifecycle.postcondition[0].condition).toBe('${self.object != null}');
+    expect(rc.lifecycle.postcondition[0].error_message).toMatch(/no RuntimeClass "systemd".*Nothing was pushed/);
+    const rcAddress = address(json, 'data', 'kubernetes_resource', 'runtime-class');
+    for (const push of Object.values(byPath(json, 'resource', 'null_resource')).filter((r: any) => r['//'].metadata.path.endsWith('/push'))) {
+      expect(push.depends_on).toEqual([rcAddress]);
+    }
+  });
+
+  it('pushes with skopeo, replaced only when the tag reference changes, and reads the digest after the push', () => {
+    const json = g.all!.json;
+    const nulls = byPath(json, 'resource', 'null_resource');
+    const push = nulls['image-alpha/push'];
+    expect(push.triggers).toEqual({ ref: 'reg.test:5000/fediversity/alpha:a1' });
+    const cmd: string = push.provisioner[0]['local-exec'].command;
+    expect(cmd).toContain(`archive='/plans/images/alpha.tar'`);
+    expect(cmd).toContain(`copy --quiet --retry-times 3 "docker-archive:$archive" 'docker://reg.test:5000/fediversity/alpha:a1'`);
+    expect(cmd).toContain('"$${DEPLOY_SKOPEO:-skopeo}"');
+    expect(cmd).not.toContain('tls-verify'); // TLS on by default
+    expect(nulls['image-beta/push'].provisioner[0]['local-exec'].command).toContain(`archive='/abs/beta.tar'`);
+    const digest = byPath(json, 'data', 'external')['image-alpha/digest'];
+    expect(digest.depends_on).toEqual([address(json, 'resource', 'null_resource', 'image-alpha/push')]);
+    expect(digest.program.slice(-2)).toEqual(['deploy-digest', 'reg.test:5000/fediversity/alpha:a1']);
+    expect(digest.program[2]).toContain('inspect');
+  });
+
+  it('creates the namespace after every push, then the NetworkPolicy, then the Deployments', () => {
+    const json = g.all!.json;
+    const ns = Object.values<any>(json.resource.kubernetes_namespace_v1)[0];
+    const pushes = Object.keys(json.resource.null_resource).filter((k) => k.includes('_push_')).map((k) => `null_resource.${k}`);
+    expect(ns.depends_on.sort()).toEqual(pushes.sort());
+    const [policyId, policy] = Object.entries<any>(json.resource.kubernetes_network_policy_v1)[0]!;
+    expect(policy.metadata.namespace).toBe('${kubernetes_namespace_v1.namespace.metadata[0].name}');
+    expect(policy.spec).toEqual({ policy_types: ['Ingress'], ingress: [{ from: [{ pod_selector: {} }] }], pod_selector: {} });
+    for (const d of Object.values<any>(json.resource.kubernetes_manifest)) {
+      expect(d.depends_on).toContain(`kubernetes_network_policy_v1.${policyId}`);
+    }
+  });
+
+  it('gives each node a claim on /var/lib of the operator-set class and size, and a service account', () => {
+    const json = g.all!.json;
+    const claim = byPath(json, 'resource', 'kubernetes_persistent_volume_claim_v1')['node-alpha/state'];
+    expect(claim.metadata.name).toBe('alpha-state');
+    expect(claim.spec).toMatchObject({ access_modes: ['ReadWriteOnce'], storage_class_name: 'fast', resources: { requests: { storage: '2Gi' } } });
+    expect(claim.wait_until_bound).toBe(false);
+    const sa = byPath(json, 'resource', 'kubernetes_service_account_v1')['node-alpha/account'];
+    expect(sa.metadata.name).toBe('node-alpha');
+    expect(sa.automount_service_account_token).toBe(false);
+    const pod = byPath(json, 'resource', 'kubernetes_manifest')['node-alpha/deployment'].manifest.spec.template.spec;
+    expect(pod.volumes[0]).toEqual({ name: 'state', persistentVolumeClaim: { claimName: 'alpha-state' } });
+    expect(pod.containers[0].volumeMounts).toContainEqual({ name: 'state', mountPath: '/var/lib' });
+    expect(pod.serviceAccountName).toBe('node-alpha');
+  });
+
+  it('omits the storage class when the operator sets none (the cluster default is used)', () => {
+    const plain = graphs(() => {}, { K8S_STORAGE_CLASS: '' });
+    const claim = byPath(plain.all!.json, 'resource', 'kubernetes_persistent_volume_claim_v1')['node-alpha/state'];
+    expect(claim.spec.storage_class_name).toBeUndefined();
+  });
+
+  it('passes a random UUID in state to systemd as container_uuid', () => {
+    const json = g.all!.json;
+    const uuidId = address(json, 'resource', 'random_uuid', 'node-alpha/machine-id').split('.')[1];
+    const env = byPath(json, 'resource', 'kubernetes_manifest')['node-alpha/deployment'].manifest.spec.template.spec.containers[0].env;
+    expect(env).toEqual([
+      { name: 'container', value: 'docker' },
+      { name: 'container_uuid', value: `\${random_uuid.${uuidId}.result}` },
+    ]);
+  });
+
+  it('makes a Deployment of one pod, Recreate, in its own user namespace, with what systemd needs', () => {
+    const json = g.all!.json;
+    const d = byPath(json, 'resource', 'kubernetes_manifest')['node-alpha/deployment'];
+    expect(d.field_manager).toEqual({ name: 'deploy', force_conflicts: true });
+    expect(d.wait).toBeUndefined(); // no wait for the rollout in the apply (FR-006)
+    const m = d.manifest;
+    expect(m).toMatchObject({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'alpha', namespace: 'fediversity' } });
+    expect(m.spec.replicas).toBe(1);
+    expect(m.spec.strategy).toEqual({ type: 'Recreate' });
+    expect(m.spec.progressDeadlineSeconds).toBe(90);
+    const pod = m.spec.template.spec;
+    expect(pod.runtimeClassName).toBe('systemd');
+    expect(pod.hostUsers).toBe(false);
+    expect(pod.terminationGracePeriodSeconds).toBe(30);
+    expect(pod.automountServiceAccountToken).toBe(false);
+    const mounts = Object.fromEntries(pod.containers[0].volumeMounts.map((v: any) => [v.mountPath, v.name]));
+    for (const p of ['/run', '/run/lock', '/tmp']) {
+      const vol = pod.volumes.find((v: any) => v.name === mounts[p]);
+      expect(vol.emptyDir).toEqual({ medium: 'Memory' });
+    }
+    const c = pod.containers[0];
+    expect(c.readinessProbe.exec.command.join(' ')).toContain('systemctl is-system-running');
+    expect(c.readinessProbe.exec.command.join(' ')).toContain('[ "$state" = running ] && exit 0; systemctl --failed');
+    expect(c.startupProbe.failureThreshold * c.startupProbe.periodSeconds).toBe(90);
+    expect(c.livenessProbe).toBeDefined();
+  });
+
+  it('names the image by the digest read after the push', () => {
+    const json = g.all!.json;
+    const digestAddr = address(json, 'data', 'external', 'image-alpha/digest');
+    const image = byPath(json, 'resource', 'kubernetes_manifest')['node-alpha/deployment'].manifest.spec.template.spec.containers[0].image;
+    expect(image).toBe(`reg.test:5000/fediversity/alpha@\${${digestAddr}.result["digest"]}`);
+  });
+
+  it('runs the rollout step after the Deployment, replaced when the pod template changes', () => {
+    const json = g.all!.json;
+    const nulls = byPath(json, 'resource', 'null_resource');
+    const step = nulls['node-alpha/rollout'];
+    expect(step.depends_on).toEqual([address(json, 'resource', 'kubernetes_manifest', 'node-alpha/deployment')]);
+    expect(Object.keys(step.triggers).sort()).toEqual(['image', 'machine_id', 'template']);
+    expect(step.triggers.image).toContain(address(json, 'data', 'external', 'image-alpha/digest'));
+    expect(step.provisioner[0]['local-exec'].command).toBe(`"$\${DEPLOY_BIN:-deploy}" rollout --namespace 'fediversity' --node 'alpha' --timeout 90s`);
+    // a change of the pod spec (here: the runtime class) changes the template trigger
+    const other = graphs(() => {}, { K8S_RUNTIME_CLASS: 'other' });
+    expect(byPath(other.all!.json, 'resource', 'null_resource')['node-alpha/rollout'].triggers.template).not.toBe(step.triggers.template);
+    // ... and a change of tag does not (the image trigger carries it)
+    const retag = graphs((p) => (p.nodes.alpha.image.tag = 'a2'));
+    expect(byPath(retag.all!.json, 'resource', 'null_resource')['node-alpha/rollout'].triggers.template).toBe(step.triggers.template);
+  });
+
+  it('outputs the node names and keeps state in an http backend configured at run time', () => {
+    expect(g.all!.json.output.node_names.value).toEqual(['alpha', 'beta', 'delta', 'gamma']);
+    expect(g.mail!.json.output.node_names.value).toEqual(['beta', 'gamma']);
+    expect(g.all!.json.terraform.backend).toEqual({ http: {} });
+  });
+
+  it('drops the nodes a submission turns off, and records the submission id', () => {
+    const s = graphs((p) => (p.submission = { id: 'sub-7', turnsOff: ['beta'] }));
+    expect(s.all!.json.output.node_names.value).toEqual(['alpha', 'delta', 'gamma']);
+    expect(s.web!.json.output.node_names.value).toEqual(['alpha']);
+    expect(JSON.stringify(s.all!.json)).not.toContain('beta');
+    expect(s.all!.json.output.submission.value).toBe('sub-7');
+  });
+
+  it('turns TLS verification off for a plain-http registry only when asked', () => {
+    const insecure = graphs(() => {}, { K8S_REGISTRY_TLS_VERIFY: 'false' });
+    const nulls = byPath(insecure.all!.json, 'resource', 'null_resource');
+    expect(nulls['image-alpha/push'].provisioner[0]['local-exec'].command).toContain('--dest-tls-verify=false');
+    expect(byPath(insecure.all!.json, 'data', 'external')['image-alpha/digest'].program[2]).toContain('--tls-verify=false');
+  });
+
+  it('never writes a path of a secret file or the kubeconfig into the graph', () => {
+    const s = graphs(() => {}, { KUBE_CONFIG_PATH: '/secret/kubeconfig', REGISTRY_AUTH_FILE: '/secret/auth.json' });
+    expect(JSON.stringify(s.all!.json)).not.toContain('/secret/');
+  });
+
+  it('gives byte-identical output for the same inputs', () => {
+    const plan = samplePlan();
+    const coords = loadCoordinates({}, { K8S_REGISTRY: 'reg.test:5000' });
+    const once = buildTargets(parseGroupPlan(JSON.stringify(plan), PLAN_FILE), coords, PLAN_FILE).map(renderGraph);
+    const twice = buildTargets(parseGroupPlan(JSON.stringify(plan), PLAN_FILE), coords, PLAN_FILE).map(renderGraph);
+    expect(twice).toEqual(once);
+  });
+});
