@@ -1,0 +1,203 @@
+/**
+ * Where the programs `deploy` runs come from, in this order:
+ *   1. an explicit override: DEPLOY_TOFU, DEPLOY_SKOPEO, DEPLOY_KUBECTL (a path);
+ *   2. the build cache (toolchain/cache.sh): `<cache>/tofu/<version>/tofu`,
+ *      `<cache>/kubernetes/<version>/kubectl`, `<cache>/skopeo/<version>/skopeo`;
+ *   3. PATH.
+ * And how tofu finds its providers: TF_CLI_CONFIG_FILE from the environment wins; else the
+ * cache's `tofu.rc` (an offline filesystem mirror written by `npm run tools`); else none,
+ * i.e. an ordinary online `tofu init` that downloads the pinned providers.
+ *
+ * Only file-system look-ups here (no process is started), so discovery is cheap and exact.
+ */
+import { accessSync, constants, readdirSync, statSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { ConfigError, ToolError } from '../errors.js';
+import { MIRROR_PLATFORM, PINNED_PROVIDERS, TOFU_VERSION, type PinnedProvider } from './versions.js';
+
+export type ToolName = 'tofu' | 'skopeo' | 'kubectl';
+
+export interface FoundTool {
+  readonly name: ToolName;
+  /** Absolute path (or the override as given). */
+  readonly path: string;
+  readonly source: 'env' | 'cache' | 'path';
+  /** The version directory it was found in, for cache hits. */
+  readonly cacheVersion?: string;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** The env var that overrides each tool's path. */
+export const TOOL_ENV_VARS: Readonly<Record<ToolName, string>> = {
+  tofu: 'DEPLOY_TOFU',
+  skopeo: 'DEPLOY_SKOPEO',
+  kubectl: 'DEPLOY_KUBECTL',
+};
+
+/** Cache subdirectory per tool: `<cache>/<dir>/<version>/<tool>`. */
+const CACHE_DIRS: Readonly<Record<ToolName, string>> = {
+  tofu: 'tofu',
+  skopeo: 'skopeo',
+  kubectl: 'kubernetes',
+};
+
+/** How to get each program, for "missing" messages. */
+export const INSTALL_HINTS: Readonly<Record<ToolName, string>> = {
+  tofu:
+    `run \`npm run tools\` (builds OpenTofu ${TOFU_VERSION} and the providers into the cache), ` +
+    'or install OpenTofu and put `tofu` on PATH, or set DEPLOY_TOFU to its path',
+  skopeo: 'install skopeo (Debian: `apt-get install skopeo`), or set DEPLOY_SKOPEO to its path',
+  kubectl:
+    'install kubectl and put it on PATH (the local test cluster builds one into the cache), ' +
+    'or set DEPLOY_KUBECTL to its path',
+};
+
+/** `${DEPLOY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/k8s-deployer}`, as in toolchain/cache.sh. */
+export function cacheDir(env: Env = process.env): string {
+  if (env.DEPLOY_CACHE_DIR) return env.DEPLOY_CACHE_DIR;
+  const base = env.XDG_CACHE_HOME || join(env.HOME ?? '/root', '.cache');
+  return join(base, 'k8s-deployer');
+}
+
+/**
+ * Finds a program. Returns undefined when it is nowhere; throws a ConfigError when an
+ * explicit override names something that is not an executable file (a wrong override must
+ * not silently fall back to another program).
+ */
+export function findTool(name: ToolName, env: Env = process.env): FoundTool | undefined {
+  const varName = TOOL_ENV_VARS[name];
+  const override = env[varName];
+  if (override) {
+    if (!isExecutableFile(override)) {
+      throw new ConfigError(`${varName} does not name an executable file`, [
+        { where: varName, message: `${override} is not an executable file` },
+      ]);
+    }
+    return { name, path: override, source: 'env' };
+  }
+  const cached = findInCache(name, env);
+  if (cached) return cached;
+  const onPath = findOnPath(name, env.PATH ?? '');
+  if (onPath) return { name, path: onPath, source: 'path' };
+  return undefined;
+}
+
+/** Like findTool, but a missing program is a ToolError saying how to get it. */
+export function requireTool(name: ToolName, env: Env = process.env): FoundTool {
+  const found = findTool(name, env);
+  if (!found) {
+    throw new ToolError(`${name} was not found (looked at ${TOOL_ENV_VARS[name]}, ${cacheDir(env)}/${CACHE_DIRS[name]}/<version>/${name}, and PATH)`, {
+      hint: INSTALL_HINTS[name],
+    });
+  }
+  return found;
+}
+
+function findInCache(name: ToolName, env: Env): FoundTool | undefined {
+  const root = join(cacheDir(env), CACHE_DIRS[name]);
+  const versions = listDir(root)
+    .filter((v) => isExecutableFile(join(root, v, name)))
+    .sort(compareVersionsDesc);
+  // The pinned tofu version first; otherwise the newest version present.
+  const chosen = name === 'tofu' && versions.includes(TOFU_VERSION) ? TOFU_VERSION : versions[0];
+  if (chosen === undefined) return undefined;
+  return { name, path: join(root, chosen, name), source: 'cache', cacheVersion: chosen };
+}
+
+function findOnPath(name: string, pathVar: string): string | undefined {
+  for (const dir of pathVar.split(delimiter)) {
+    if (dir === '') continue;
+    const candidate = join(dir, name);
+    if (isExecutableFile(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+/** How tofu installs providers. */
+export type ProviderConfig =
+  /** TF_CLI_CONFIG_FILE as the caller's environment sets it. */
+  | { readonly kind: 'env'; readonly cliConfigFile: string }
+  /** The cache's offline mirror config (`npm run tools`). */
+  | { readonly kind: 'cache'; readonly cliConfigFile: string; readonly mirrorDir: string }
+  /** No CLI config: `tofu init` downloads providers from the registry (needs network). */
+  | { readonly kind: 'online' };
+
+export function findProviderConfig(env: Env = process.env): ProviderConfig {
+  if (env.TF_CLI_CONFIG_FILE) return { kind: 'env', cliConfigFile: env.TF_CLI_CONFIG_FILE };
+  const rc = join(cacheDir(env), 'tofu.rc');
+  if (isFile(rc)) return { kind: 'cache', cliConfigFile: rc, mirrorDir: join(cacheDir(env), 'mirror') };
+  return { kind: 'online' };
+}
+
+/** The environment tofu needs for provider installation: TF_CLI_CONFIG_FILE when there is one. */
+export function providerEnv(env: Env = process.env): Record<string, string> {
+  const cfg = findProviderConfig(env);
+  return cfg.kind === 'online' ? {} : { TF_CLI_CONFIG_FILE: cfg.cliConfigFile };
+}
+
+export interface MirroredProvider extends PinnedProvider {
+  /** The provider binary in the mirror, or undefined when this pinned version is not there. */
+  readonly path: string | undefined;
+}
+
+/**
+ * The pinned providers as found in the cache's mirror
+ * (`<cache>/mirror/<registry host>/hashicorp/<name>/<version>/linux_amd64/terraform-provider-<name>_v<version>`).
+ */
+export function listMirroredProviders(env: Env = process.env): MirroredProvider[] {
+  const mirror = join(cacheDir(env), 'mirror');
+  const hosts = listDir(mirror);
+  return PINNED_PROVIDERS.map((p) => {
+    for (const host of hosts) {
+      const bin = join(mirror, host, 'hashicorp', p.name, p.version, MIRROR_PLATFORM, `terraform-provider-${p.name}_v${p.version}`);
+      if (isExecutableFile(bin)) return { ...p, path: bin };
+    }
+    return { ...p, path: undefined };
+  });
+}
+
+function listDir(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+function isFile(p: string): boolean {
+  try {
+    return statSync(p).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function isExecutableFile(p: string): boolean {
+  if (!isFile(p)) return false;
+  try {
+    accessSync(p, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Newest first; numeric per dot-separated part ("v1.36.3" and "1.36.3" alike), others last. */
+export function compareVersionsDesc(a: string, b: string): number {
+  const parts = (v: string) => v.replace(/^v/, '').split(/[.-]/).map((x) => (/^\d+$/.test(x) ? Number(x) : x));
+  const pa = parts(a);
+  const pb = parts(b);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const x = pa[i];
+    const y = pb[i];
+    if (x === y) continue;
+    if (x === undefined) return 1;
+    if (y === undefined) return -1;
+    if (typeof x === 'number' && typeof y === 'number') return y - x;
+    if (typeof x === 'number') return -1;
+    if (typeof y === 'number') return 1;
+    return String(y).localeCompare(String(x));
+  }
+  return 0;
+}

@@ -1,0 +1,145 @@
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { ConfigError, ToolError } from '../../../src/errors.js';
+import {
+  cacheDir,
+  compareVersionsDesc,
+  findProviderConfig,
+  findTool,
+  listMirroredProviders,
+  providerEnv,
+  requireTool,
+} from '../../../src/tools/discover.js';
+import { PINNED_PROVIDERS, TOFU_VERSION } from '../../../src/tools/versions.js';
+
+const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+
+/** An executable file (the look-ups only check the file system; nothing is run). */
+function exe(path: string): string {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, '#!/bin/sh\nexit 0\n');
+  chmodSync(path, 0o755);
+  return path;
+}
+
+let root: string;
+let cache: string;
+let bin: string;
+beforeEach(() => {
+  root = mkdtempSync(join(tmpdir(), 'discover-'));
+  cache = join(root, 'cache');
+  bin = join(root, 'bin');
+  mkdirSync(bin);
+});
+
+describe('cacheDir', () => {
+  it('follows DEPLOY_CACHE_DIR, then XDG_CACHE_HOME, then HOME like toolchain/cache.sh', () => {
+    expect(cacheDir({ DEPLOY_CACHE_DIR: '/c', XDG_CACHE_HOME: '/x', HOME: '/h' })).toBe('/c');
+    expect(cacheDir({ XDG_CACHE_HOME: '/x', HOME: '/h' })).toBe('/x/k8s-deployer');
+    expect(cacheDir({ HOME: '/h' })).toBe('/h/.cache/k8s-deployer');
+  });
+});
+
+describe('findTool', () => {
+  it('prefers the explicit override, then the cache, then PATH', () => {
+    const onPath = exe(join(bin, 'tofu'));
+    const inCache = exe(join(cache, 'tofu', TOFU_VERSION, 'tofu'));
+    const override = exe(join(root, 'elsewhere', 'tofu'));
+    const env = { DEPLOY_CACHE_DIR: cache, PATH: bin };
+    expect(findTool('tofu', { ...env, DEPLOY_TOFU: override })).toMatchObject({ path: override, source: 'env' });
+    expect(findTool('tofu', env)).toMatchObject({ path: inCache, source: 'cache', cacheVersion: TOFU_VERSION });
+    expect(findTool('tofu', { DEPLOY_CACHE_DIR: join(root, 'empty'), PATH: `/nonexistent:${bin}` })).toMatchObject({
+      path: onPath,
+      source: 'path',
+    });
+  });
+
+  it('takes the pinned tofu over a newer cached one, and the newest kubectl of any version', () => {
+    exe(join(cache, 'tofu', '1.99.0', 'tofu'));
+    exe(join(cache, 'tofu', TOFU_VERSION, 'tofu'));
+    exe(join(cache, 'kubernetes', 'v1.9.0', 'kubectl'));
+    exe(join(cache, 'kubernetes', 'v1.36.3', 'kubectl'));
+    mkdirSync(join(cache, 'kubernetes', 'v1.40.0')); // a version directory without kubectl
+    const env = { DEPLOY_CACHE_DIR: cache, PATH: '' };
+    expect(findTool('tofu', env)?.cacheVersion).toBe(TOFU_VERSION);
+    expect(findTool('kubectl', env)?.cacheVersion).toBe('v1.36.3');
+  });
+
+  it('ignores files that are not executable', () => {
+    const p = join(bin, 'skopeo');
+    writeFileSync(p, 'not a program');
+    chmodSync(p, 0o644);
+    expect(findTool('skopeo', { DEPLOY_CACHE_DIR: cache, PATH: bin })).toBeUndefined();
+  });
+
+  it('refuses an override that names no executable instead of falling back', () => {
+    exe(join(bin, 'kubectl'));
+    const err = (() => {
+      try {
+        return findTool('kubectl', { DEPLOY_KUBECTL: join(root, 'missing'), PATH: bin });
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as Error).message).toContain('DEPLOY_KUBECTL');
+  });
+
+  it('says how to get a missing program', () => {
+    let err: unknown;
+    try {
+      requireTool('tofu', { DEPLOY_CACHE_DIR: cache, PATH: bin });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ToolError);
+    expect((err as ToolError).message).toContain('tofu was not found');
+    expect((err as ToolError).hint).toContain('npm run tools');
+  });
+});
+
+describe('provider configuration', () => {
+  it('uses TF_CLI_CONFIG_FILE from the environment, else the cache tofu.rc, else online', () => {
+    expect(findProviderConfig({ DEPLOY_CACHE_DIR: cache })).toEqual({ kind: 'online' });
+    expect(providerEnv({ DEPLOY_CACHE_DIR: cache })).toEqual({});
+    mkdirSync(cache, { recursive: true });
+    writeFileSync(join(cache, 'tofu.rc'), 'provider_installation {}\n');
+    expect(findProviderConfig({ DEPLOY_CACHE_DIR: cache })).toEqual({
+      kind: 'cache',
+      cliConfigFile: join(cache, 'tofu.rc'),
+      mirrorDir: join(cache, 'mirror'),
+    });
+    expect(providerEnv({ DEPLOY_CACHE_DIR: cache, TF_CLI_CONFIG_FILE: '/etc/my.rc' })).toEqual({
+      TF_CLI_CONFIG_FILE: '/etc/my.rc',
+    });
+  });
+
+  it('lists the pinned providers found in the mirror, and which are missing', () => {
+    const host = join(cache, 'mirror', 'some.registry.example', 'hashicorp');
+    exe(join(host, 'null', '3.2.4', 'linux_amd64', 'terraform-provider-null_v3.2.4'));
+    exe(join(host, 'random', '3.7.1', 'linux_amd64', 'terraform-provider-random_v3.7.1')); // not the pinned one
+    const found = listMirroredProviders({ DEPLOY_CACHE_DIR: cache });
+    expect(found.map((p) => [p.name, p.version, p.path !== undefined])).toEqual([
+      ['kubernetes', '2.38.0', false],
+      ['null', '3.2.4', true],
+      ['random', '3.7.2', false],
+      ['external', '2.3.5', false],
+    ]);
+  });
+});
+
+describe('pinned versions', () => {
+  it('are the ones toolchain/build-tools.sh builds', () => {
+    const script = readFileSync(join(repo, 'toolchain', 'build-tools.sh'), 'utf8');
+    expect(script).toContain(`TOFU_VERSION=${TOFU_VERSION}\n`);
+    const list = PINNED_PROVIDERS.map((p) => `${p.name}:${p.version}`).join(' ');
+    expect(script).toContain(`PROVIDERS=(${list})`);
+  });
+
+  it('sort newest first', () => {
+    expect(['v1.9.0', '1.36.3', 'v1.36.10', 'x'].sort(compareVersionsDesc)).toEqual(['v1.36.10', '1.36.3', 'v1.9.0', 'x']);
+  });
+});
