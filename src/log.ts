@@ -1,10 +1,13 @@
-import { pino, type Logger } from 'pino';
+import { createRequire } from 'node:module';
+import type { Logger } from 'pino';
 
 /**
  * Structured events go to stderr (stdout carries only results). Pretty on a TTY, JSON
- * lines otherwise; DEPLOY_LOG_LEVEL sets the level (default info).
+ * lines otherwise; DEPLOY_LOG_LEVEL sets the level (default info). pino is loaded on first
+ * use: it costs more start-up time than `deploy --help` may take.
  */
 export function createLogger(opts: { level?: string; pretty?: boolean } = {}): Logger {
+  const { pino } = createRequire(import.meta.url)('pino') as typeof import('pino');
   const level = opts.level ?? process.env.DEPLOY_LOG_LEVEL ?? 'info';
   const pretty = opts.pretty ?? Boolean(process.stderr.isTTY);
   if (pretty) {

@@ -4,7 +4,7 @@
  */
 import { Option, type Command } from 'commander';
 import { resolve } from 'node:path';
-import { COORDINATES, type CoordinateFlags } from '../config/coordinates.js';
+import { COORDINATES, type CoordinateFlags } from '../config/coordinate-table.js';
 import type { TargetModel } from '../config/target-model.js';
 import { defaultGraphsDir } from '../paths.js';
 import type { CliContext } from './context.js';

@@ -8,27 +8,9 @@ import { parseDurationSeconds } from './duration.js';
 import { labelProblem } from './names.js';
 import type { InputIssue } from '../errors.js';
 
-/** Command-line flags that set coordinates (camelCase as commander gives them). */
-export interface CoordinateFlags {
-  registry?: string;
-  kubeconfig?: string;
-  namespace?: string;
-  storageClass?: string;
-  stateSize?: string;
-  runtimeClass?: string;
-  rolloutTimeout?: string;
-}
+import { COORDINATES, type CoordinateFlags } from './coordinate-table.js';
 
-/** Each coordinate: its flag, its environment variable, and what it is. Shown in --help. */
-export const COORDINATES = [
-  { key: 'registry', flag: '--registry <host[:port][/path]>', env: 'K8S_REGISTRY', help: 'registry the nodes are pushed to and pulled from (required)' },
-  { key: 'kubeconfig', flag: '--kubeconfig <file>', env: 'KUBE_CONFIG_PATH', help: 'kubeconfig of the cluster (read by the tools, never copied into the graph)' },
-  { key: 'namespace', flag: '--namespace <name>', env: 'K8S_NAMESPACE', help: 'namespace of the "all" target; per-app targets use <namespace>-<app> (default: fediversity)' },
-  { key: 'storageClass', flag: '--storage-class <name>', env: 'K8S_STORAGE_CLASS', help: "StorageClass of each node's /var/lib claim (default: the cluster's default class)" },
-  { key: 'stateSize', flag: '--state-size <quantity>', env: 'K8S_STATE_SIZE', help: "size of each node's /var/lib claim (default: 1Gi)" },
-  { key: 'runtimeClass', flag: '--runtime-class <name>', env: 'K8S_RUNTIME_CLASS', help: 'RuntimeClass whose handler runs systemd as PID 1 (default: systemd)' },
-  { key: 'rolloutTimeout', flag: '--rollout-timeout <duration>', env: 'DEPLOY_ROLLOUT_TIMEOUT', help: 'how long a node may take to become ready, e.g. 90s, 5m (default: 5m)' },
-] as const;
+export { COORDINATES, type CoordinateFlags };
 
 const quantity = z.string().regex(/^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$/, 'must be a Kubernetes quantity such as 1Gi or 500Mi');
 
