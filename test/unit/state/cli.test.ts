@@ -1,0 +1,166 @@
+import { PassThrough } from 'node:stream';
+import { pino } from 'pino';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { run } from '../../../src/cli/main.js';
+import { runCli } from '../helpers.js';
+import { call, lockInfo, startTestBackend, type TestBackend } from './backend.js';
+
+const lineage = 'c0ffee00-0000-4000-8000-000000000003';
+const secretState = (serial: number) =>
+  Buffer.from(
+    JSON.stringify({
+      version: 4,
+      serial,
+      lineage,
+      outputs: { admin: { value: 'out-secret-xyz', type: 'string', sensitive: true } },
+      resources: [
+        {
+          mode: 'managed',
+          type: 'random_password',
+          name: 'db',
+          instances: [{ attributes: { id: 'none', result: 'pw-secret-abc' }, sensitive_attributes: [[{ type: 'get_attr', value: 'result' }]] }],
+        },
+      ],
+    }),
+  );
+
+/** Runs `deploy ...` in-process, with a logger into a buffer and an abortable signal. */
+function startCli(args: string[], env: NodeJS.ProcessEnv) {
+  const out = new PassThrough();
+  const err = new PassThrough();
+  const logs = new PassThrough();
+  const text = { stdout: '', stderr: '', logs: '' };
+  out.on('data', (d) => (text.stdout += String(d)));
+  err.on('data', (d) => (text.stderr += String(d)));
+  logs.on('data', (d) => (text.logs += String(d)));
+  const controller = new AbortController();
+  const logger = pino({ level: 'debug' }, logs);
+  const done = run(['node', 'deploy', ...args], { stdout: out, stderr: err, env, logger: () => logger, signal: controller.signal });
+  return { text, done, stop: () => controller.abort(new Error('SIGTERM')) };
+}
+
+async function waitFor<T>(fn: () => T | undefined, ms = 10_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = fn();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('deploy state serve: exposure', () => {
+  it('refuses a non-loopback address without credentials, naming the variables', async () => {
+    const r = await runCli(['state', 'serve', '--listen', '0.0.0.0:0', '--data', '/nonexistent/never-created'], {});
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('DEPLOY_STATE_USERNAME');
+    expect(r.stderr).toContain('DEPLOY_STATE_PASSWORD');
+  });
+
+  it('refuses half-set credentials and a malformed address', async () => {
+    expect((await runCli(['state', 'serve', '--listen', '127.0.0.1:0'], { DEPLOY_STATE_USERNAME: 'u' })).code).toBe(2);
+    expect((await runCli(['state', 'serve', '--listen', 'nohostport'], {})).code).toBe(2);
+  });
+
+  it('takes credentials only from the environment (no flag), and says so in --help', async () => {
+    const r = await runCli(['state', 'serve', '--help'], {});
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('DEPLOY_STATE_USERNAME');
+    expect(r.stdout).toContain('DEPLOY_STATE_PASSWORD');
+    expect(r.stdout).not.toMatch(/--(user|pass)/);
+    expect((await runCli(['state', 'serve', '--password', 'x'], {})).code).toBe(2);
+  });
+
+  it('serves an exposed address with basic auth, and never logs the password', async () => {
+    const { dir, cleanup } = await import('../helpers.js').then((h) => h.tempDir());
+    const env = { DEPLOY_STATE_USERNAME: 'ops', DEPLOY_STATE_PASSWORD: 'pw-never-logged-42' };
+    const cli = startCli(['state', 'serve', '--listen', '0.0.0.0:0', '--data', dir], env);
+    try {
+      const base = (await waitFor(() => /^(http:\/\/\S+)\n/.exec(cli.text.stdout)?.[1])).replace('0.0.0.0', '127.0.0.1');
+      expect((await call(`${base}/k`, 'GET')).status).toBe(401);
+      const auth = { Authorization: `Basic ${Buffer.from('ops:pw-never-logged-42').toString('base64')}` };
+      expect((await call(`${base}/k`, 'LOCK', lockInfo(), auth)).status).toBe(200);
+      expect((await call(`${base}/k`, 'GET', undefined, { Authorization: `Basic ${Buffer.from('ops:pw-never-logged-43').toString('base64')}` })).status).toBe(401);
+    } finally {
+      cli.stop();
+    }
+    expect(await cli.done).toBe(0);
+    const all = cli.text.stdout + cli.text.stderr + cli.text.logs;
+    expect(cli.text.logs).toContain('state-serving');
+    expect(all).not.toContain('pw-never-logged');
+    await cleanup();
+  });
+});
+
+describe('deploy state list|versions|show|unlock', () => {
+  let backend: TestBackend;
+  let url: string;
+  beforeEach(async () => {
+    backend = await startTestBackend();
+    url = `${backend.url}/g1-all`;
+    for (const s of [1, 2]) expect((await call(url, 'POST', secretState(s))).status).toBe(200);
+  });
+  afterEach(async () => {
+    await backend.stop();
+  });
+
+  // the same verbs, reading the data directory and talking to the server
+  const sources = {
+    'the data directory': (b: TestBackend) => ({ args: ['--data', b.dataDir], env: {} }),
+    'TF_HTTP_ADDRESS': (b: TestBackend) => ({ args: [], env: { TF_HTTP_ADDRESS: `${b.url}/g1-all` } }),
+  };
+
+  for (const [name, source] of Object.entries(sources)) {
+    describe(`from ${name}`, () => {
+      it('list shows keys with serial, versions and the lock holder', async () => {
+        const holder = lockInfo({ Who: 'carol@ci' });
+        await call(url, 'LOCK', holder);
+        const { args, env } = source(backend);
+        const r = await runCli(['state', 'list', '--json', ...args], env);
+        expect(r.code).toBe(0);
+        const list = JSON.parse(r.stdout);
+        expect(list).toHaveLength(1);
+        expect(list[0]).toMatchObject({ key: 'g1-all', versions: 2, latest: { serial: 2 }, lock: { ID: holder.ID, Who: 'carol@ci' } });
+        const table = await runCli(['state', 'list', ...args], env);
+        expect(table.stdout).toMatch(/g1-all\s+2\s+2\s+/);
+        expect(table.stdout).toContain(holder.ID);
+      });
+
+      it('versions lists serial, time and size of every kept version', async () => {
+        const { args, env } = source(backend);
+        const r = await runCli(['state', 'versions', 'g1-all', '--json', ...args], env);
+        expect(r.code).toBe(0);
+        const versions = JSON.parse(r.stdout);
+        expect(versions.map((v: { serial: number }) => v.serial)).toEqual([1, 2]);
+        expect(versions[1].size).toBe(secretState(2).length);
+        expect(Date.parse(versions[1].created)).toBeGreaterThan(Date.now() - 60_000);
+      });
+
+      it('show prints the state with secrets hidden, also of an older serial', async () => {
+        const { args, env } = source(backend);
+        for (const extra of [[], ['--serial', '1']]) {
+          const r = await runCli(['state', 'show', 'g1-all', ...extra, ...args], env);
+          expect(r.code).toBe(0);
+          const doc = JSON.parse(r.stdout);
+          expect(doc.serial).toBe(extra.length ? 1 : 2);
+          expect(r.stdout).not.toContain('pw-secret-abc');
+          expect(r.stdout).not.toContain('out-secret-xyz');
+        }
+      });
+
+      it('unlock <ID> releases the lock; an unknown ID is an error that changes nothing', async () => {
+        const holder = lockInfo({ Who: 'killed@ci' });
+        await call(url, 'LOCK', holder);
+        const { args, env } = source(backend);
+        const wrong = await runCli(['state', 'unlock', 'no-such-id', ...args], env);
+        expect(wrong.code).toBe(2);
+        expect(wrong.stderr).toContain('no lock with ID no-such-id');
+        expect((await call(url, 'LOCK', lockInfo())).status).toBe(423);
+        const r = await runCli(['state', 'unlock', holder.ID, ...args], env);
+        expect(r.code).toBe(0);
+        expect(r.stdout).toContain(`released lock ${holder.ID}`);
+        expect((await call(url, 'LOCK', lockInfo())).status).toBe(200);
+      });
+    });
+  }
+});

@@ -1,0 +1,285 @@
+import { randomUUID } from 'node:crypto';
+import { createConnection } from 'node:net';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { StateStore } from '../../../src/state/store.js';
+import { call, lockInfo, md5, startTestBackend, stateDoc, type TestBackend } from './backend.js';
+
+// HTTP-level tests of every protocol and safety rule of the state backend, against a real
+// server on a loopback port with its real SQLite storage.
+
+let backend: TestBackend;
+let url: string;
+const lineage = 'a3b1c2d4-0000-4000-8000-000000000001';
+
+beforeEach(async () => {
+  backend = await startTestBackend();
+  url = `${backend.url}/g1-all`;
+});
+afterEach(async () => {
+  vi.useRealTimers();
+  await backend.stop();
+});
+
+describe('GET', () => {
+  it('answers 404 (not 200 with an empty body) when no state is stored', async () => {
+    const res = await call(url, 'GET');
+    expect(res.status).toBe(404);
+  });
+
+  it('returns the stored bytes exactly, with their Content-MD5', async () => {
+    const body = stateDoc(1, lineage);
+    expect((await call(url, 'POST', body)).status).toBe(200);
+    const res = await call(url, 'GET');
+    expect(res.status).toBe(200);
+    expect(res.text).toBe(body.toString());
+    expect(res.headers.get('content-md5')).toBe(md5(body));
+  });
+
+  it('keeps each key apart', async () => {
+    await call(url, 'POST', stateDoc(1, lineage));
+    expect((await call(`${backend.url}/g1-web`, 'GET')).status).toBe(404);
+  });
+
+  it('answers 500, never 404, when its storage fails', async () => {
+    await call(url, 'POST', stateDoc(1, lineage));
+    backend.store.close(); // the database is gone from under the server
+    const get = await call(url, 'GET');
+    expect(get.status).toBe(500);
+    expect(get.json().error).toMatch(/storage/);
+    const post = await call(url, 'POST', stateDoc(2, lineage));
+    expect(post.status).toBe(500);
+  });
+});
+
+describe('LOCK and UNLOCK', () => {
+  it('grants a free lock, and a held one answers 423 with the holder\'s LockInfo', async () => {
+    const holder = lockInfo({ Who: 'alice@host-a' });
+    expect((await call(url, 'LOCK', holder)).status).toBe(200);
+    const other = lockInfo({ Who: 'bob@host-b' });
+    const res = await call(url, 'LOCK', other);
+    expect(res.status).toBe(423);
+    expect(res.json()).toEqual(holder);
+  });
+
+  it('grants a retried LOCK with the holder\'s own ID (not "locked by itself")', async () => {
+    const holder = lockInfo();
+    expect((await call(url, 'LOCK', holder)).status).toBe(200);
+    expect((await call(url, 'LOCK', holder)).status).toBe(200);
+    // still held: another ID is refused
+    expect((await call(url, 'LOCK', lockInfo())).status).toBe(423);
+  });
+
+  it('answers 200 to UNLOCK of a free lock', async () => {
+    expect((await call(url, 'UNLOCK', lockInfo())).status).toBe(200);
+  });
+
+  it('refuses UNLOCK with another ID, names the holder, and keeps the lock', async () => {
+    const holder = lockInfo({ Who: 'alice@host-a' });
+    await call(url, 'LOCK', holder);
+    const res = await call(url, 'UNLOCK', lockInfo({ Who: 'bob@host-b' }));
+    expect(res.status).toBe(423);
+    expect(res.json()).toMatchObject({ ID: holder.ID, Who: 'alice@host-a', Created: holder.Created });
+    expect((await call(url, 'LOCK', lockInfo())).status).toBe(423);
+  });
+
+  it('releases on UNLOCK with the holder\'s LockInfo, after which another LOCK wins', async () => {
+    const holder = lockInfo();
+    await call(url, 'LOCK', holder);
+    expect((await call(url, 'UNLOCK', holder)).status).toBe(200);
+    expect((await call(url, 'LOCK', lockInfo())).status).toBe(200);
+  });
+
+  it('force-unlocks by ID with the body `tofu force-unlock` sends (ID, other fields zero)', async () => {
+    const holder = lockInfo();
+    await call(url, 'LOCK', holder);
+    const forceBody = { ID: holder.ID, Operation: '', Info: '', Who: '', Version: '', Created: '0001-01-01T00:00:00Z', Path: '' };
+    expect((await call(url, 'UNLOCK', forceBody)).status).toBe(200);
+    expect((await call(url, 'LOCK', lockInfo())).status).toBe(200);
+  });
+
+  it('answers 400 to a LOCK or UNLOCK without a LockInfo ID', async () => {
+    expect((await call(url, 'LOCK', '{"Who":"x"}')).status).toBe(400);
+    expect((await call(url, 'LOCK', 'not json')).status).toBe(400);
+    expect((await call(url, 'UNLOCK', '')).status).toBe(400);
+  });
+
+  it('never expires a lock on a timer', async () => {
+    const holder = lockInfo({ Created: new Date().toISOString() });
+    await call(url, 'LOCK', holder);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.now() + 400 * 24 * 3600 * 1000); // a year and more later
+    const res = await call(url, 'LOCK', lockInfo());
+    expect(res.status).toBe(423);
+    expect(res.json().ID).toBe(holder.ID);
+  });
+
+  it('lets exactly one of 100 concurrent LOCKs win', async () => {
+    const results = await Promise.all(Array.from({ length: 100 }, () => call(url, 'LOCK', lockInfo())));
+    const winners = results.filter((r) => r.status === 200);
+    expect(winners).toHaveLength(1);
+    const held = results.filter((r) => r.status === 423).map((r) => r.json().ID);
+    expect(held).toHaveLength(99);
+    expect(new Set(held).size).toBe(1);
+  });
+
+  it('excludes across processes: two stores on one data directory share the lock', async () => {
+    const other = StateStore.open(backend.dataDir);
+    try {
+      const holder = lockInfo();
+      expect(other.lock('g1-all', holder).kind).toBe('acquired');
+      const res = await call(url, 'LOCK', lockInfo());
+      expect(res.status).toBe(423);
+      expect(res.json().ID).toBe(holder.ID);
+    } finally {
+      other.close();
+    }
+  });
+});
+
+describe('POST while locked', () => {
+  it('needs ?ID= of the holder: none or another answers 423, the holder\'s stores', async () => {
+    const holder = lockInfo();
+    await call(url, 'LOCK', holder);
+    const none = await call(url, 'POST', stateDoc(1, lineage));
+    expect(none.status).toBe(423);
+    expect(none.json().ID).toBe(holder.ID);
+    expect((await call(`${url}?ID=${randomUUID()}`, 'POST', stateDoc(1, lineage))).status).toBe(423);
+    expect((await call(url, 'GET')).status).toBe(404);
+    expect((await call(`${url}?ID=${holder.ID}`, 'POST', stateDoc(1, lineage))).status).toBe(200);
+    expect((await call(url, 'GET')).status).toBe(200);
+  });
+
+  it('refuses ?ID= when no lock is held (it was force-unlocked: another run may have written)', async () => {
+    const res = await call(`${url}?ID=${randomUUID()}`, 'POST', stateDoc(1, lineage));
+    expect(res.status).toBe(409);
+    expect((await call(url, 'GET')).status).toBe(404);
+  });
+});
+
+describe('safety of updates', () => {
+  it('keeps every version, each readable by serial', async () => {
+    const bodies = [1, 2, 3].map((s) => stateDoc(s, lineage));
+    for (const b of bodies) expect((await call(url, 'POST', b)).status).toBe(200);
+    expect(backend.store.versions('g1-all').map((v) => v.serial)).toEqual([1, 2, 3]);
+    expect((await call(`${url}?serial=1`, 'GET')).text).toBe(bodies[0]!.toString());
+    expect((await call(url, 'GET')).text).toBe(bodies[2]!.toString());
+  });
+
+  it('refuses a lower serial (409) and keeps the stored state', async () => {
+    await call(url, 'POST', stateDoc(5, lineage));
+    const res = await call(url, 'POST', stateDoc(4, lineage, { resources: 3 }));
+    expect(res.status).toBe(409);
+    expect(res.json().error).toMatch(/lower/);
+    expect((await call(url, 'GET')).text).toBe(stateDoc(5, lineage).toString());
+  });
+
+  it('refuses the same serial with other bytes, and accepts an identical resend without a new version', async () => {
+    const body = stateDoc(3, lineage);
+    expect((await call(url, 'POST', body)).status).toBe(200);
+    const resend = await call(url, 'POST', body);
+    expect(resend.status).toBe(200);
+    expect(backend.store.versions('g1-all')).toHaveLength(1);
+    const other = await call(url, 'POST', stateDoc(3, lineage, { resources: 2 }));
+    expect(other.status).toBe(409);
+    expect((await call(url, 'GET')).text).toBe(body.toString());
+  });
+
+  it('refuses another lineage over a non-empty state', async () => {
+    await call(url, 'POST', stateDoc(2, lineage));
+    const res = await call(url, 'POST', stateDoc(9, 'b0000000-0000-4000-8000-000000000002'));
+    expect(res.status).toBe(409);
+    expect(res.json().error).toMatch(/lineage/);
+  });
+
+  it('accepts another lineage over an empty state (nothing is lost)', async () => {
+    await call(url, 'POST', stateDoc(2, lineage, { resources: 0 }));
+    const res = await call(url, 'POST', stateDoc(1, 'b0000000-0000-4000-8000-000000000002'));
+    expect(res.status).toBe(200);
+  });
+
+  it('checks Content-MD5 when sent: a mismatch is 400 and stores nothing', async () => {
+    const body = stateDoc(1, lineage);
+    const bad = await call(url, 'POST', body, { 'Content-MD5': md5(Buffer.from('something else')) });
+    expect(bad.status).toBe(400);
+    expect((await call(url, 'GET')).status).toBe(404);
+    expect((await call(url, 'POST', body, { 'Content-MD5': md5(body) })).status).toBe(200);
+  });
+
+  it('answers 400 to a body that is not a state document', async () => {
+    expect((await call(url, 'POST', '{"serial": 1}')).status).toBe(400);
+    expect((await call(url, 'POST', 'garbage')).status).toBe(400);
+    expect((await call(url, 'POST', '')).status).toBe(400);
+  });
+
+  it('answers 400 to a bad key and 405 to DELETE (no state is ever removed over HTTP)', async () => {
+    expect((await call(`${backend.url}/..%2Fetc`, 'GET')).status).toBe(400);
+    expect((await call(`${backend.url}/`, 'GET')).status).toBe(400);
+    await call(url, 'POST', stateDoc(1, lineage));
+    expect((await call(url, 'DELETE')).status).toBe(405);
+    expect((await call(url, 'GET')).status).toBe(200);
+  });
+});
+
+describe('body size limit', () => {
+  it('answers 413 to a body over the limit, declared or streamed', async () => {
+    const small = await startTestBackend({ maxBodyBytes: 10_000 });
+    try {
+      const big = stateDoc(1, lineage, { pad: 20_000 });
+      expect((await call(`${small.url}/k`, 'POST', big)).status).toBe(413);
+      // chunked: no Content-Length, the limit applies while reading
+      const status = await rawChunkedPost(small.url, '/k', big);
+      expect(status).toBe(413);
+      expect((await call(`${small.url}/k`, 'GET')).status).toBe(404);
+      expect((await call(`${small.url}/k`, 'POST', stateDoc(1, lineage))).status).toBe(200);
+    } finally {
+      await small.stop();
+    }
+  });
+});
+
+describe('basic auth', () => {
+  it('answers 401 without or with wrong credentials, and serves with the right ones', async () => {
+    const creds = { username: 'ops', password: 's3cret-pw' };
+    const authed = await startTestBackend({ credentials: creds });
+    const basic = (u: string, p: string) => ({ Authorization: `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}` });
+    try {
+      const res = await call(`${authed.url}/k`, 'GET');
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toMatch(/^Basic/);
+      expect((await call(`${authed.url}/k`, 'GET', undefined, basic('ops', 'wrong'))).status).toBe(401);
+      expect((await call(`${authed.url}/k`, 'LOCK', lockInfo(), basic('ops', 'wrong'))).status).toBe(401);
+      expect((await call(`${authed.url}/_deploy/v1/states`, 'GET')).status).toBe(401);
+      expect((await call(`${authed.url}/k`, 'GET', undefined, basic('ops', 's3cret-pw'))).status).toBe(404);
+      expect((await call(`${authed.url}/k`, 'LOCK', lockInfo(), basic('ops', 's3cret-pw'))).status).toBe(200);
+    } finally {
+      await authed.stop();
+    }
+  });
+});
+
+/** POSTs with Transfer-Encoding: chunked (fetch always sends a length for a Buffer). */
+function rawChunkedPost(base: string, path: string, body: Buffer): Promise<number> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const sock = createConnection({ host: hostname, port: Number(port) });
+    let got = '';
+    sock.setTimeout(10_000, () => sock.destroy(new Error('timeout')));
+    sock.on('data', (d) => {
+      got += String(d);
+      const m = /^HTTP\/1\.1 (\d{3})/.exec(got);
+      if (m) {
+        resolve(Number(m[1]));
+        sock.destroy();
+      }
+    });
+    sock.on('error', (err) => (got ? undefined : reject(err)));
+    sock.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n`);
+    for (let i = 0; i < body.length; i += 4096) {
+      const chunk = body.subarray(i, i + 4096);
+      sock.write(`${chunk.length.toString(16)}\r\n`);
+      sock.write(chunk);
+      sock.write('\r\n');
+    }
+    sock.write('0\r\n\r\n');
+  });
+}
