@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# Boots a node image archive for real with runc, the way the cluster runs it (systemd as
+# PID 1, tmpfs on /run, /run/lock and /tmp, env container_uuid, the CRI's default
+# capabilities), and reports what systemd says. No user namespace: the cluster's runtime
+# handler adds that (test/cluster, part A); this checks the image itself.
+#
+#   test/cluster/images/boot-check.sh <archive.tar> [--uuid UUID] [--var-lib DIR] [--timeout SECONDS] [--journal]
+#
+# --var-lib DIR   bind-mounts DIR on /var/lib (as the node's state claim is); by default an
+#                 empty temporary directory, so the first boot of a fresh claim is checked.
+# --timeout       deadline for boot and for shutdown each (default 60 s).
+# --journal       print the boot's journal (warnings and worse) to stderr; it is printed
+#                 anyway when the state is not `running`.
+# Prints KEY=VALUE lines on stdout (values on one line, newlines as \n):
+#   STATE           `systemctl is-system-running` once boot is over (running, degraded, ...)
+#   FAILED_UNITS    failed units, comma-separated
+#   MACHINE_ID      /etc/machine-id inside;  UUID  the container_uuid given
+#   PROBE_EXIT / PROBE_OUTPUT   the Deployment's readiness probe command, run inside
+#   NETWORKD        `systemctl is-enabled systemd-networkd.service`
+#   SSH             `systemctl is-active ssh.service`;  SSH_HOST_KEY  its ed25519 public key
+#   BOOT_MS         from start until boot was over;  STOP_MS  from signal 37 until stopped
+# Exits 0 when the container booted and stopped (whatever the state), 3 otherwise.
+# Everything it starts is removed on exit: the container, its cgroups, the bundle.
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+LOG_TAG=images/boot-check
+. "$HERE/lib/common.sh"
+
+archive=${1:?usage: boot-check.sh <archive.tar> [--uuid UUID] [--var-lib DIR] [--timeout SECONDS] [--journal]}
+shift
+uuid="" var_lib="" timeout=60 journal=0
+while [ "$#" -gt 0 ]; do
+  case $1 in
+    --uuid) uuid=$2; shift 2 ;;
+    --var-lib) var_lib=$2; shift 2 ;;
+    --timeout) timeout=$2; shift 2 ;;
+    --journal) journal=1; shift ;;
+    *) die 2 "unknown argument '$1'" ;;
+  esac
+done
+[ -f "$archive" ] || die 2 "no archive at $archive"
+[ "$(id -u)" -eq 0 ] || die 3 "runc needs root here"
+ensure_commands runc:runc tar:tar
+[ -n "$uuid" ] || uuid=$(cat /proc/sys/kernel/random/uuid)
+
+# The readiness probe of the Deployment (see the lead's shared shapes).
+PROBE='state=$(systemctl is-system-running 2>/dev/null); echo "systemd: ${state:-unknown}"; [ "$state" = running ] && exit 0; systemctl --failed --no-legend --plain 2>/dev/null; exit 1'
+
+id=deploy-image-check-$$-$RANDOM
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/deploy-image-check.XXXXXX")
+runc_root=$scratch/runc
+cgroup_parent=deploy-image-check
+cleanup() {
+  if [ -d "$runc_root" ]; then
+    runc --root "$runc_root" kill "$id" KILL >/dev/null 2>&1 || true
+    runc --root "$runc_root" delete --force "$id" >/dev/null 2>&1 || true
+  fi
+  # runc removes the container's cgroups; the parent is ours too (empty once no check runs).
+  local line path
+  while IFS=: read -r _ ctrls path; do
+    [ -n "$ctrls" ] || continue
+    ctrls=${ctrls#name=}
+    rmdir "/sys/fs/cgroup/${ctrls%%,*}$path/$cgroup_parent" 2>/dev/null || true
+  done </proc/self/cgroup
+  remove_tree "$scratch"
+}
+trap cleanup EXIT
+
+bundle=$scratch/bundle
+mkdir -p "$bundle/rootfs" "$runc_root"
+layer=$(tar --occurrence=1 -xOf "$archive" manifest.json | sed -n 's/.*"Layers":\["\([^"]*\)".*/\1/p')
+[ -n "$layer" ] || die 2 "$archive has no manifest.json with a layer: not a docker archive"
+tar --occurrence=1 -xOf "$archive" "$layer" | tar -x --numeric-owner -C "$bundle/rootfs"
+if [ -z "$var_lib" ]; then
+  var_lib=$scratch/var-lib
+  mkdir -p "$var_lib"
+fi
+
+# The CRI's default capability set (containerd's oci.WithDefaultCapabilities): no
+# CAP_SYS_ADMIN, as in the cluster.
+caps='"CAP_CHOWN","CAP_DAC_OVERRIDE","CAP_FSETID","CAP_FOWNER","CAP_MKNOD","CAP_NET_RAW","CAP_SETGID","CAP_SETUID","CAP_SETFCAP","CAP_SETPCAP","CAP_NET_BIND_SERVICE","CAP_SYS_CHROOT","CAP_KILL","CAP_AUDIT_WRITE"'
+cat >"$bundle/config.json" <<JSON
+{
+  "ociVersion": "1.0.2",
+  "process": {
+    "terminal": false,
+    "user": {"uid": 0, "gid": 0},
+    "args": ["/sbin/init"],
+    "env": ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "container=docker", "container_uuid=$uuid"],
+    "cwd": "/",
+    "capabilities": {"bounding": [$caps], "effective": [$caps], "permitted": [$caps]},
+    "noNewPrivileges": false
+  },
+  "root": {"path": "rootfs", "readonly": false},
+  "hostname": "image-check",
+  "mounts": [
+    {"destination": "/proc", "type": "proc", "source": "proc"},
+    {"destination": "/dev", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "strictatime", "mode=755", "size=65536k"]},
+    {"destination": "/dev/pts", "type": "devpts", "source": "devpts", "options": ["nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", "gid=5"]},
+    {"destination": "/dev/shm", "type": "tmpfs", "source": "shm", "options": ["nosuid", "noexec", "nodev", "mode=1777", "size=65536k"]},
+    {"destination": "/dev/mqueue", "type": "mqueue", "source": "mqueue", "options": ["nosuid", "noexec", "nodev"]},
+    {"destination": "/sys", "type": "sysfs", "source": "sysfs", "options": ["nosuid", "noexec", "nodev", "ro"]},
+    {"destination": "/sys/fs/cgroup", "type": "cgroup", "source": "cgroup", "options": ["nosuid", "noexec", "nodev", "relatime", "rw"]},
+    {"destination": "/run", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "nodev", "mode=755"]},
+    {"destination": "/run/lock", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "nodev", "noexec"]},
+    {"destination": "/tmp", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "nodev", "mode=1777"]},
+    {"destination": "/var/lib", "type": "bind", "source": "$var_lib", "options": ["rbind", "rw"]}
+  ],
+  "linux": {
+    "namespaces": [{"type": "pid"}, {"type": "ipc"}, {"type": "uts"}, {"type": "mount"}, {"type": "network"}],
+    "cgroupsPath": "$cgroup_parent/$id",
+    "resources": {"devices": [{"allow": false, "access": "rwm"}]},
+    "maskedPaths": ["/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware"],
+    "readonlyPaths": ["/proc/asound", "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"]
+  }
+}
+JSON
+
+in_container() {
+  runc --root "$runc_root" exec "$id" "$@"
+}
+now_ms() {
+  date +%s%3N
+}
+boot_over() {
+  state=$(in_container systemctl is-system-running 2>/dev/null) || true
+  case $state in running | degraded | maintenance | stopping) return 0 ;; *) return 1 ;; esac
+}
+stopped() {
+  local s
+  s=$(runc --root "$runc_root" state "$id" 2>/dev/null) || return 0
+  [[ $s == *'"status": "stopped"'* ]]
+}
+one_line() {
+  sed ':a;N;$!ba;s/\n/\\n/g'
+}
+
+t0=$(now_ms)
+runc --root "$runc_root" run --detach --bundle "$bundle" "$id" \
+  >"$scratch/console.log" 2>&1 </dev/null || {
+  cat "$scratch/console.log" >&2
+  die 3 "runc could not start the image"
+}
+state=""
+if ! wait_until "$timeout" boot_over; then
+  in_container journalctl -b --no-pager 2>/dev/null | tail -n 30 >&2 || cat "$scratch/console.log" >&2
+  die 3 "systemd did not finish booting within ${timeout}s (last state: ${state:-none})"
+fi
+boot_ms=$(($(now_ms) - t0))
+# Boot is over; let a oneshot that fails late (and sshd's key generation) settle.
+failed=$(in_container systemctl --failed --no-legend --plain 2>/dev/null | awk '{print $1}' | paste -sd, -)
+machine_id=$(in_container cat /etc/machine-id)
+probe_exit=0
+probe_output=$(in_container /bin/sh -c "$PROBE" 2>&1) || probe_exit=$?
+networkd=$(in_container systemctl is-enabled systemd-networkd.service 2>/dev/null) || true
+ssh=$(in_container systemctl is-active ssh.service 2>/dev/null) || true
+host_key=$(in_container cat /var/lib/ssh/ssh_host_ed25519_key.pub 2>/dev/null | cut -d' ' -f1,2) || true
+if [ "$state" != running ] || [ "$journal" = 1 ]; then
+  in_container journalctl -b --no-pager -p warning 2>/dev/null | tail -n 20 >&2 || true
+fi
+
+t1=$(now_ms)
+runc --root "$runc_root" kill "$id" 37
+wait_until "$timeout" stopped || die 3 "systemd did not stop within ${timeout}s of signal 37 (SIGRTMIN+3)"
+stop_ms=$(($(now_ms) - t1))
+
+printf 'STATE=%s\nFAILED_UNITS=%s\nMACHINE_ID=%s\nUUID=%s\nPROBE_EXIT=%s\nPROBE_OUTPUT=%s\nNETWORKD=%s\nSSH=%s\nSSH_HOST_KEY=%s\nBOOT_MS=%s\nSTOP_MS=%s\n' \
+  "$state" "$failed" "$machine_id" "$uuid" "$probe_exit" "$(printf '%s' "$probe_output" | one_line)" \
+  "$networkd" "$ssh" "$host_key" "$boot_ms" "$stop_ms"

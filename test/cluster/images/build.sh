@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Node images for the local cluster: Debian 12 with systemd as PID 1, as docker archives.
+#
+#   test/cluster/images/build.sh <variant> [--config NAME=VALUE]...
+#
+# Variants:
+#   good     boots to `running` with no failed units
+#   broken   good + broken.service, a unit that always fails: systemd ends `degraded`
+# --config NAME=VALUE (repeatable) writes the pairs, one per line, to /etc/node-config: a
+#   changed configuration, hence a new image with its own tag, made from the cached root
+#   file system in seconds.
+#
+# Prints on stdout (shell-quotable KEY=VALUE lines):
+#   ARCHIVE=<path of the docker-archive tar>
+#   TAG=<variant>-<12 hex of the build inputs>   (suggested registry tag)
+#   IMAGE_ID=sha256:<config digest>
+# Everything is cached by content under ${DEPLOY_CACHE_DIR}/images/ (see toolchain/cache.sh):
+#   rootfs/<key>/          the debootstrapped tree (key: rootfs.sh + files/), ~45 s cold
+#   node-<tag>.tar         one archive per (tree, variant, configuration), seconds
+# A second call with the same inputs only hashes the inputs and prints the same lines.
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+LOG_TAG=images/build
+. "$HERE/lib/common.sh"
+
+IMAGE_REPO=localhost/deploy-node
+
+usage() {
+  echo "usage: build.sh good|broken [--config NAME=VALUE]..." >&2
+  exit 2
+}
+
+variant=${1:-}
+[ "$#" -gt 0 ] && shift
+case $variant in good | broken) ;; *) usage ;; esac
+configs=()
+while [ "$#" -gt 0 ]; do
+  case $1 in
+    --config)
+      [ "$#" -ge 2 ] || usage
+      [[ $2 =~ ^[A-Za-z_][A-Za-z0-9_]*=[^$'\n']*$ ]] || die 2 "--config wants NAME=VALUE on one line, got '$2'"
+      configs+=("$2")
+      shift 2
+      ;;
+    --config=*)
+      set -- --config "${1#--config=}" "${@:2}"
+      ;;
+    *) usage ;;
+  esac
+done
+
+# Content keys: the tree depends on rootfs.sh and files/; an archive on the tree,
+# variant.sh, the archive writer, the variant and the configuration.
+hash_inputs() {
+  (
+    cd "$HERE"
+    for f in "$@"; do
+      find "$f" -type f | LC_ALL=C sort | while read -r p; do
+        if [ -x "$p" ]; then printf "%s x\n" "$p"; else printf "%s\n" "$p"; fi
+        sha256sum <"$p"
+      done
+    done
+  ) | sha256sum | cut -c1-16
+}
+rootfs_key=$(hash_inputs rootfs.sh files)
+archive_key=$({
+  printf '%s\n%s\n' "$rootfs_key" "$variant"
+  printf 'config %s\n' "${configs[@]+"${configs[@]}"}"
+  hash_inputs variant.sh lib/docker-archive.sh
+} | sha256sum | cut -c1-12)
+tag=$variant-$archive_key
+archive_rel=images/node-$tag.tar
+archive=$(cache_path "$archive_rel")
+
+if [ ! -e "$archive" ]; then
+  [ "$(id -u)" -eq 0 ] || die 3 "building a node image needs root (debootstrap, file owners)"
+  ensure_commands tar:tar sha256sum:coreutils flock:util-linux
+  rootfs_rel=images/rootfs/$rootfs_key
+  build_once "$rootfs_rel" "$HERE/rootfs.sh" || die 3 "building the root file system failed"
+  rootfs=$(cache_path "$rootfs_rel")
+
+  build_once "$archive_rel" "$HERE/variant.sh" "$rootfs" "$variant" "$IMAGE_REPO:$tag" \
+    "${configs[@]+"${configs[@]}"}" || die 3 "writing the archive $archive failed"
+fi
+
+config_file=$(tar --occurrence=1 -xOf "$archive" manifest.json | sed -n 's/^\[{"Config":"\([0-9a-f]*\)\.json".*/\1/p')
+[ -n "$config_file" ] || die 1 "cannot read manifest.json of $archive; delete it and build again"
+printf 'ARCHIVE=%q\nTAG=%s\nIMAGE_ID=sha256:%s\n' "$archive" "$tag" "$config_file"

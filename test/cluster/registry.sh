@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# A container registry on loopback (plain http) for the local cluster: Debian's
+# docker-registry (distribution 2.8), its data kept between runs.
+#
+#   test/cluster/registry.sh up     [--name NAME] [--port PORT] [--auth USER[:PASS]]
+#   test/cluster/registry.sh down   [--name NAME] [--purge]
+#   test/cluster/registry.sh status [--name NAME]
+#
+# NAME (default `local`) keeps several registries apart, e.g. one with basic auth for the
+# REGISTRY_AUTH_FILE tests. Everything of NAME lives in
+#   ${DEPLOY_STATE_DIR:-${XDG_STATE_HOME:-$HOME/.local/state}/k8s-deployer}/registry/NAME/
+#   (config.yml, data/, registry.pid, registry.log, port, htpasswd)
+# PORT: --port, else the port NAME last ran on, else for `local` K8S_LOCAL_REGISTRY_PORT
+# (default 5000); another NAME needs --port on its first `up`.
+# --auth USER:PASS or --auth USER (password read from stdin) turns on HTTP basic auth
+# (bcrypt htpasswd); later `up`s of NAME keep it until `down --purge`.
+#
+# `up` is idempotent: a running registry of NAME on the same port is left alone. It prints
+#   export K8S_REGISTRY=127.0.0.1:<port>
+#   export K8S_REGISTRY_TLS_VERIFY=false
+# `status` prints one line and exits 0 when NAME is running, 1 when it is not.
+# `down` stops it (TERM, then KILL after 10 s) and keeps the data; --purge deletes it too.
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+LOG_TAG=registry
+. "$HERE/images/lib/common.sh"
+
+usage() {
+  sed -n '5,7p' "${BASH_SOURCE[0]}" | sed 's/^# *//' >&2
+  exit 2
+}
+
+verb=${1:-}
+[ "$#" -gt 0 ] && shift
+name=local port="" auth="" purge=0
+while [ "$#" -gt 0 ]; do
+  case $1 in
+    --name) name=${2:?--name needs a value}; shift 2 ;;
+    --port) port=${2:?--port needs a value}; shift 2 ;;
+    --auth) auth=${2:?--auth needs USER or USER:PASS}; shift 2 ;;
+    --purge) purge=1; shift ;;
+    -h | --help) usage ;;
+    *) echo "registry.sh: unknown argument '$1'" >&2; usage ;;
+  esac
+done
+[[ $name =~ ^[a-z0-9][a-z0-9_-]*$ ]] || die 2 "--name wants lowercase letters, digits, - or _, got '$name'"
+[ -z "$port" ] || [[ $port =~ ^[0-9]+$ && $port -ge 1 && $port -le 65535 ]] || die 2 "--port wants a TCP port, got '$port'"
+
+dir=$DEPLOY_STATE_DIR/registry/$name
+pidfile=$dir/registry.pid
+
+# The PID of NAME's registry when it is running (the process named in the pidfile is a
+# docker-registry serving our config.yml), else nothing.
+running_pid() {
+  local pid
+  [ -f "$pidfile" ] || return 1
+  pid=$(cat "$pidfile")
+  [[ $pid =~ ^[0-9]+$ ]] || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "serve $dir/config.yml" || return 1
+  echo "$pid"
+}
+
+# HTTP status of GET /v2/ (200 open, 401 with auth), or 000 when nothing answers.
+probe() {
+  curl -s -o /dev/null -m 2 -w '%{http_code}' "http://127.0.0.1:$1/v2/" || true
+}
+
+answers() {
+  local code
+  code=$(probe "$1")
+  [ "$code" = 200 ] || [ "$code" = 401 ]
+}
+
+pick_port() {
+  if [ -n "$port" ]; then
+    echo "$port"
+  elif [ -f "$dir/port" ]; then
+    cat "$dir/port"
+  elif [ "$name" = local ]; then
+    echo "${K8S_LOCAL_REGISTRY_PORT:-5000}"
+  else
+    die 2 "registry '$name' has no port yet: give --port"
+  fi
+}
+
+print_exports() {
+  printf 'export K8S_REGISTRY=127.0.0.1:%s\nexport K8S_REGISTRY_TLS_VERIFY=false\n' "$1"
+}
+
+write_config() {
+  local p=$1
+  {
+    printf 'version: 0.1\n'
+    printf 'log:\n  level: info\n  formatter: text\n'
+    printf 'storage:\n  filesystem:\n    rootdirectory: %s/data\n  delete:\n    enabled: true\n' "$dir"
+    printf 'http:\n  addr: 127.0.0.1:%s\n  headers:\n    X-Content-Type-Options: [nosniff]\n' "$p"
+    if [ -s "$dir/htpasswd" ]; then
+      printf 'auth:\n  htpasswd:\n    realm: deploy-local-registry\n    path: %s/htpasswd\n' "$dir"
+    fi
+  } >"$dir/config.yml.tmp"
+  mv "$dir/config.yml.tmp" "$dir/config.yml"
+}
+
+set_password() {
+  local user=${auth%%:*} pass
+  if [[ $auth == *:* ]]; then
+    pass=${auth#*:}
+  else
+    IFS= read -r pass || die 2 "--auth $user: give the password on stdin"
+  fi
+  [ -n "$user" ] && [ -n "$pass" ] || die 2 "--auth wants USER:PASS (or USER, password on stdin)"
+  # The password goes to htpasswd on stdin, never in its argv.
+  printf '%s\n' "$pass" | htpasswd -B -i -c "$dir/htpasswd.tmp" "$user" 2>/dev/null ||
+    die 3 "htpasswd failed for user $user"
+  chmod 0600 "$dir/htpasswd.tmp"
+  mv "$dir/htpasswd.tmp" "$dir/htpasswd"
+}
+
+up() {
+  local p pid
+  p=$(pick_port)
+  if pid=$(running_pid); then
+    local was
+    was=$(cat "$dir/port")
+    [ "$was" = "$p" ] || die 2 "registry '$name' runs on port $was (pid $pid), not $p: run 'registry.sh down --name $name' first"
+    if [ -n "$auth" ] && [ ! -s "$dir/htpasswd" ]; then
+      die 2 "registry '$name' runs without auth: run 'registry.sh down --name $name' first"
+    fi
+    answers "$p" || die 3 "registry '$name' (pid $pid) does not answer on 127.0.0.1:$p; see $dir/registry.log"
+    log "registry '$name' already running (pid $pid) on 127.0.0.1:$p"
+    print_exports "$p"
+    return 0
+  fi
+  ensure_commands docker-registry:docker-registry curl:curl htpasswd:apache2-utils
+  [ "$(probe "$p")" = 000 ] || die 3 "port $p on 127.0.0.1 is taken by another program; pick another with --port or K8S_LOCAL_REGISTRY_PORT"
+  mkdir -p "$dir/data"
+  [ -z "$auth" ] || set_password
+  write_config "$p"
+  echo "$p" >"$dir/port"
+  # Its own session, so it outlives this script and a Ctrl-C in the caller's terminal.
+  setsid docker-registry serve "$dir/config.yml" >>"$dir/registry.log" 2>&1 </dev/null &
+  pid=$!
+  echo "$pid" >"$pidfile"
+  if ! wait_until 20 answers "$p"; then
+    kill -KILL "$pid" 2>/dev/null || true
+    rm -f "$pidfile"
+    tail -n 20 "$dir/registry.log" >&2 || true
+    die 3 "the registry did not answer on 127.0.0.1:$p within 20 s (log above: $dir/registry.log)"
+  fi
+  log "registry '$name' up (pid $pid) on 127.0.0.1:$p$([ -s "$dir/htpasswd" ] && echo ', basic auth'), data in $dir/data"
+  print_exports "$p"
+}
+
+not_alive() {
+  ! kill -0 "$1" 2>/dev/null
+}
+
+down() {
+  local pid
+  if pid=$(running_pid); then
+    kill -TERM "$pid" 2>/dev/null || true
+    if ! wait_until 10 not_alive "$pid"; then
+      log "registry '$name' (pid $pid) did not stop within 10 s: killing it"
+      kill -KILL "$pid" 2>/dev/null || true
+      wait_until 5 not_alive "$pid" || die 3 "registry '$name' (pid $pid) survives SIGKILL"
+    fi
+    log "registry '$name' stopped (pid $pid)"
+  else
+    log "registry '$name' is not running"
+  fi
+  rm -f "$pidfile"
+  if [ "$purge" = 1 ]; then
+    remove_tree "$dir"
+    log "registry '$name': data deleted"
+  fi
+}
+
+status() {
+  local pid
+  if pid=$(running_pid) && answers "$(cat "$dir/port")"; then
+    echo "registry $name: running, pid $pid, 127.0.0.1:$(cat "$dir/port"), auth $([ -s "$dir/htpasswd" ] && echo basic || echo none), data $dir/data"
+  else
+    echo "registry $name: stopped"
+    return 1
+  fi
+}
+
+case $verb in
+  up) up ;;
+  down) down ;;
+  status) status ;;
+  *) usage ;;
+esac
