@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
+import { registerRollout } from './rollout.js';
 import { registerState } from './state.js';
 import { registerSynth } from './synth.js';
 
@@ -10,4 +11,5 @@ import { registerSynth } from './synth.js';
 export function registerVerbs(program: Command, ctx: CliContext): void {
   registerSynth(program, ctx);
   registerState(program, ctx);
+  registerRollout(program, ctx);
 }

@@ -1,0 +1,87 @@
+/**
+ * `deploy rollout`: the rollout step the graph runs after it applied a node's Deployment
+ * (see src/rollout/). Waits for the new pod, explains a failure, rolls back, writes the
+ * report into the run directory, and exits with the outcome's code.
+ */
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { ConfigError } from '../errors.js';
+import type { CliContext } from './context.js';
+
+interface RolloutFlags {
+  namespace: string;
+  node: string;
+  timeout: number;
+  rollbackTimeout?: number;
+  reportDir?: string;
+  json?: boolean;
+}
+
+async function parseDuration(value: string): Promise<number> {
+  const { parseDurationMs } = await import('../rollout/duration.js');
+  return parseDurationMs(value) ?? Number.NaN;
+}
+
+function durationArg(value: string): string {
+  // validated (and converted) in the action, so --help does not load the parser
+  if (!/^\s*\d/.test(value)) throw new InvalidArgumentError('expected a duration like 300s, 5m or 1m30s');
+  return value;
+}
+
+export function registerRollout(program: Command, ctx: CliContext): void {
+  program
+    .command('rollout')
+    .description(
+      "Wait for a node's new pod to become ready; on a terminal failure (systemd degraded, image pull, " +
+        'unschedulable, ...) or at the timeout, explain it and set the Deployment back to the previous revision.',
+    )
+    .requiredOption('--namespace <ns>', 'namespace of the node')
+    .requiredOption('--node <name>', 'the node (the Deployment name)')
+    .addOption(new Option('--timeout <duration>', 'how long the new pod may take to become ready').default('300s').argParser(durationArg))
+    .addOption(new Option('--rollback-timeout <duration>', 'how long the previous pod may take after a rollback (default: --timeout)').argParser(durationArg))
+    .addOption(new Option('--report-dir <dir>', 'where to write rollout-<ns>-<node>.json').env('DEPLOY_RUN_DIR'))
+    .option('--json', 'print the report as JSON on stdout')
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 ready; 4 failed and rolled back; 5 failed, no previous revision; 6 rollback failed; 3 API error; 130 interrupted.\n' +
+        'Environment: KUBE_CONFIG_PATH (kubeconfig), DEPLOY_RUN_DIR (default --report-dir).',
+    )
+    .action(async (raw: Record<string, string | boolean | undefined>) => {
+      const timeoutMs = await parseDuration(String(raw.timeout));
+      const rollbackMs = raw.rollbackTimeout === undefined ? timeoutMs : await parseDuration(String(raw.rollbackTimeout));
+      const issues = [
+        ...(Number.isFinite(timeoutMs) ? [] : [{ where: '--timeout', message: `not a duration: ${String(raw.timeout)}` }]),
+        ...(Number.isFinite(rollbackMs) ? [] : [{ where: '--rollback-timeout', message: `not a duration: ${String(raw.rollbackTimeout)}` }]),
+      ];
+      if (issues.length > 0) throw new ConfigError('Bad rollout options.', issues);
+      const flags: RolloutFlags = {
+        namespace: String(raw.namespace),
+        node: String(raw.node),
+        timeout: timeoutMs,
+        rollbackTimeout: rollbackMs,
+        ...(typeof raw.reportDir === 'string' && raw.reportDir ? { reportDir: raw.reportDir } : {}),
+        json: raw.json === true,
+      };
+      await runRolloutVerb(flags, ctx);
+    });
+}
+
+async function runRolloutVerb(flags: RolloutFlags, ctx: CliContext): Promise<void> {
+  const [{ runRollout }, { createKubeApi, loadKubeConfig }, { createProgress }, report] = await Promise.all([
+    import('../rollout/run-rollout.js'),
+    import('../rollout/kube-api.js'),
+    import('../rollout/progress.js'),
+    import('../rollout/report.js'),
+  ]);
+  const api = createKubeApi(loadKubeConfig(ctx.env));
+  const result = await runRollout(
+    { namespace: flags.namespace, node: flags.node, timeoutMs: flags.timeout, rollbackTimeoutMs: flags.rollbackTimeout ?? flags.timeout },
+    { api, signal: ctx.signal, progress: createProgress(ctx.stderr, flags.node), logger: ctx.logger() },
+  );
+  if (flags.reportDir) await report.writeRolloutReport(flags.reportDir, result);
+  if (flags.json) ctx.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  else {
+    const lines = [report.formatRolloutLine(result), ...(result.outcome === 'ready' ? [] : report.formatRolloutEvidence(result))];
+    ctx.stdout.write(`${lines.join('\n')}\n`);
+  }
+  ctx.exitCode = report.outcomeExitCode(result.outcome);
+}

@@ -1,0 +1,266 @@
+/**
+ * The classifier: from one snapshot of the API objects, is the rollout done, still on its way
+ * (slow: keep waiting until the deadline), or failed for good (terminal: fail now, roll back)?
+ * Pure: the clock comes in as `now`. Every terminal reason is one the kubelet, scheduler or
+ * controller does not get out of by itself without a change to the Deployment.
+ */
+import { eventCount, eventTimeMs, findCondition, templateImage, type Claim, type ContainerStatus, type KubeEvent, type Pod } from './api-objects.js';
+import { isTerminalSystemdState, parseProbeMessage, type SystemdState } from './probe-output.js';
+import { currentPod, currentReplicaSet, eventsFor, oldPods, type RolloutSnapshot } from './snapshot.js';
+
+/** Why a rollout is still on its way. */
+export type SlowPhase =
+  | 'controller' // the Deployment controller has not acted on the new generation yet
+  | 'old-pod' // Recreate: the previous pod is still shutting down
+  | 'creating-pod' // the ReplicaSet has not created the pod yet
+  | 'scheduling' // waiting for the scheduler (a claim being provisioned)
+  | 'pulling' // the kubelet pulls the image
+  | 'creating' // ContainerCreating: sandbox, volumes, container
+  | 'booting' // systemd starting (startup probe not passed yet)
+  | 'restarting' // the container exited and is being started again
+  | 'readiness' // booted, readiness not reported yet
+  | 'available'; // pod ready, the Deployment has not counted it yet
+
+/** Why a rollout failed. Every one but `timeout` is decided before the deadline. */
+export type FailureReason =
+  | 'systemd-degraded'
+  | 'systemd-maintenance'
+  | 'image-pull'
+  | 'container-config'
+  | 'crash-loop'
+  | 'unschedulable'
+  | 'progress-deadline'
+  | 'deployment-missing'
+  | 'timeout';
+
+export type Verdict =
+  | { readonly kind: 'ready'; readonly pod: string; readonly image: string | null }
+  | {
+      readonly kind: 'waiting';
+      readonly phase: SlowPhase;
+      readonly detail: string;
+      readonly pod?: string;
+      readonly systemdState?: SystemdState;
+    }
+  | {
+      readonly kind: 'failed';
+      readonly reason: FailureReason;
+      readonly message: string;
+      readonly failedUnits: readonly string[];
+      readonly pod?: string;
+      readonly systemdState?: SystemdState;
+      /** When the API first showed the evidence (ms since epoch), for the benchmark. */
+      readonly evidenceAt?: number;
+    };
+
+export interface ClassifyContext {
+  /** Local clock, ms since the epoch. */
+  readonly now: number;
+  /** When this watch began (grace periods never start before it). */
+  readonly watchStartedAt: number;
+  /** After a rollback patch: the Deployment generation that carries it. */
+  readonly minGeneration?: number;
+  /**
+   * How long an unschedulable pod may wait for a claim that a provisioner is working on
+   * (Immediate binding: the scheduler says "unbound immediate PersistentVolumeClaims"
+   * until the volume is there). Default 10 s.
+   */
+  readonly claimGraceMs?: number;
+}
+
+const IMAGE_PULL = new Set(['ImagePullBackOff', 'ErrImagePull', 'ErrImageNeverPull', 'InvalidImageName']);
+const PROVISIONER_ANNOTATIONS = ['volume.kubernetes.io/storage-provisioner', 'volume.beta.kubernetes.io/storage-provisioner'];
+const DEFAULT_CLAIM_GRACE_MS = 10_000;
+
+export function classifyRollout(snap: RolloutSnapshot, ctx: ClassifyContext): Verdict {
+  const dep = snap.deployment;
+  if (!dep) {
+    return { kind: 'failed', reason: 'deployment-missing', message: 'the Deployment does not exist (deleted during the rollout?)', failedUnits: [] };
+  }
+  const generation = dep.metadata.generation ?? 0;
+  if (ctx.minGeneration !== undefined && generation < ctx.minGeneration) {
+    return waiting('controller', `waiting for the Deployment to show generation ${ctx.minGeneration}`);
+  }
+  if ((dep.status?.observedGeneration ?? 0) < generation) {
+    return waiting('controller', `waiting for the Deployment controller to observe generation ${generation}`);
+  }
+  const progressing = findCondition(dep.status?.conditions, 'Progressing');
+  if (progressing?.status === 'False' && progressing.reason === 'ProgressDeadlineExceeded') {
+    return {
+      kind: 'failed',
+      reason: 'progress-deadline',
+      message: `the Deployment's progress deadline (${dep.spec.progressDeadlineSeconds ?? '?'}s) passed: ${progressing.message ?? ''}`.trim(),
+      failedUnits: [],
+      evidenceAt: Date.parse(progressing.lastUpdateTime ?? progressing.lastTransitionTime ?? '') || undefined,
+    };
+  }
+  const rs = currentReplicaSet(snap);
+  if (!rs) return waiting('controller', 'waiting for the Deployment controller to create the ReplicaSet');
+  const old = oldPods(snap, rs);
+  if (old.length > 0) return waiting('old-pod', `waiting for the previous pod ${old.map((p) => p.metadata.name).join(', ')} to stop`);
+  const pod = currentPod(snap, rs);
+  if (!pod) {
+    const failure = findCondition(rs.status?.conditions, 'ReplicaFailure');
+    const why = failure?.status === 'True' ? `: ${failure.message ?? failure.reason ?? ''}` : '';
+    return waiting('creating-pod', `waiting for ReplicaSet ${rs.metadata.name} to create the pod${why}`);
+  }
+  return classifyPod(snap, pod, ctx, () => {
+    const s = dep.status;
+    const counted = (s?.updatedReplicas ?? 0) >= 1 && (s?.readyReplicas ?? 0) >= 1 && (s?.availableReplicas ?? 0) >= 1;
+    const noExtra = (s?.replicas ?? 0) <= (dep.spec.replicas ?? 1);
+    return counted && noExtra;
+  }, templateImage(rs.spec.template));
+}
+
+function classifyPod(snap: RolloutSnapshot, pod: Pod, ctx: ClassifyContext, deploymentCountsIt: () => boolean, image: string | null): Verdict {
+  const name = pod.metadata.name;
+  const events = eventsFor(snap, 'Pod', pod.metadata);
+  const scheduled = findCondition(pod.status?.conditions, 'PodScheduled');
+  if (scheduled?.status === 'False' && scheduled.reason === 'Unschedulable') {
+    return classifyUnschedulable(snap, pod, scheduled.message ?? '', Date.parse(scheduled.lastTransitionTime ?? '') || ctx.watchStartedAt, ctx);
+  }
+  if (!scheduled || scheduled.status !== 'True') return waiting('scheduling', `pod ${name} is waiting for the scheduler`, name);
+
+  const cs = nodeContainer(pod);
+  const readyCond = findCondition(pod.status?.conditions, 'Ready');
+  if (readyCond?.status === 'True' && cs?.ready) {
+    if (deploymentCountsIt()) return { kind: 'ready', pod: name, image };
+    return waiting('available', `pod ${name} is ready; waiting for the Deployment to count it available`, name, 'running');
+  }
+  if (!cs) return waiting('creating', describeCreating(events, name), name);
+
+  const waitingReason = cs.state?.waiting?.reason ?? '';
+  const waitingMessage = cs.state?.waiting?.message ?? '';
+  if (IMAGE_PULL.has(waitingReason)) {
+    return failed('image-pull', `${waitingReason}: ${waitingMessage || lastMessage(events, 'Failed') || `cannot pull ${cs.image ?? image ?? 'the image'}`}`, name, latestTime(events, 'Failed'));
+  }
+  if (waitingReason === 'CreateContainerConfigError') {
+    return failed('container-config', `CreateContainerConfigError: ${waitingMessage}`, name, latestTime(events, 'Failed'));
+  }
+  if (waitingReason === 'CrashLoopBackOff') {
+    const t = cs.lastState?.terminated;
+    const last = t ? ` (last exit: code ${t.exitCode}${t.reason ? `, ${t.reason}` : ''})` : '';
+    return failed('crash-loop', `CrashLoopBackOff: the container keeps exiting, restarted ${cs.restartCount} times${last}`, name, latestTime(events, 'BackOff'));
+  }
+  if (cs.state?.terminated) {
+    return waiting('restarting', `the container exited with code ${cs.state.terminated.exitCode}${cs.state.terminated.reason ? ` (${cs.state.terminated.reason})` : ''}`, name);
+  }
+  if (!cs.state?.running) {
+    const pulling = pullingMessage(events);
+    if (pulling) return waiting('pulling', pulling, name);
+    return waiting('creating', waitingReason ? `${waitingReason}${waitingMessage ? `: ${waitingMessage}` : ''}` : describeCreating(events, name), name);
+  }
+
+  // Running: what do the probes say about systemd (only reports of this container's run)?
+  const since = Math.floor(Date.parse(cs.state.running.startedAt ?? '') / 1000) * 1000 || 0;
+  const probes = events
+    .filter((e) => e.reason === 'Unhealthy' && !(eventTimeMs(e) < since))
+    .map((e) => ({ e, report: parseProbeMessage(e.message) }))
+    .filter((x) => x.report !== undefined)
+    .sort((a, b) => eventTimeMs(a.e) - eventTimeMs(b.e));
+  const readiness = probes.filter((x) => x.report!.probe === 'Readiness').at(-1);
+  if (readiness) {
+    const r = readiness.report!;
+    // The readiness probe runs only after the startup probe passed (boot is over); the count
+    // covers a kubelet that does not report `started`.
+    if (isTerminalSystemdState(r.systemdState) && (cs.started === true || eventCount(readiness.e) >= 2)) {
+      const units = r.failedUnits;
+      const what = units.length > 0 ? `failed units: ${units.join(', ')}` : 'no failed unit listed';
+      return {
+        kind: 'failed',
+        reason: r.systemdState === 'degraded' ? 'systemd-degraded' : 'systemd-maintenance',
+        message: `systemd in pod ${name} is ${r.systemdState} (${what})`,
+        failedUnits: units,
+        pod: name,
+        systemdState: r.systemdState,
+        evidenceAt: Date.parse(readiness.e.firstTimestamp ?? readiness.e.eventTime ?? '') || eventTimeMs(readiness.e),
+      };
+    }
+  }
+  const latest = probes.at(-1)?.report;
+  const state = latest?.systemdState;
+  if (cs.started !== true) {
+    return waiting('booting', `systemd is booting${state ? ` (systemd: ${state})` : ''}`, name, state);
+  }
+  return waiting('readiness', `booted; waiting for readiness${state ? ` (systemd: ${state})` : ''}`, name, state);
+}
+
+function classifyUnschedulable(snap: RolloutSnapshot, pod: Pod, schedulerMessage: string, since: number, ctx: ClassifyContext): Verdict {
+  const name = pod.metadata.name;
+  const claimNames = (pod.spec.volumes ?? []).flatMap((v) => (v.persistentVolumeClaim ? [v.persistentVolumeClaim.claimName] : []));
+  const notes: string[] = [];
+  let provisioning = false;
+  for (const claimName of claimNames) {
+    const claim = snap.claims.find((c) => c.metadata.name === claimName);
+    if (!claim) {
+      notes.push(`claim ${claimName} does not exist`);
+      continue;
+    }
+    if (claim.status?.phase === 'Bound') continue;
+    const atWork = PROVISIONER_ANNOTATIONS.some((a) => claim.metadata.annotations?.[a]);
+    if (claim.status?.phase === 'Pending' && atWork) provisioning = true;
+    notes.push(describeClaim(snap, claim, atWork));
+  }
+  const grace = ctx.claimGraceMs ?? DEFAULT_CLAIM_GRACE_MS;
+  const start = Math.max(since, ctx.watchStartedAt);
+  if (provisioning && ctx.now - start < grace) {
+    return waiting('scheduling', `pod ${name} waits for its claim to be provisioned (${notes.join('; ')})`, name);
+  }
+  const message = [`pod ${name} cannot be scheduled: ${schedulerMessage}`.trim(), ...notes].join('; ');
+  return failed('unschedulable', message, name, since);
+}
+
+function describeClaim(snap: RolloutSnapshot, claim: Claim, atWork: boolean): string {
+  const cls = claim.spec?.storageClassName;
+  const why = lastWarning(eventsFor(snap, 'PersistentVolumeClaim', claim.metadata));
+  return (
+    `claim ${claim.metadata.name} is ${claim.status?.phase ?? 'unknown'}` +
+    (cls ? ` (storage class "${cls}")` : ' (no storage class)') +
+    (atWork ? ', a provisioner is at work' : ', no provisioner is at work') +
+    (why ? `: ${why}` : '')
+  );
+}
+
+function nodeContainer(pod: Pod): ContainerStatus | undefined {
+  const all = pod.status?.containerStatuses ?? [];
+  return all.find((c) => c.name === 'node') ?? all[0];
+}
+
+function waiting(phase: SlowPhase, detail: string, pod?: string, systemdState?: SystemdState): Verdict {
+  return { kind: 'waiting', phase, detail, ...(pod ? { pod } : {}), ...(systemdState ? { systemdState } : {}) };
+}
+
+function failed(reason: FailureReason, message: string, pod: string, evidenceAt: number | undefined): Verdict {
+  return { kind: 'failed', reason, message, failedUnits: [], pod, ...(evidenceAt && Number.isFinite(evidenceAt) ? { evidenceAt } : {}) };
+}
+
+function byTime(events: readonly KubeEvent[]): KubeEvent[] {
+  return [...events].sort((a, b) => eventTimeMs(a) - eventTimeMs(b));
+}
+
+function lastMessage(events: readonly KubeEvent[], reason: string): string | undefined {
+  return byTime(events.filter((e) => e.reason === reason)).at(-1)?.message ?? undefined;
+}
+
+function latestTime(events: readonly KubeEvent[], reason: string): number | undefined {
+  const e = byTime(events.filter((x) => x.reason === reason)).at(-1);
+  return e ? Date.parse(e.firstTimestamp ?? e.eventTime ?? '') || eventTimeMs(e) : undefined;
+}
+
+function lastWarning(events: readonly KubeEvent[]): string | undefined {
+  return byTime(events.filter((e) => e.type === 'Warning')).at(-1)?.message ?? undefined;
+}
+
+/** "Pulling" with no "Pulled"/"Failed" after it: the kubelet is pulling. */
+function pullingMessage(events: readonly KubeEvent[]): string | undefined {
+  const pullEvents = byTime(events.filter((e) => e.reason === 'Pulling' || e.reason === 'Pulled' || e.reason === 'Failed'));
+  const last = pullEvents.at(-1);
+  return last?.reason === 'Pulling' ? (last.message ?? 'pulling the image') : undefined;
+}
+
+function describeCreating(events: readonly KubeEvent[], pod: string): string {
+  const pulling = pullingMessage(events);
+  if (pulling) return pulling;
+  const warn = lastWarning(events);
+  return warn ? `creating pod ${pod} (last warning: ${warn.split('\n')[0]})` : `creating pod ${pod}`;
+}

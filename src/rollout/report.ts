@@ -1,0 +1,196 @@
+/**
+ * The rollout report: what `deploy rollout` found and did for one node, as data. The step
+ * writes it to `<run dir>/rollout-<ns>-<node>.json`; `deploy apply` reads all of them after
+ * tofu exits, prints one summary and exits with the matching code.
+ */
+import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { ExitCode } from '../errors.js';
+
+export const OUTCOMES = ['ready', 'rolled-back', 'failed-no-previous', 'rollback-failed', 'interrupted'] as const;
+export type RolloutOutcome = (typeof OUTCOMES)[number];
+
+const ReportedEventSchema = z.object({
+  time: z.string().nullable(),
+  type: z.string(),
+  reason: z.string(),
+  object: z.string(),
+  count: z.number(),
+  message: z.string(),
+});
+export type ReportedEvent = z.infer<typeof ReportedEventSchema>;
+
+const TerminatedSchema = z.object({
+  exitCode: z.number(),
+  reason: z.string().nullable(),
+  finishedAt: z.string().nullable(),
+});
+
+const LastStateSchema = z.object({
+  pod: z.string(),
+  phase: z.string().nullable(),
+  ready: z.boolean(),
+  /** `waiting: <reason>`, `running`, `terminated: <reason>` of the `node` container. */
+  container: z.string().nullable(),
+  restartCount: z.number(),
+  lastTerminated: TerminatedSchema.nullable(),
+  systemdState: z.string().nullable(),
+});
+export type LastState = z.infer<typeof LastStateSchema>;
+
+const DurationsSchema = z.object({
+  /** From the start of the watch to the verdict (ready, or the terminal failure). */
+  waitMs: z.number(),
+  /** From the rollback patch to the previous revision's pod being ready (or giving up). */
+  rollbackMs: z.number().nullable(),
+  /** From the API's first sign of the failure (e.g. the `degraded` probe event) to rollback done. */
+  evidenceToRollbackDoneMs: z.number().nullable(),
+  totalMs: z.number(),
+});
+
+export const RolloutReportSchema = z.object({
+  version: z.literal(1),
+  node: z.string(),
+  namespace: z.string(),
+  outcome: z.enum(OUTCOMES),
+  /** `ready`, `interrupted`, or the failure reason of src/rollout/classify.ts. */
+  reason: z.string(),
+  /** One or two sentences for people: what happened and what the node runs now. */
+  message: z.string(),
+  failedUnits: z.array(z.string()),
+  events: z.array(ReportedEventSchema),
+  lastState: LastStateSchema.nullable(),
+  logTail: z.array(z.string()),
+  /** The image the rollout tried (the Deployment's template at the start). */
+  image: z.string().nullable(),
+  /** The image of the previous revision: what a rollback set back (null on a first deploy). */
+  previousImage: z.string().nullable(),
+  timeoutSeconds: z.number(),
+  startedAt: z.string(),
+  durations: DurationsSchema,
+});
+export type RolloutReport = z.infer<typeof RolloutReportSchema>;
+
+const EXIT_CODES: Record<RolloutOutcome, ExitCode> = {
+  ready: ExitCode.ok,
+  'rolled-back': ExitCode.rolledBack,
+  'failed-no-previous': ExitCode.failedNoPrevious,
+  'rollback-failed': ExitCode.rollbackFailed,
+  interrupted: ExitCode.interrupted,
+};
+
+export function outcomeExitCode(outcome: RolloutOutcome): ExitCode {
+  return EXIT_CODES[outcome];
+}
+
+/** Worst first: a node left down outweighs one rolled back, which outweighs an interrupt. */
+const SEVERITY: readonly RolloutOutcome[] = ['rollback-failed', 'failed-no-previous', 'rolled-back', 'interrupted', 'ready'];
+
+/** The exit code of a run over several nodes: that of the worst outcome (0 when none). */
+export function rolloutsExitCode(reports: readonly Pick<RolloutReport, 'outcome'>[]): ExitCode {
+  for (const o of SEVERITY) if (reports.some((r) => r.outcome === o)) return outcomeExitCode(o);
+  return ExitCode.ok;
+}
+
+export function reportFileName(namespace: string, node: string): string {
+  return `rollout-${namespace}-${node}.json`;
+}
+
+/** Writes the report atomically (temp file + rename), so a reader never sees half of it. */
+export async function writeRolloutReport(dir: string, report: RolloutReport): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  const file = join(dir, reportFileName(report.namespace, report.node));
+  const tmp = `${file}.${process.pid}.tmp`;
+  await writeFile(tmp, `${JSON.stringify(report, null, 2)}\n`);
+  await rename(tmp, file);
+  return file;
+}
+
+/**
+ * Reads every `rollout-*.json` of a run directory, sorted by namespace and node. A missing
+ * directory is no reports; a file that does not parse is an error naming it.
+ */
+export async function readRolloutReports(dir: string): Promise<RolloutReport[]> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  const reports: RolloutReport[] = [];
+  for (const name of names.filter((n) => /^rollout-.+\.json$/.test(n)).sort()) {
+    const file = join(dir, name);
+    const parsed = RolloutReportSchema.safeParse(JSON.parse(await readFile(file, 'utf8')));
+    if (!parsed.success) throw new Error(`${file}: not a rollout report: ${parsed.error.message}`);
+    reports.push(parsed.data);
+  }
+  return reports.sort((a, b) => a.namespace.localeCompare(b.namespace) || a.node.localeCompare(b.node));
+}
+
+/** `sha256:0123456789ab` from `<registry>/<ns>/<n>@sha256:...` (the whole ref otherwise). */
+export function shortImage(image: string | null): string {
+  if (!image) return 'unknown image';
+  const at = image.lastIndexOf('@');
+  if (at < 0) return image;
+  const digest = image.slice(at + 1);
+  return digest.startsWith('sha256:') ? digest.slice(0, 'sha256:'.length + 12) : digest;
+}
+
+function seconds(ms: number | null): string {
+  return ms === null ? '?' : `${(ms / 1000).toFixed(1)}s`;
+}
+
+/** One line per node: what the node runs now and why. */
+export function formatRolloutLine(r: RolloutReport): string {
+  const where = `${r.namespace}/${r.node}`;
+  switch (r.outcome) {
+    case 'ready':
+      return `${where}: ready (${shortImage(r.image)}) in ${seconds(r.durations.waitMs)}`;
+    case 'rolled-back':
+      return `${where}: rolled back to ${shortImage(r.previousImage)} because ${r.message}`;
+    case 'failed-no-previous':
+      return `${where}: FAILED, nothing to roll back to (first deploy of this node): ${r.message}`;
+    case 'rollback-failed':
+      return `${where}: FAILED and the rollback to ${shortImage(r.previousImage)} failed too: ${r.message}`;
+    case 'interrupted':
+      return `${where}: interrupted: ${r.message}`;
+  }
+}
+
+/** The summary `deploy apply` prints: one line per node, then the evidence of each failure. */
+export function formatRolloutSummary(reports: readonly RolloutReport[]): string {
+  if (reports.length === 0) return 'No rollout ran (no Deployment changed).\n';
+  const lines = reports.map(formatRolloutLine);
+  for (const r of reports) {
+    if (r.outcome === 'ready') continue;
+    lines.push('', ...formatRolloutEvidence(r));
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** The evidence of one failed rollout, for people (at most ~30 lines). */
+export function formatRolloutEvidence(r: RolloutReport): string[] {
+  const out = [`${r.namespace}/${r.node}: ${r.reason}`];
+  out.push(`  tried:       ${r.image ?? 'unknown'}`);
+  out.push(`  previous:    ${r.previousImage ?? 'none (first deploy)'}`);
+  if (r.failedUnits.length > 0) out.push(`  failed units: ${r.failedUnits.join(', ')}`);
+  if (r.lastState) {
+    const s = r.lastState;
+    const term = s.lastTerminated ? `; last exit ${s.lastTerminated.exitCode}${s.lastTerminated.reason ? ` (${s.lastTerminated.reason})` : ''}` : '';
+    out.push(`  pod:         ${s.pod} ${s.phase ?? ''}, container ${s.container ?? 'not created'}, restarts ${s.restartCount}${s.systemdState ? `, systemd ${s.systemdState}` : ''}${term}`);
+  }
+  if (r.events.length > 0) {
+    out.push('  events:');
+    for (const e of r.events.slice(-8)) {
+      const msg = e.message.split('\n')[0] ?? '';
+      out.push(`    ${e.time ?? '?'} ${e.type} ${e.reason} ${e.object}${e.count > 1 ? ` (x${e.count})` : ''}: ${msg}`);
+    }
+  }
+  if (r.logTail.length > 0) {
+    out.push('  log (last lines):');
+    for (const l of r.logTail.slice(-10)) out.push(`    ${l}`);
+  }
+  return out;
+}

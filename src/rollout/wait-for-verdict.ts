@@ -1,0 +1,84 @@
+/**
+ * Waits until the classifier gives a verdict (ready or failed), the deadline passes (a
+ * `timeout` failure that says what it was still waiting for), or the signal aborts.
+ * Re-classifies on every watch change and every half second (grace periods, the deadline).
+ */
+import { classifyRollout, type Verdict } from './classify.js';
+import type { RolloutWatch } from './rollout-watch.js';
+import type { RolloutSnapshot } from './snapshot.js';
+
+export type WaitResult =
+  | { readonly kind: 'verdict'; readonly verdict: Extract<Verdict, { kind: 'ready' | 'failed' }>; readonly snapshot: RolloutSnapshot; readonly at: number }
+  | { readonly kind: 'interrupted'; readonly last: Verdict | undefined; readonly snapshot: RolloutSnapshot; readonly at: number };
+
+export interface WaitOptions {
+  /** Absolute deadline, ms since the epoch. */
+  readonly deadline: number;
+  readonly signal: AbortSignal;
+  readonly minGeneration?: number;
+  readonly claimGraceMs?: number;
+  /** Every classification, for the progress line. */
+  readonly onVerdict?: (v: Verdict) => void;
+  readonly now?: () => number;
+}
+
+const TICK_MS = 500;
+
+export function waitForVerdict(watch: RolloutWatch, opts: WaitOptions): Promise<WaitResult> {
+  const now = opts.now ?? Date.now;
+  const watchStartedAt = now();
+  return new Promise<WaitResult>((resolve) => {
+    let settled = false;
+    let scheduled = false;
+    let last: Verdict | undefined;
+    const finish = (r: WaitResult) => {
+      if (settled) return;
+      settled = true;
+      off();
+      clearInterval(tick);
+      opts.signal.removeEventListener('abort', schedule);
+      resolve(r);
+    };
+    const evaluate = () => {
+      scheduled = false;
+      if (settled) return;
+      const snapshot = watch.snapshot();
+      const t = now();
+      if (opts.signal.aborted) return finish({ kind: 'interrupted', last, snapshot, at: t });
+      const v = classifyRollout(snapshot, {
+        now: t,
+        watchStartedAt,
+        ...(opts.minGeneration !== undefined ? { minGeneration: opts.minGeneration } : {}),
+        ...(opts.claimGraceMs !== undefined ? { claimGraceMs: opts.claimGraceMs } : {}),
+      });
+      last = v;
+      opts.onVerdict?.(v);
+      if (v.kind !== 'waiting') return finish({ kind: 'verdict', verdict: v, snapshot, at: t });
+      if (t >= opts.deadline) {
+        const seconds = Math.round((opts.deadline - watchStartedAt) / 1000);
+        return finish({
+          kind: 'verdict',
+          verdict: {
+            kind: 'failed',
+            reason: 'timeout',
+            message: `not ready within ${seconds}s; still ${v.phase}: ${v.detail}`,
+            failedUnits: [],
+            ...(v.pod ? { pod: v.pod } : {}),
+            ...(v.systemdState ? { systemdState: v.systemdState } : {}),
+          },
+          snapshot,
+          at: t,
+        });
+      }
+    };
+    function schedule() {
+      if (scheduled || settled) return;
+      scheduled = true;
+      setImmediate(evaluate);
+    }
+    const off = watch.onChange(schedule);
+    const tick = setInterval(evaluate, TICK_MS);
+    opts.signal.addEventListener('abort', schedule, { once: true });
+    evaluate();
+  });
+}
