@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# The local single-node Kubernetes cluster of the tests and the demo.
+#
+#   test/cluster/cluster.sh up       bring every stage up (idempotent; fast when warm)
+#   test/cluster/cluster.sh status   what is up, per stage; exit 0 only when all stages are
+#   test/cluster/cluster.sh down     stop everything and undo every host change of `up`
+#   (npm run cluster:up | cluster:status | cluster:down; build first: npm run cluster:build)
+#
+# Stages: (a) control plane: etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
+#         plus the loopback registry (test/cluster/registry.sh)
+#         (b) node: containerd, CNI bridge, pause image, kubelet, node Ready
+#         (c) RuntimeClass `systemd` (handler: toolchain/cluster/systemd-runtime around runc)
+#         (d) NetworkPolicy: kube-router, firewall only
+#
+# Everything lives in ${DEPLOY_STATE_DIR:-${XDG_STATE_HOME:-$HOME/.local/state}/k8s-deployer}/cluster:
+#   admin.kubeconfig   the cluster-admin kubeconfig (KUBE_CONFIG_PATH), printed by up and status
+#   cluster.env        `export` lines: KUBE_CONFIG_PATH, K8S_REGISTRY, K8S_REGISTRY_TLS_VERIFY
+#   log/<daemon>.log, run/<daemon>.pid, pki/, host-before/ (what `down` restores)
+# Exit codes: 0 ok, 2 usage or configuration, 3 a program or the host failed.
+set -euo pipefail
+CLUSTER_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+for f in env proc pki host control-plane node network-policy; do
+  # shellcheck source=/dev/null
+  . "$CLUSTER_HERE/lib/$f.sh"
+done
+
+DAEMONS=(etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-router)
+
+require_root() {
+  [ "$(id -u)" -eq 0 ] || cdie 2 "the local cluster needs root (containerd, kubelet, iptables)"
+}
+
+require_programs() {
+  local missing=() p
+  for p in "$ETCD_BIN" "$K8S_BIN"/{kube-apiserver,kube-controller-manager,kube-scheduler,kubelet,kubectl} \
+    "$CONTAINERD_DIR"/{containerd,containerd-shim-runc-v2,ctr} "$RUNC_BIN" "$CNI_DIR"/{bridge,host-local,loopback,portmap} \
+    "$KUBE_ROUTER_BIN" "$CRICTL_BIN" "$SYSTEMD_RUNTIME_BIN"; do
+    [ -x "$p" ] || missing+=("$p")
+  done
+  [ "${#missing[@]}" -eq 0 ] ||
+    cdie 3 "cluster programs missing (${missing[*]}); build them: npm run cluster:build"
+  local spec
+  for spec in openssl:openssl curl:curl iptables:iptables ipset:ipset catatonit:catatonit; do
+    command -v "${spec%%:*}" >/dev/null 2>&1 ||
+      cdie 3 "the command ${spec%%:*} is missing; install it: apt-get install ${spec#*:}"
+  done
+}
+
+write_cluster_env() {
+  {
+    echo "export KUBE_CONFIG_PATH=$KUBECONFIG_ADMIN"
+    [ -n "${REGISTRY_EXPORTS:-}" ] && echo "$REGISTRY_EXPORTS"
+  } >"$S/cluster.env.tmp"
+  mv "$S/cluster.env.tmp" "$S/cluster.env"
+}
+
+up() {
+  local t0=$SECONDS
+  require_root
+  require_programs
+  mkdir -p "$S"
+  record_host
+  ensure_pki
+  ensure_node_address
+  ensure_pod_isolation
+  node_dirs
+  write_runtime_links
+  write_containerd_config
+  write_cni_config
+  write_kubelet_config
+
+  # (a) and (b) start side by side: etcd -> API server, while containerd comes up.
+  start_etcd
+  start_containerd
+  wait_until 30 etcd_ready_or_dead || cdie 3 "etcd not healthy within 30 s (log: $S/log/etcd.log)"
+  start_apiserver
+  wait_until 30 containerd_ready_or_dead || cdie 3 "containerd not ready within 30 s (log: $S/log/containerd.log)"
+  ensure_pause_image
+  wait_until 60 apiserver_ready_or_dead || cdie 3 "kube-apiserver not ready within 60 s (log: $S/log/kube-apiserver.log)"
+  clog "API server ready after $((SECONDS - t0)) s"
+  start_controller_manager
+  start_scheduler
+  start_kubelet
+  start_kube_router
+  apply_manifests || cdie 3 "could not apply $CLUSTER_HERE/manifests"
+
+  if [ -x "$CLUSTER_HERE/registry.sh" ]; then
+    REGISTRY_EXPORTS=$("$CLUSTER_HERE/registry.sh" up) || cdie 3 "the loopback registry did not start (test/cluster/registry.sh up)"
+    local reg
+    reg=$(sed -n 's/^export K8S_REGISTRY=//p' <<<"$REGISTRY_EXPORTS")
+    [ -n "$reg" ] && write_registry_hosts "$reg"
+  fi
+  write_cluster_env
+
+  wait_until 60 node_ready_or_dead || cdie 3 "node $NODE_NAME not Ready within 60 s (log: $S/log/kubelet.log)"
+  clog "node $NODE_NAME Ready after $((SECONDS - t0)) s"
+  wait_until 30 controller_manager_healthy || cdie 3 "kube-controller-manager not healthy within 30 s (log: $S/log/kube-controller-manager.log)"
+  wait_until 30 scheduler_healthy || cdie 3 "kube-scheduler not healthy within 30 s (log: $S/log/kube-scheduler.log)"
+  wait_until 30 kube_router_synced || cdie 3 "kube-router did not install its firewall within 30 s (log: $S/log/kube-router.log)"
+  clog "cluster up in $((SECONDS - t0)) s; kubeconfig: $KUBECONFIG_ADMIN; environment: $S/cluster.env"
+  echo "export KUBE_CONFIG_PATH=$KUBECONFIG_ADMIN"
+  [ -n "${REGISTRY_EXPORTS:-}" ] && echo "$REGISTRY_EXPORTS"
+  return 0
+}
+
+# ---- status -----------------------------------------------------------------------
+
+STATUS_FAILED=0
+line() { # STAGE COMPONENT OK? DETAIL
+  local mark=up
+  if [ "$3" != 0 ]; then mark=DOWN; STATUS_FAILED=1; fi
+  printf '%-3s %-26s %-5s %s\n' "$1" "$2" "$mark" "$4"
+}
+daemon_detail() { local pid; if pid=$(daemon_pid "$1"); then echo "pid $pid"; else echo "not running"; fi; }
+
+status() {
+  local ok
+  echo "kubeconfig: $KUBECONFIG_ADMIN"
+  echo "environment: $S/cluster.env"
+  etcd_healthy; line a etcd $? "$(daemon_detail etcd), http://127.0.0.1:$ETCD_CLIENT_PORT"
+  apiserver_ready; line a kube-apiserver $? "$(daemon_detail kube-apiserver), https://$NODE_IP:$API_PORT"
+  controller_manager_healthy; line a kube-controller-manager $? "$(daemon_detail kube-controller-manager)"
+  scheduler_healthy; line a kube-scheduler $? "$(daemon_detail kube-scheduler)"
+  if [ -x "$CLUSTER_HERE/registry.sh" ]; then
+    local reg
+    reg=$("$CLUSTER_HERE/registry.sh" status 2>/dev/null); line a registry $? "${reg:-stopped}"
+  fi
+  containerd_ready; line b containerd $? "$(daemon_detail containerd), $CONTAINERD_SOCK"
+  ok=1; containerd_ready && ctr_k8s images ls -q "name==$PAUSE_IMAGE" 2>/dev/null | grep -qxF "$PAUSE_IMAGE" && ok=0
+  line b pause-image $ok "$PAUSE_IMAGE"
+  kubelet_healthy; line b kubelet $? "$(daemon_detail kubelet)"
+  ok=1; apiserver_ready && node_ready && ok=0
+  line b "node $NODE_NAME" $ok "Ready=$([ $ok = 0 ] && echo True || echo False), $NODE_IP"
+  ok=1
+  if apiserver_ready && kubectl_admin get runtimeclass "$RUNTIME_CLASS" >/dev/null 2>&1 &&
+    [ -x "$S/bin/systemd-runc" ] && grep -q "runtimes.systemd\]" "$S/containerd.toml" 2>/dev/null; then ok=0; fi
+  line c "runtimeclass $RUNTIME_CLASS" $ok "handler systemd -> $S/bin/systemd-runc"
+  ok=1; daemon_pid kube-router >/dev/null && kube_router_synced && ok=0
+  line d kube-router $ok "$(daemon_detail kube-router), firewall only"
+  return "$STATUS_FAILED"
+}
+
+# ---- down -------------------------------------------------------------------------
+
+# Processes of the cluster that are not our daemons: runc shims started for our containerd.
+our_shims() {
+  local p
+  for p in /proc/[0-9]*; do
+    tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qF -- "-address $CONTAINERD_SOCK" && echo "${p#/proc/}"
+  done
+  return 0
+}
+
+kill_pids() { # SIGNAL PID...
+  local sig=$1 pid
+  shift
+  for pid in "$@"; do kill "-$sig" "$pid" 2>/dev/null || true; done
+}
+
+none_left() { [ -z "$(pod_pids)" ] && [ -z "$(our_shims)" ]; }
+
+down() {
+  local t0=$SECONDS
+  require_root
+  [ -d "$S" ] || { clog "nothing to do: $S does not exist"; return 0; }
+  stop_daemon kube-router
+  stop_daemon kubelet 30
+  # Pods: stop them through containerd (systemd gets SIGRTMIN+3 and 20 s), then whatever is left.
+  if containerd_ready; then
+    timeout 45 "$CRICTL_BIN" --runtime-endpoint "unix://$CONTAINERD_SOCK" --timeout 40s stopp $(
+      "$CRICTL_BIN" --runtime-endpoint "unix://$CONTAINERD_SOCK" --timeout 5s pods -q 2>/dev/null
+    ) >/dev/null 2>&1 || true
+    timeout 30 "$CRICTL_BIN" --runtime-endpoint "unix://$CONTAINERD_SOCK" --timeout 25s rmp -a -f >/dev/null 2>&1 || true
+  fi
+  stop_daemon containerd 20
+  # shellcheck disable=SC2046
+  kill_pids TERM $(our_shims)
+  # shellcheck disable=SC2046
+  kill_pids KILL $(pod_pids)
+  if ! wait_until 10 none_left; then
+    # shellcheck disable=SC2046
+    kill_pids KILL $(our_shims) $(pod_pids)
+    wait_until 5 none_left || clog "processes left: $(our_shims) $(pod_pids)"
+  fi
+  stop_daemon kube-scheduler
+  stop_daemon kube-controller-manager
+  stop_daemon kube-apiserver
+  stop_daemon etcd
+  [ -x "$CLUSTER_HERE/registry.sh" ] && { "$CLUSTER_HERE/registry.sh" down >&2 || clog "registry.sh down failed"; }
+
+  unmount_under "$S"
+  remove_links
+  restore_iptables
+  restore_ipsets
+  remove_cgroups
+  remove_fixed_paths
+  restore_sysctls
+  # Runtime state goes; the PKI (so kubeconfigs stay valid) and the last logs stay.
+  local d
+  for d in "$S"/*; do
+    case ${d##*/} in pki | log) ;; *) rm -rf --one-file-system "$d" ;; esac
+  done
+  clog "cluster down in $((SECONDS - t0)) s"
+}
+
+case ${1:-} in
+  up) up ;;
+  down) down ;;
+  status) status ;;
+  *) sed -n '4,7p' "${BASH_SOURCE[0]}" | sed 's/^# *//' >&2; exit 2 ;;
+esac

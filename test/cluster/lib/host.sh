@@ -1,0 +1,204 @@
+# shellcheck shell=bash
+# What the cluster changes on the host, recorded before `up` changes it and undone by `down`.
+#
+# Record ($S/host-before/, written once by the first `up` after a `down`):
+#   sysctls.env      the sysctls the kubelet and the bridge plugin change
+#   paths            the fixed host paths the node writes whatever its configured roots
+#   iptables-<fam>-<table>   `iptables -S` of every table before up
+#   ipsets           `ipset list -n` before up
+#   cgroups          every directory directly under a cgroup hierarchy root before up
+
+HOST_SYSCTLS=(kernel.panic kernel.panic_on_oops vm.overcommit_memory net.ipv4.ip_forward
+  net.ipv4.conf.all.forwarding net.ipv6.conf.all.forwarding
+  net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables)
+# Written by containerd, its shims, the CNI library, the kubelet, iptables and the
+# controller-manager's host-path provisioner, whatever their configured roots.
+HOST_FIXED_PATHS=(/run/containerd /var/lib/cni /var/lib/kubelet /var/log/containers
+  /var/log/pods /usr/libexec/kubernetes /run/xtables.lock /tmp/hostpath_pv /var/run/netns
+  /run/netns /etc/cni /opt/cni /run/runc)
+IPT_TABLES=(filter nat mangle raw)
+# Only what these own is ever removed: KUBE-* (kubelet, kube-router), DEPLOY-* (ours).
+OWNED_CHAIN_RE='^(KUBE-|DEPLOY-)'
+OWNED_RULE_RE='KUBE-|DEPLOY-|kube-router'
+OWNED_IPSET_RE='(KUBE-|kube-router|inet6:)'
+
+ipt_families() {
+  command -v iptables >/dev/null && echo iptables
+  command -v ip6tables >/dev/null && echo ip6tables
+}
+
+record_host() {
+  local r="$S/host-before" fam t k
+  [ -f "$r/complete" ] && return 0
+  rm -rf "$r"
+  mkdir -p "$r"
+  for k in "${HOST_SYSCTLS[@]}"; do
+    [ -e "/proc/sys/${k//.//}" ] && printf '%s=%s\n' "$k" "$(sysctl -n "$k")"
+  done >"$r/sysctls.env"
+  for k in "${HOST_FIXED_PATHS[@]}"; do [ -e "$k" ] && echo "$k"; done >"$r/paths"
+  for fam in $(ipt_families); do
+    for t in "${IPT_TABLES[@]}"; do
+      "$fam" -w 5 -t "$t" -S 2>/dev/null | grep '^-' >"$r/$fam-$t" || true
+    done
+  done
+  ipset list -n 2>/dev/null | sort >"$r/ipsets" || true
+  for k in $(cgroup_roots); do
+    find "$k" -mindepth 1 -maxdepth 1 -type d
+  done | sort >"$r/cgroups"
+  touch "$r/complete"
+  clog "host state recorded in $r"
+}
+
+# ---- network ----------------------------------------------------------------------
+
+ip2int() { local IFS=.; read -r a b c d <<<"$1"; echo $(((a << 24) | (b << 16) | (c << 8) | d)); }
+# overlaps A/LEN B/LEN
+overlaps() {
+  local a=${1%/*} al=${1#*/} b=${2%/*} bl=${2#*/} l
+  [ "$al" = "$1" ] && al=32
+  [ "$bl" = "$2" ] && bl=32
+  l=$((al < bl ? al : bl))
+  local mask=$(((0xffffffff << (32 - l)) & 0xffffffff))
+  [ $(($(ip2int "$a") & mask)) -eq $(($(ip2int "$b") & mask)) ]
+}
+
+# Refuses addresses that clash with any route or address the host has (but ours).
+check_addresses() {
+  local dst dev rest want
+  while read -r dst rest; do
+    [ "$dst" = default ] && continue
+    dev=$(sed -n 's/.*dev \([^ ]*\).*/\1/p' <<<"$rest")
+    case $dev in "$NODE_BRIDGE" | "$CNI_BRIDGE") continue ;; esac
+    for want in "$NODE_IP/32" "$POD_CIDR" "$SERVICE_CIDR"; do
+      if overlaps "$dst" "$want"; then
+        cdie 2 "$want clashes with the host route '$dst $rest'; set K8S_CLUSTER_NODE_IP / K8S_CLUSTER_POD_CIDR / K8S_CLUSTER_SERVICE_CIDR"
+      fi
+    done
+  done < <(ip -4 route show table all type unicast 2>/dev/null; ip -4 -o addr show | awk '$2 != "'"$NODE_BRIDGE"'" && $2 != "'"$CNI_BRIDGE"'" {print $4, "dev", $2}')
+}
+
+ensure_node_address() {
+  if ! ip link show "$NODE_BRIDGE" >/dev/null 2>&1; then
+    check_addresses
+    ip link add "$NODE_BRIDGE" type bridge
+  fi
+  ip -4 addr show dev "$NODE_BRIDGE" | grep -q " $NODE_IP/32 " ||
+    ip addr add "$NODE_IP/32" dev "$NODE_BRIDGE"
+  ip link set "$NODE_BRIDGE" up
+}
+
+# Pod traffic never leaves the machine: what the pods send to anything but the pod network
+# is rejected when forwarded (traffic to the node's own addresses is not forwarded).
+ensure_pod_isolation() {
+  iptables -w 5 -N DEPLOY-CLUSTER-FORWARD 2>/dev/null || true
+  iptables -w 5 -C DEPLOY-CLUSTER-FORWARD -s "$POD_CIDR" ! -d "$POD_CIDR" -j REJECT --reject-with icmp-net-prohibited 2>/dev/null ||
+    iptables -w 5 -A DEPLOY-CLUSTER-FORWARD -s "$POD_CIDR" ! -d "$POD_CIDR" -j REJECT --reject-with icmp-net-prohibited
+  iptables -w 5 -C FORWARD -j DEPLOY-CLUSTER-FORWARD 2>/dev/null ||
+    iptables -w 5 -I FORWARD 1 -j DEPLOY-CLUSTER-FORWARD
+}
+
+# ---- undo -------------------------------------------------------------------------
+
+restore_iptables() {
+  local r="$S/host-before" fam t line chain
+  for fam in $(ipt_families); do
+    for t in "${IPT_TABLES[@]}"; do
+      local now before="$r/$fam-$t"
+      now=$("$fam" -w 5 -t "$t" -S 2>/dev/null | grep '^-') || continue
+      # 1. rules we added to chains that existed before (builtin ones: INPUT, FORWARD, ...)
+      while IFS= read -r line; do
+        [[ $line == -A\ * ]] || continue
+        chain=$(awk '{print $2}' <<<"$line")
+        [[ $chain =~ $OWNED_CHAIN_RE ]] && continue
+        [[ $line =~ $OWNED_RULE_RE ]] || continue
+        [ -f "$before" ] && grep -qxF -- "$line" "$before" && continue
+        eval "\"\$fam\" -w 5 -t \"\$t\" -D ${line#-A }" 2>/dev/null ||
+          clog "could not delete '$line' from $fam $t"
+      done <<<"$now"
+      # 2. chains we created: flush all, then delete all
+      local new=()
+      while IFS= read -r line; do
+        chain=${line#-N }
+        [[ $chain =~ $OWNED_CHAIN_RE ]] || continue
+        [ -f "$before" ] && grep -qxF -- "$line" "$before" && continue
+        new+=("$chain")
+      done < <(grep '^-N ' <<<"$now")
+      for chain in "${new[@]}"; do "$fam" -w 5 -t "$t" -F "$chain" 2>/dev/null || true; done
+      for chain in "${new[@]}"; do
+        "$fam" -w 5 -t "$t" -X "$chain" 2>/dev/null || clog "could not delete chain $chain ($fam $t)"
+      done
+    done
+  done
+}
+
+restore_ipsets() {
+  local r="$S/host-before" set
+  while IFS= read -r set; do
+    [ -n "$set" ] || continue
+    [[ $set =~ $OWNED_IPSET_RE ]] || continue
+    [ -f "$r/ipsets" ] && grep -qxF -- "$set" "$r/ipsets" && continue
+    ipset destroy "$set" 2>/dev/null || clog "could not destroy ipset $set"
+  done < <(ipset list -n 2>/dev/null)
+}
+
+restore_sysctls() {
+  local r="$S/host-before" line
+  [ -f "$r/sysctls.env" ] || return 0
+  # ip_forward first: writing it resets conf.all.forwarding, which follows.
+  while IFS= read -r line; do
+    [ -n "$line" ] || continue
+    local k=${line%%=*} v=${line#*=}
+    [ "$(sysctl -n "$k" 2>/dev/null)" = "$v" ] || sysctl -q -w "$k=$v" >/dev/null ||
+      clog "could not restore $k=$v"
+  done <"$r/sysctls.env"
+}
+
+# Every cgroup directory created since `up` under a hierarchy root, deepest first.
+remove_cgroups() {
+  local r="$S/host-before" root dir
+  for root in $(cgroup_roots); do
+    while IFS= read -r dir; do
+      [ -f "$r/cgroups" ] && grep -qxF -- "$dir" "$r/cgroups" && continue
+      case ${dir##*/} in kubepods | kubepods.slice | system.slice | kube-router) ;; *) continue ;; esac
+      find "$dir" -depth -type d -exec rmdir {} + 2>/dev/null ||
+        clog "could not remove cgroup $dir (processes left in it?)"
+    done < <(find "$root" -mindepth 1 -maxdepth 1 -type d)
+  done
+}
+
+# PIDs of every process in the cgroups the kubelet made (containers and their children).
+pod_pids() {
+  local root
+  for root in $(cgroup_roots); do
+    [ -d "$root/kubepods" ] && find "$root/kubepods" -name cgroup.procs -exec cat {} + 2>/dev/null
+  done | sort -un
+}
+
+unmount_under() { # DIR...: everything mounted at or below each DIR, deepest first
+  local mp
+  while IFS= read -r mp; do
+    umount "$mp" 2>/dev/null || umount -l "$mp" 2>/dev/null || clog "could not unmount $mp"
+  done < <(
+    awk '{print $5}' /proc/self/mountinfo | sed 's/\\040/ /g' | while IFS= read -r m; do
+      for d in "$@"; do case $m in "$d" | "$d"/*) echo "$m" ;; esac; done
+    done | sort -r -u
+  )
+}
+
+remove_fixed_paths() {
+  local r="$S/host-before" p
+  for p in "${HOST_FIXED_PATHS[@]}"; do
+    [ -e "$p" ] || continue
+    [ -f "$r/paths" ] && grep -qxF -- "$p" "$r/paths" && continue
+    unmount_under "$p"
+    rm -rf --one-file-system "$p" || clog "could not remove $p"
+  done
+}
+
+remove_links() {
+  local l
+  for l in "$CNI_BRIDGE" "$NODE_BRIDGE"; do
+    ip link show "$l" >/dev/null 2>&1 && { ip link delete "$l" || clog "could not delete link $l"; }
+  done
+  return 0
+}
