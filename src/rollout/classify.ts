@@ -140,7 +140,7 @@ function classifyPod(snap: RolloutSnapshot, pod: Pod, ctx: ClassifyContext, depl
   if (waitingReason === 'CrashLoopBackOff') {
     const t = cs.lastState?.terminated;
     const last = t ? ` (last exit: code ${t.exitCode}${t.reason ? `, ${t.reason}` : ''})` : '';
-    return failed('crash-loop', `CrashLoopBackOff: the container keeps exiting, restarted ${cs.restartCount} times${last}`, name, latestTime(events, 'BackOff'));
+    return failed('crash-loop', `CrashLoopBackOff: the container keeps exiting, restarted ${cs.restartCount} time${cs.restartCount === 1 ? "" : "s"}${last}`, name, latestTime(events, 'BackOff'));
   }
   if (cs.state?.terminated) {
     return waiting('restarting', `the container exited with code ${cs.state.terminated.exitCode}${cs.state.terminated.reason ? ` (${cs.state.terminated.reason})` : ''}`, name);

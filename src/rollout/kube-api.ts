@@ -8,14 +8,15 @@ import {
   AppsV1Api,
   CoreV1Api,
   KubeConfig,
+  Observable,
   PatchStrategy,
+  ResponseContext,
+  SelfDecodingBody,
   Watch,
   setHeaderOptions,
+  type ConfigurationOptions,
+  type RequestContext,
 } from '@kubernetes/client-node';
-// The typed API deserialises into classes (Date objects, `_exec` for `exec`); serialising
-// back gives the JSON the server sent. Not in the package's index, but the package has no
-// `exports` map and the version is pinned; test/unit/rollout/kube-api.test.ts guards it.
-import { ObjectSerializer } from '@kubernetes/client-node/dist/gen/models/ObjectSerializer.js';
 import { ConfigError, ToolError } from '../errors.js';
 import { withDeadline } from './deadline.js';
 import type { ListResult, WatchClient } from './list-watch.js';
@@ -37,13 +38,33 @@ export interface KubeApi {
   readLogTail(namespace: string, pod: string, opts: { container: string; lines: number; previous: boolean }, signal?: AbortSignal): Promise<string[]>;
 }
 
-/** Serialises a typed object of the client back to the API's JSON. */
-export function toRawObject(obj: unknown, type: string): unknown {
-  return ObjectSerializer.serialize(obj, type, '');
+/**
+ * Calls a typed API method and returns the response body as the server sent it. The typed
+ * client deserialises into its model classes, which turn timestamps into Dates and drop
+ * fields its model does not know (a newer API server's); the watch hands out raw JSON, and
+ * a rollback must write the previous template back whole. So a response middleware (public
+ * API: ConfigurationOptions.middleware) keeps the body text and hands the client a copy.
+ */
+export async function callRaw(call: (options: ConfigurationOptions) => Promise<unknown>, extra?: ConfigurationOptions): Promise<unknown> {
+  let text: string | undefined;
+  const capture = {
+    pre: (req: RequestContext) => new Observable(Promise.resolve(req)),
+    post: (rsp: ResponseContext) =>
+      new Observable(
+        rsp.body.text().then((body) => {
+          text = body;
+          return new ResponseContext(rsp.httpStatusCode, rsp.headers, new SelfDecodingBody(Promise.resolve(Buffer.from(body))));
+        }),
+      ),
+  };
+  await call({ ...extra, middleware: [...(extra?.middleware ?? []), capture], middlewareMergeStrategy: 'append' });
+  if (text === undefined) throw new Error('no response body');
+  return JSON.parse(text);
 }
 
-function toListResult(list: { items: unknown[]; metadata?: { resourceVersion?: string } }, itemType: string): ListResult {
-  return { items: list.items.map((i) => toRawObject(i, itemType)), resourceVersion: list.metadata?.resourceVersion ?? '' };
+function toListResult(raw: unknown): ListResult {
+  const list = raw as { items?: unknown[] | null; metadata?: { resourceVersion?: string } };
+  return { items: list.items ?? [], resourceVersion: list.metadata?.resourceVersion ?? '' };
 }
 
 export function loadKubeConfig(env: NodeJS.ProcessEnv): KubeConfig {
@@ -95,35 +116,33 @@ export function createKubeApi(kc: KubeConfig): KubeApi {
     server,
     async readDeployment(namespace, name, signal) {
       try {
-        const d = await bounded(`read Deployment ${namespace}/${name}`, apps.readNamespacedDeployment({ name, namespace }), signal);
-        return toRawObject(d, 'V1Deployment');
+        return await bounded(`read Deployment ${namespace}/${name}`, callRaw((o) => apps.readNamespacedDeployment({ name, namespace }, o)), signal);
       } catch (err) {
         if (statusCode(err) === 404) return undefined;
         throw err;
       }
     },
     async listDeployments(namespace, fieldSelector) {
-      return toListResult(await bounded('list Deployments', apps.listNamespacedDeployment({ namespace, fieldSelector })), 'V1Deployment');
+      return toListResult(await bounded('list Deployments', callRaw((o) => apps.listNamespacedDeployment({ namespace, fieldSelector }, o))));
     },
     async listReplicaSets(namespace, labelSelector) {
-      return toListResult(await bounded('list ReplicaSets', apps.listNamespacedReplicaSet({ namespace, labelSelector })), 'V1ReplicaSet');
+      return toListResult(await bounded('list ReplicaSets', callRaw((o) => apps.listNamespacedReplicaSet({ namespace, labelSelector }, o))));
     },
     async listPods(namespace, labelSelector) {
-      return toListResult(await bounded('list Pods', core.listNamespacedPod({ namespace, labelSelector })), 'V1Pod');
+      return toListResult(await bounded('list Pods', callRaw((o) => core.listNamespacedPod({ namespace, labelSelector }, o))));
     },
     async listEvents(namespace) {
-      return toListResult(await bounded('list Events', core.listNamespacedEvent({ namespace })), 'CoreV1Event');
+      return toListResult(await bounded('list Events', callRaw((o) => core.listNamespacedEvent({ namespace }, o))));
     },
     async listClaims(namespace) {
-      return toListResult(await bounded('list PersistentVolumeClaims', core.listNamespacedPersistentVolumeClaim({ namespace })), 'V1PersistentVolumeClaim');
+      return toListResult(await bounded('list PersistentVolumeClaims', callRaw((o) => core.listNamespacedPersistentVolumeClaim({ namespace }, o))));
     },
     async patchDeployment(namespace, name, ops, fieldManager, signal) {
-      const d = await bounded(
+      return bounded(
         `patch Deployment ${namespace}/${name}`,
-        apps.patchNamespacedDeployment({ name, namespace, body: ops, fieldManager }, setHeaderOptions('Content-Type', PatchStrategy.JsonPatch)),
+        callRaw((o) => apps.patchNamespacedDeployment({ name, namespace, body: ops, fieldManager }, o), setHeaderOptions('Content-Type', PatchStrategy.JsonPatch)),
         signal,
       );
-      return toRawObject(d, 'V1Deployment');
     },
     async readLogTail(namespace, pod, opts, signal) {
       const text = await bounded(

@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { classifyRollout, type Verdict } from '../../../src/rollout/classify.js';
+import { previousReplicaSet } from '../../../src/rollout/snapshot.js';
+import { fixtureNames, loadFixture } from './load-fixture.js';
+
+// The fixtures' objects are timed around 2026-11-30T04:10:00Z; the watch began just before.
+const WATCH_STARTED = Date.parse('2026-11-30T04:10:00Z');
+const NOW = Date.parse('2026-11-30T04:10:06Z');
+
+function classify(name: string, now = NOW): Verdict {
+  return classifyRollout(loadFixture(name).snapshot, { now, watchStartedAt: WATCH_STARTED });
+}
+
+describe('classifyRollout on recorded API objects', () => {
+  for (const name of fixtureNames()) {
+    const fx = loadFixture(name);
+    it(`${name}: ${fx.scenario}`, () => {
+      // GIVEN the objects of the scenario WHEN classified THEN the verdict is the expected one
+      const v = classifyRollout(fx.snapshot, { now: NOW, watchStartedAt: WATCH_STARTED });
+      expect(v.kind).toBe(fx.expect.kind);
+      if (fx.expect.reason) expect(v.kind === 'failed' && v.reason).toBe(fx.expect.reason);
+      if (fx.expect.phase) expect(v.kind === 'waiting' && v.phase).toBe(fx.expect.phase);
+      if (fx.expect.systemdState) expect(v.kind !== 'ready' && v.systemdState).toBe(fx.expect.systemdState);
+      if (fx.expect.failedUnits) expect(v.kind === 'failed' && v.failedUnits).toEqual(fx.expect.failedUnits);
+      if (fx.expect.previous === null) expect(previousReplicaSet(fx.snapshot)).toBeUndefined();
+    });
+  }
+
+  it('every terminal reason of the issue has a fixture', () => {
+    const reasons = new Set(fixtureNames().map((n) => loadFixture(n).expect.reason).filter(Boolean));
+    for (const r of ['systemd-degraded', 'systemd-maintenance', 'image-pull', 'container-config', 'crash-loop', 'unschedulable', 'progress-deadline']) {
+      expect(reasons, r).toContain(r);
+    }
+  });
+
+  it('names the failed unit and the pod when systemd is degraded', () => {
+    const v = classify('terminal-systemd-degraded');
+    expect(v).toMatchObject({ kind: 'failed', reason: 'systemd-degraded', pod: 'web-7b9c4d6f5-x2k9p', systemdState: 'degraded' });
+    expect(v.kind === 'failed' && v.message).toContain('broken.service');
+    // the evidence time is the kubelet's report of `degraded`, for the benchmark
+    expect(v.kind === 'failed' && v.evidenceAt).toBe(Date.parse('2026-11-30T04:10:05Z'));
+  });
+
+  it('a second degraded report is enough when the kubelet does not say the container started', () => {
+    const fx = loadFixture('slow-degraded-once-started-unknown');
+    const unhealthy = fx.snapshot.events.filter((e) => e.reason === 'Unhealthy').at(-1)!;
+    const twice = { ...fx.snapshot, events: [...fx.snapshot.events.filter((e) => e !== unhealthy), { ...unhealthy, count: 2, lastTimestamp: '2026-11-30T04:10:07Z' }] };
+    const v = classifyRollout(twice, { now: NOW, watchStartedAt: WATCH_STARTED });
+    expect(v).toMatchObject({ kind: 'failed', reason: 'systemd-degraded', failedUnits: ['broken.service'] });
+  });
+
+  it('says what the scheduler and the claim say when the pod cannot be scheduled', () => {
+    const v = classify('terminal-unschedulable-no-storage-class');
+    expect(v.kind).toBe('failed');
+    const msg = v.kind === 'failed' ? v.message : '';
+    expect(msg).toContain('unbound immediate PersistentVolumeClaims');
+    expect(msg).toContain('claim web-state is Pending (storage class "does-not-exist")');
+    expect(msg).toContain('storageclass.storage.k8s.io "does-not-exist" not found');
+  });
+
+  it('gives a claim that a provisioner works on 10 s of grace, then fails as unschedulable', () => {
+    const within = classify('slow-unschedulable-claim-provisioning', WATCH_STARTED + 9_000);
+    expect(within).toMatchObject({ kind: 'waiting', phase: 'scheduling' });
+    const after = classify('slow-unschedulable-claim-provisioning', WATCH_STARTED + 10_500);
+    expect(after).toMatchObject({ kind: 'failed', reason: 'unschedulable' });
+    expect(after.kind === 'failed' && after.message).toContain('a provisioner is at work');
+  });
+
+  it('reports the pull error of a digest that does not exist', () => {
+    const v = classify('terminal-image-pull-backoff');
+    expect(v.kind === 'failed' && v.message).toMatch(/^ImagePullBackOff: .*not found/);
+  });
+
+  it('reports the last exit code of a crash loop', () => {
+    const v = classify('terminal-crash-loop');
+    expect(v.kind === 'failed' && v.message).toContain('code 255');
+  });
+
+  it('waits for a rollback patch the watch has not shown yet (minGeneration)', () => {
+    const fx = loadFixture('ready-good-after-good');
+    const v = classifyRollout(fx.snapshot, { now: NOW, watchStartedAt: WATCH_STARTED, minGeneration: 3 });
+    expect(v).toMatchObject({ kind: 'waiting', phase: 'controller' });
+  });
+
+  it('a Deployment that is gone is a failure, not a wait', () => {
+    const fx = loadFixture('slow-booting');
+    const v = classifyRollout({ ...fx.snapshot, deployment: undefined }, { now: NOW, watchStartedAt: WATCH_STARTED });
+    expect(v).toMatchObject({ kind: 'failed', reason: 'deployment-missing' });
+  });
+});

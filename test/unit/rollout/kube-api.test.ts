@@ -1,0 +1,77 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { AppsV1Api, KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError } from '../../../src/errors.js';
+import { ReplicaSetSchema } from '../../../src/rollout/api-objects.js';
+import { callRaw, createKubeApi, loadKubeConfig } from '../../../src/rollout/kube-api.js';
+import { loadFixture } from './load-fixture.js';
+
+/**
+ * A loopback HTTP server answers a ReplicaSet list as a newer API server would (a template
+ * field the client's model does not know). The raw call must keep it: a rollback writes the
+ * template back whole.
+ */
+describe('callRaw: API responses as the server sent them', () => {
+  const fx = loadFixture('terminal-systemd-degraded');
+  const rs = structuredClone(fx.raw.replicaSets[0]) as any;
+  rs.spec.template.spec.containers[0].futureField = { keep: 'me' };
+  let server: Server;
+  let kc: KubeConfig;
+  const seen: string[] = [];
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      seen.push(`${req.method} ${req.url} ${req.headers['content-type'] ?? ''}`);
+      res.setHeader('content-type', 'application/json');
+      if (req.method === 'PATCH') {
+        let body = '';
+        req.on('data', (c) => (body += c));
+        req.on('end', () => res.end(JSON.stringify({ ...(fx.raw.deployment as object), metadata: { ...(fx.raw.deployment as any).metadata, generation: 3 }, _echo: JSON.parse(body) })));
+        return;
+      }
+      res.end(JSON.stringify({ kind: 'ReplicaSetList', apiVersion: 'apps/v1', metadata: { resourceVersion: '777' }, items: [rs] }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
+      users: [{ name: 'u' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  it('keeps fields the typed model drops, and string timestamps', async () => {
+    const apps = kc.makeApiClient(AppsV1Api);
+    const typed = await apps.listNamespacedReplicaSet({ namespace: 'fediversity' });
+    expect((typed.items[0]!.spec!.template!.spec!.containers[0] as any).futureField).toBeUndefined();
+    const raw = (await callRaw((o) => apps.listNamespacedReplicaSet({ namespace: 'fediversity' }, o))) as any;
+    expect(raw.items[0].spec.template.spec.containers[0].futureField).toEqual({ keep: 'me' });
+    expect(raw.items[0].metadata.creationTimestamp).toBe('2026-11-30T04:01:00Z');
+    expect(ReplicaSetSchema.parse(raw.items[0]).spec.template).toEqual(rs.spec.template);
+  });
+
+  it('lists with the resourceVersion, and patches as a JSON patch with the field manager', async () => {
+    const api = createKubeApi(kc);
+    const l = await api.listReplicaSets('fediversity', 'app.kubernetes.io/name=web');
+    expect(l.resourceVersion).toBe('777');
+    expect(l.items).toHaveLength(1);
+    const patched = (await api.patchDeployment('fediversity', 'web', [{ op: 'replace', path: '/spec/template', value: { a: 1 } }], 'deploy-rollout')) as any;
+    expect(patched.metadata.generation).toBe(3);
+    expect(patched._echo).toEqual([{ op: 'replace', path: '/spec/template', value: { a: 1 } }]);
+    expect(seen.at(-1)).toBe('PATCH /apis/apps/v1/namespaces/fediversity/deployments/web?fieldManager=deploy-rollout application/json-patch+json');
+    expect(seen.at(-2)).toContain('labelSelector=app.kubernetes.io%2Fname%3Dweb');
+  });
+});
+
+describe('loadKubeConfig', () => {
+  it('names KUBE_CONFIG_PATH when no kubeconfig is given', () => {
+    expect(() => loadKubeConfig({})).toThrow(ConfigError);
+    expect(() => loadKubeConfig({})).toThrow(/KUBE_CONFIG_PATH/);
+  });
+  it('names the file it cannot read', () => {
+    expect(() => loadKubeConfig({ KUBE_CONFIG_PATH: '/nonexistent/kubeconfig' })).toThrow(/\/nonexistent\/kubeconfig/);
+  });
+});

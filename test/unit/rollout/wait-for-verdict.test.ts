@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import type { RolloutWatch } from '../../../src/rollout/rollout-watch.js';
+import type { RolloutSnapshot } from '../../../src/rollout/snapshot.js';
+import { waitForVerdict } from '../../../src/rollout/wait-for-verdict.js';
+import { loadFixture } from './load-fixture.js';
+
+/** A watch whose snapshot the test sets, as the list+watch would after each change. */
+function settableWatch(first: RolloutSnapshot) {
+  let snap = first;
+  const listeners = new Set<() => void>();
+  const watch: RolloutWatch = {
+    snapshot: () => snap,
+    onChange: (cb) => (listeners.add(cb), () => listeners.delete(cb)),
+    stop: async () => {},
+  };
+  return { watch, set: (s: RolloutSnapshot) => ((snap = s), listeners.forEach((l) => l())) };
+}
+
+describe('waitForVerdict', () => {
+  it('fails fast on the change that makes the rollout terminal', async () => {
+    const { watch, set } = settableWatch(loadFixture('slow-booting').snapshot);
+    const seen: string[] = [];
+    const p = waitForVerdict(watch, { deadline: Date.now() + 60_000, signal: new AbortController().signal, onVerdict: (v) => seen.push(v.kind) });
+    setTimeout(() => set(loadFixture('terminal-systemd-degraded').snapshot), 50);
+    const t = Date.now();
+    const r = await p;
+    expect(Date.now() - t).toBeLessThan(1000);
+    expect(r.kind === 'verdict' && r.verdict).toMatchObject({ kind: 'failed', reason: 'systemd-degraded' });
+    expect(seen[0]).toBe('waiting');
+  });
+
+  it('at the deadline says what it was still waiting for', async () => {
+    const { watch } = settableWatch(loadFixture('slow-pulling').snapshot);
+    const r = await waitForVerdict(watch, { deadline: Date.now() + 700, signal: new AbortController().signal });
+    expect(r.kind === 'verdict' && r.verdict).toMatchObject({ kind: 'failed', reason: 'timeout' });
+    expect(r.kind === 'verdict' && r.verdict.kind === 'failed' && r.verdict.message).toMatch(/^not ready within 1s; still pulling: Pulling image/);
+  });
+
+  it('stops on the abort signal with the last verdict', async () => {
+    const { watch } = settableWatch(loadFixture('slow-booting').snapshot);
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(new Error('SIGINT')), 100);
+    const r = await waitForVerdict(watch, { deadline: Date.now() + 60_000, signal: ac.signal });
+    expect(r.kind).toBe('interrupted');
+    expect(r.kind === 'interrupted' && r.last).toMatchObject({ kind: 'waiting', phase: 'booting' });
+  });
+});
