@@ -56,11 +56,12 @@ cleanup() {
     runc --root "$runc_root" delete --force "$id" >/dev/null 2>&1 || true
   fi
   # runc removes the container's cgroups; the parent is ours too (empty once no check runs).
-  local line path
+  local _ ctrls path mnt
   while IFS=: read -r _ ctrls path; do
-    [ -n "$ctrls" ] || continue
     ctrls=${ctrls#name=}
-    rmdir "/sys/fs/cgroup/${ctrls%%,*}$path/$cgroup_parent" 2>/dev/null || true
+    mnt=/sys/fs/cgroup/${ctrls%%,*}
+    [ -n "$ctrls" ] || mnt=/sys/fs/cgroup/unified # the v2 line, "0::<path>"
+    rmdir "${mnt%/}${path%/}/$cgroup_parent" 2>/dev/null || true
   done </proc/self/cgroup
   remove_tree "$scratch"
 }
