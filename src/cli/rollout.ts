@@ -17,13 +17,14 @@ interface RolloutFlags {
 }
 
 async function parseDuration(value: string): Promise<number> {
-  const { parseDurationMs } = await import('../rollout/duration.js');
-  return parseDurationMs(value) ?? Number.NaN;
+  const { parseDurationSeconds } = await import('../config/duration.js');
+  const s = parseDurationSeconds(value);
+  return s !== undefined && s > 0 ? s * 1000 : Number.NaN;
 }
 
 function durationArg(value: string): string {
   // validated (and converted) in the action, so --help does not load the parser
-  if (!/^\s*\d/.test(value)) throw new InvalidArgumentError('expected a duration like 300s, 5m or 1m30s');
+  if (!/^\s*\d/.test(value)) throw new InvalidArgumentError('expected a duration like 300s, 5m or 1m30s (or seconds)');
   return value;
 }
 
