@@ -8,6 +8,7 @@ import { COORDINATES, type CoordinateFlags } from '../config/coordinate-table.js
 import type { TargetModel } from '../config/target-model.js';
 import { defaultGraphsDir } from '../paths.js';
 import type { CliContext } from './context.js';
+import { EXIT_CODES_HELP } from './exit-codes-help.js';
 
 export interface InputFlags extends CoordinateFlags {
   plan: string;
@@ -32,7 +33,7 @@ export function addInputOptions(cmd: Command): Command {
   for (const c of COORDINATES) cmd.addOption(new Option(c.flag, c.help));
   cmd.option('-o, --out <dir>', 'where graph directories are written (default: $DEPLOY_STATE_DIR/graphs)');
   cmd.option('--json', 'write the result as JSON on stdout');
-  cmd.addHelpText('after', ENVIRONMENT_HELP);
+  cmd.addHelpText('after', ENVIRONMENT_HELP + '\n' + EXIT_CODES_HELP);
   return cmd;
 }
 

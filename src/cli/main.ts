@@ -8,17 +8,9 @@ import { DeployError, ExitCode } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
 import type { CliContext } from './context.js';
 import { registerVerbs } from './verbs.js';
+import { EXIT_CODES_HELP } from './exit-codes-help.js';
 
-const EXIT_CODES_HELP = `
-Exit codes:
-  0    success (plan: also when there are changes, unless --detailed-exitcode)
-  2    bad input: flags, environment, group plan (nothing was changed)
-  3    a tool or the cluster failed (tofu, skopeo, state backend, API server)
-  4    rollout failed; the Deployment was set back to the previous image
-  5    rollout failed; there was no previous image to set back (first deploy)
-  6    rollout failed and setting the Deployment back failed too
-  130  interrupted
-  1    unexpected error (a bug: please report it with the log)`;
+
 
 export function buildProgram(ctx: CliContext): Command {
   const program = new Command('deploy')

@@ -1,7 +1,11 @@
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
+import { registerDoctor } from './doctor.js';
 import { registerRollout } from './rollout.js';
 import { registerState } from './state.js';
+import { registerApply } from './apply.js';
+import { registerDestroy } from './destroy.js';
+import { registerPlan } from './plan.js';
 import { registerSynth } from './synth.js';
 
 /**
@@ -10,6 +14,10 @@ import { registerSynth } from './synth.js';
  */
 export function registerVerbs(program: Command, ctx: CliContext): void {
   registerSynth(program, ctx);
+  registerPlan(program, ctx);
+  registerApply(program, ctx);
+  registerDestroy(program, ctx);
   registerState(program, ctx);
   registerRollout(program, ctx);
+  registerDoctor(program, ctx);
 }

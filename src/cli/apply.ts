@@ -1,0 +1,15 @@
+import type { Command } from 'commander';
+import type { CliContext } from './context.js';
+import { addInputOptions, type InputFlags } from './inputs.js';
+
+export function registerApply(program: Command, ctx: CliContext): void {
+  const cmd = program
+    .command('apply')
+    .description(
+      "push the node images, apply each target's graph, then wait for every replaced pod: a pod that does not become ready is rolled back to the previous image and the command fails",
+    );
+  addInputOptions(cmd).action(async (flags: InputFlags) => {
+    const { runVerb } = await import('../workflow/run-verb.js');
+    await runVerb('apply', flags, ctx);
+  });
+}

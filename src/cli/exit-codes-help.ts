@@ -1,0 +1,11 @@
+/** The exit codes (src/errors.ts ExitCode), as --help shows them. */
+export const EXIT_CODES_HELP = `
+Exit codes:
+  0    success (plan: whether or not there are changes; --json says which)
+  2    bad input: flags, environment, group plan (nothing was changed)
+  3    a tool or the cluster failed (tofu, skopeo, state backend, API server)
+  4    rollout failed; the Deployment was set back to the previous image
+  5    rollout failed; there was no previous image to set back (first deploy)
+  6    rollout failed and setting the Deployment back failed too
+  130  interrupted
+  1    unexpected error (a bug: please report it with the log)`;

@@ -1,0 +1,15 @@
+import type { Command } from 'commander';
+import type { CliContext } from './context.js';
+import { addInputOptions, type InputFlags } from './inputs.js';
+
+export function registerPlan(program: Command, ctx: CliContext): void {
+  const cmd = program
+    .command('plan')
+    .description(
+      "show what apply would change, per node: pushes, Deployment changes, pod replacements, and what the k8s method cannot honour",
+    );
+  addInputOptions(cmd).action(async (flags: InputFlags) => {
+    const { runVerb } = await import('../workflow/run-verb.js');
+    await runVerb('plan', flags, ctx);
+  });
+}

@@ -1,0 +1,131 @@
+/**
+ * A saved plan (`tofu show -json`) -> what happens to each node, in words an operator reads:
+ * what will be pushed, replaced, restarted, removed. Pure.
+ */
+import type { DegradeNote, TargetModel } from '../config/target-model.js';
+
+/** One planned change, as src/tools/tofu.ts gives it (values left out: they may be secret). */
+export interface PlannedChange {
+  readonly address: string;
+  readonly name: string;
+  readonly actions: readonly string[];
+  readonly actionReason: string | undefined;
+}
+
+/** The construct ids of stacks/: `image-<node>_<part>_<hash>` and `node-<node>_<part>_<hash>`. */
+const NODE_RESOURCE = /^(image|node)-([a-z0-9-]+)_([a-z-]+)_[0-9A-F]{8}$/;
+
+export type Change = 'create' | 'update' | 'replace' | 'delete' | 'none';
+
+export interface NodeSummary {
+  node: string;
+  /** push of the image: create/replace means a push */
+  push: Change;
+  deployment: Change;
+  claim: Change;
+  /** the rollout step: create/replace means the pod is replaced and waited for */
+  rollout: Change;
+  /** the node is leaving the target: its Deployment and claim (with /var/lib) go */
+  removed: boolean;
+  /** the last rollout failed and was rolled back: this apply tries it again (US2 AS3) */
+  retryAfterRollback: boolean;
+  /** one line for people */
+  words: string;
+}
+
+export interface TargetSummary {
+  target: string;
+  namespace: string;
+  stateKey: string;
+  changes: boolean;
+  nodes: NodeSummary[];
+  /** resources outside the nodes: namespace, NetworkPolicy */
+  other: { address: string; change: Change }[];
+  degrade: readonly DegradeNote[];
+}
+
+function changeOf(actions: readonly string[]): Change {
+  if ((actions.includes('delete') && actions.includes('create')) || actions.includes('replace')) return 'replace';
+  if (actions.includes('create')) return 'create';
+  if (actions.includes('delete')) return 'delete';
+  if (actions.includes('update')) return 'update';
+  return 'none';
+}
+
+export function summarizePlan(model: TargetModel, planned: readonly PlannedChange[], hasChanges: boolean): TargetSummary {
+  const nodes = new Map<string, NodeSummary>();
+  const other: TargetSummary['other'] = [];
+  const get = (n: string) => {
+    let s = nodes.get(n);
+    if (!s) nodes.set(n, (s = { node: n, push: 'none', deployment: 'none', claim: 'none', rollout: 'none', removed: false, retryAfterRollback: false, words: '' }));
+    return s;
+  };
+  for (const n of model.nodes) get(n.name);
+  for (const rc of planned) {
+    if (rc.address.startsWith('data.')) continue;
+    const change = changeOf(rc.actions);
+    const m = NODE_RESOURCE.exec(rc.name);
+    if (!m) {
+      if (change !== 'none') other.push({ address: rc.address, change });
+      continue;
+    }
+    const s = get(m[2]!);
+    switch (m[3]) {
+      case 'push':
+        s.push = change;
+        break;
+      case 'deployment':
+        s.deployment = change;
+        break;
+      case 'state':
+        s.claim = change;
+        break;
+      case 'rollout':
+        s.rollout = change;
+        if (rc.actionReason === 'replace_because_tainted') s.retryAfterRollback = true;
+        break;
+    }
+  }
+  const present = new Set(model.nodes.map((n) => n.name));
+  const byName = new Map(model.nodes.map((n) => [n.name, n]));
+  for (const s of nodes.values()) {
+    s.removed = !present.has(s.node) && (s.deployment === 'delete' || s.claim === 'delete' || s.push === 'delete');
+    s.words = describe(s, byName.get(s.node)?.tagRef);
+  }
+  return {
+    target: model.target,
+    namespace: model.namespace,
+    stateKey: model.stateKey,
+    changes: hasChanges,
+    nodes: [...nodes.values()].sort((a, b) => a.node.localeCompare(b.node)),
+    other,
+    degrade: model.degrade,
+  };
+}
+
+function describe(s: NodeSummary, tagRef: string | undefined): string {
+  if (s.removed) return 'removed from the target: its Deployment goes, and its claim with /var/lib (the StorageClass decides whether the volume is deleted)';
+  const parts: string[] = [];
+  if (s.push === 'create' || s.push === 'replace') parts.push(`push ${tagRef ?? 'its image'}`);
+  if (s.deployment === 'create') parts.push('create its Deployment');
+  else if (s.deployment === 'update' && s.push === 'none' && s.rollout === 'none') {
+    parts.push('set its Deployment back to the graph (someone else changed it, e.g. a rollback)');
+  } else if (s.deployment === 'update') parts.push('update its Deployment');
+  if (s.claim === 'create') parts.push('create its /var/lib claim');
+  if (s.claim === 'replace') parts.push('REPLACE its /var/lib claim (the data on it is lost)');
+  if (s.retryAfterRollback) {
+    parts.push('try the rollout again: the last one failed and the cluster runs the previous image, while the state holds the failed one');
+  } else if (s.rollout === 'create' || s.rollout === 'replace') parts.push(s.deployment === 'create' ? 'wait for its first pod' : 'replace its pod and wait for it to be ready');
+  return parts.length === 0 ? 'no change' : parts.join('; ');
+}
+
+export function formatTargetSummary(t: TargetSummary): string {
+  const lines = [`target ${t.target} (namespace ${t.namespace}, state ${t.stateKey}): ${t.changes ? 'changes' : 'no changes'}`];
+  for (const n of t.nodes) lines.push(`  ${n.node}: ${n.words}`);
+  for (const o of t.other) lines.push(`  ${o.address}: ${o.change}`);
+  if (t.degrade.length > 0) {
+    lines.push('  not honoured by the k8s method:');
+    for (const d of t.degrade) lines.push(`    ${d.node}: ${d.message}`);
+  }
+  return lines.join('\n');
+}

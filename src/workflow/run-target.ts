@@ -1,0 +1,124 @@
+/**
+ * One target through OpenTofu: graph -> backend -> init -> plan -> (apply | destroy) ->
+ * rollout reports. Each verb module calls this with its own mode; nothing here exits.
+ */
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ConfigError, DeployError, ExitCode } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { TargetModel } from '../config/target-model.js';
+import { stateDir } from '../paths.js';
+import { writeGraph } from '../graph/synth.js';
+import { openBackend } from './backend.js';
+import { summarizePlan, type TargetSummary } from './plan-summary.js';
+import { writeSelfWrapper } from './self.js';
+import type { RolloutReport } from '../rollout/report.js';
+
+export type Mode = 'plan' | 'apply' | 'destroy';
+
+export interface TargetRunOptions {
+  readonly mode: Mode;
+  readonly model: TargetModel;
+  readonly graphsDir: string;
+  readonly kubeconfig: string | undefined;
+  readonly env: NodeJS.ProcessEnv;
+  readonly logger: Logger;
+  readonly signal: AbortSignal;
+  /** Progress lines for people (stderr). */
+  readonly progress: (line: string) => void;
+}
+
+export interface TargetRunResult {
+  readonly summary: TargetSummary;
+  /** apply: what each rollout step reported (empty when no pod changed). */
+  readonly rollouts: readonly RolloutReport[];
+  /** apply/destroy: whether tofu applied anything. */
+  readonly applied: boolean;
+  /** The exit code this target asks for (0, or a rollout's code). */
+  readonly exitCode: number;
+  readonly graphDir: string;
+}
+
+export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult> {
+  const { model, mode, logger, signal } = opts;
+  if (!opts.kubeconfig) {
+    throw new ConfigError('no kubeconfig for the cluster', [{ where: 'KUBE_CONFIG_PATH (or --kubeconfig)', message: 'is not set: name the kubeconfig file of the cluster' }]);
+  }
+  const tofu = await import('../tools/tofu.js');
+  const { providerEnv, requireTool } = await import('../tools/discover.js');
+  const tofuPath = requireTool('tofu', opts.env).path;
+  const graphDir = await writeGraph(model, opts.graphsDir);
+  const runsDir = join(stateDir(opts.env), 'runs');
+  await mkdir(runsDir, { recursive: true });
+  const runDir = await mkdtemp(join(runsDir, `${model.stateKey}-`));
+  const backend = await openBackend(opts.env, model.stateKey, logger, signal);
+  try {
+    const env = {
+      ...providerEnv(opts.env),
+      ...backend.env,
+      KUBE_CONFIG_PATH: opts.kubeconfig,
+      DEPLOY_BIN: await writeSelfWrapper(runDir),
+      DEPLOY_RUN_DIR: runDir,
+      TF_IN_AUTOMATION: '1',
+    };
+    const base = {
+      dir: graphDir,
+      env,
+      signal,
+      tofuPath,
+      onEvent: (e: import('../tools/tofu.js').TofuEvent) => {
+        const line = tofu.describeTofuEvent(e);
+        if (line) opts.progress(`[${model.target}] ${line}`);
+      },
+    };
+    opts.progress(`[${model.target}] tofu init (graph ${graphDir})`);
+    await tofu.initGraph(base);
+    if (mode === 'apply') await checkSubmission(model, await tofu.readOutputs(base));
+
+    opts.progress(`[${model.target}] tofu plan${mode === 'destroy' ? ' -destroy' : ''}`);
+    const plan = await tofu.planGraph({ ...base, destroy: mode === 'destroy' });
+    const summary = summarizePlan(model, plan.changes, plan.hasChanges);
+    if (mode === 'plan' || !plan.hasChanges) {
+      return { summary, rollouts: [], applied: false, exitCode: ExitCode.ok, graphDir };
+    }
+
+    opts.progress(`[${model.target}] tofu apply`);
+    let failure: unknown;
+    try {
+      await tofu.applyPlan({ ...base, planFile: plan.planFile });
+    } catch (err) {
+      failure = err;
+    }
+    const { readRolloutReports, rolloutsExitCode } = await import('../rollout/report.js');
+    const rollouts = await readRolloutReports(runDir);
+    const rolloutCode = rolloutsExitCode(rollouts);
+    if (failure !== undefined) {
+      // A failed rollout step fails the apply; its report says more than tofu's error does.
+      if (rolloutCode !== ExitCode.ok) return { summary, rollouts, applied: true, exitCode: rolloutCode, graphDir };
+      throw failure;
+    }
+    logger.debug({ kind: 'target-applied', target: model.target, rollouts: rollouts.length }, 'applied');
+    return { summary, rollouts, applied: true, exitCode: rolloutCode, graphDir };
+  } finally {
+    await backend.close();
+    await rm(runDir, { recursive: true, force: true }).catch(() => {});
+  }
+}
+
+/**
+ * A submission is bound to its state: an apply with a different submission on the same
+ * state key fails, naming both (the specification's submission rule).
+ */
+function checkSubmission(model: TargetModel, outputs: Record<string, { value: unknown }>): void {
+  const recorded = outputs.submission?.value;
+  if (typeof recorded !== 'string' || recorded === '') return;
+  const wanted = model.submissionId ?? '';
+  if (recorded !== wanted) {
+    throw new DeployError(
+      `the state ${model.stateKey} belongs to submission "${recorded}", and this apply is ${wanted ? `for submission "${wanted}"` : 'without a submission'}`,
+      ExitCode.usage,
+      { hint: `apply the plan of submission "${recorded}", or destroy that deployment first` },
+    );
+  }
+}
+

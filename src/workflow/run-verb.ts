@@ -1,0 +1,51 @@
+/**
+ * plan / apply / destroy over every chosen target: run each, print the per-node summary
+ * (text on stdout, or one JSON document with --json), and decide the exit code.
+ */
+import type { CliContext } from '../cli/context.js';
+import { graphsDir, loadTargets, type InputFlags } from '../cli/inputs.js';
+import { ExitCode } from '../errors.js';
+import { formatTargetSummary } from './plan-summary.js';
+import { runTarget, type Mode, type TargetRunResult } from './run-target.js';
+
+export async function runVerb(mode: Mode, flags: InputFlags, ctx: CliContext): Promise<void> {
+  const targets = await loadTargets(flags, ctx);
+  const { loadCoordinates } = await import('../config/load.js');
+  const coords = loadCoordinates(flags, ctx.env);
+  const logger = ctx.logger();
+  const started = Date.now();
+  const progress = (line: string) => {
+    const s = ((Date.now() - started) / 1000).toFixed(0).padStart(4);
+    ctx.stderr.write(`[${s}s] ${line}\n`);
+  };
+  const results: TargetRunResult[] = [];
+  // Targets one after the other: each has its own state and namespace, and a failure of
+  // one should be read before the next one changes anything.
+  for (const model of targets) {
+    const r = await runTarget({ mode, model, graphsDir: graphsDir(flags, ctx), kubeconfig: coords.kubeconfig, env: ctx.env, logger, signal: ctx.signal, progress });
+    results.push(r);
+    if (r.exitCode !== ExitCode.ok) break;
+  }
+  const exitCode = results.find((r) => r.exitCode !== ExitCode.ok)?.exitCode ?? ExitCode.ok;
+  if (flags.json) {
+    ctx.stdout.write(
+      JSON.stringify(
+        {
+          verb: mode,
+          exitCode,
+          targets: results.map((r) => ({ ...r.summary, graphDir: r.graphDir, applied: r.applied, rollouts: r.rollouts })),
+        },
+        null,
+        2,
+      ) + '\n',
+    );
+  } else {
+    const { formatRolloutSummary } = await import('../rollout/report.js');
+    for (const r of results) {
+      ctx.stdout.write(formatTargetSummary(r.summary) + '\n');
+      if (mode === 'apply' && r.applied) ctx.stdout.write(formatRolloutSummary(r.rollouts).replace(/^/gm, '  ').replace(/ +$/gm, ''));
+      if (mode === 'destroy' && r.applied) ctx.stdout.write(`  destroyed: namespace ${r.summary.namespace} and everything in it (the images stay in the registry)\n`);
+    }
+  }
+  ctx.exitCode = exitCode;
+}
