@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../src/config/load.js';
+import { formatTargetSummary, summarizePlan, type PlannedChange } from '../../../src/workflow/plan-summary.js';
+import { samplePlan } from '../helpers.js';
+
+const [all] = buildTargets(parseGroupPlan(JSON.stringify(samplePlan()), '/p/g.json'), loadCoordinates({}, { K8S_REGISTRY: 'reg' }), '/p/g.json', 'all');
+const change = (name: string, actions: string[], actionReason?: string): PlannedChange => ({
+  address: `${name.includes('push') || name.includes('rollout') ? 'null_resource' : 'kubernetes_manifest'}.${name}`,
+  name,
+  actions,
+  actionReason,
+});
+
+describe('summarizePlan', () => {
+  it('GIVEN a new tag THEN the node is pushed, its Deployment updated and its pod replaced', () => {
+    const s = summarizePlan(all!, [
+      change('image-alpha_push_832904CE', ['delete', 'create']),
+      change('node-alpha_deployment_A2CE01B5', ['update']),
+      change('node-alpha_rollout_D3D4E6A2', ['delete', 'create'], 'replace_by_triggers'),
+    ], true);
+    const alpha = s.nodes.find((n) => n.node === 'alpha')!;
+    expect(alpha).toMatchObject({ push: 'replace', deployment: 'update', rollout: 'replace', removed: false, retryAfterRollback: false });
+    expect(alpha.words).toBe('push reg/fediversity/alpha:a1; update its Deployment; replace its pod and wait for it to be ready');
+    expect(s.nodes.find((n) => n.node === 'beta')!.words).toBe('no change');
+  });
+
+  it('GIVEN a tainted rollout step (a rollback happened) THEN it says so in words', () => {
+    const s = summarizePlan(all!, [
+      change('node-beta_deployment_9F587E17', ['update']),
+      change('node-beta_rollout_00A985DF', ['delete', 'create'], 'replace_because_tainted'),
+    ], true);
+    const beta = s.nodes.find((n) => n.node === 'beta')!;
+    expect(beta.retryAfterRollback).toBe(true);
+    expect(beta.words).toContain('try the rollout again: the last one failed and the cluster runs the previous image');
+  });
+
+  it('GIVEN a Deployment changed behind the graph THEN it says it is set back', () => {
+    const s = summarizePlan(all!, [change('node-gamma_deployment_9F587E17', ['update'])], true);
+    expect(s.nodes.find((n) => n.node === 'gamma')!.words).toContain('set its Deployment back to the graph');
+  });
+
+  it('GIVEN a node gone from the group THEN it is reported as removed, claim included', () => {
+    const s = summarizePlan(all!, [
+      change('node-old_deployment_11111111', ['delete']),
+      change('node-old_state_22222222', ['delete']),
+    ], true);
+    const old = s.nodes.find((n) => n.node === 'old')!;
+    expect(old.removed).toBe(true);
+    expect(old.words).toContain('removed from the target');
+  });
+
+  it('lists the degrade notes and other resources in the text form', () => {
+    const s = summarizePlan(all!, [{ address: 'kubernetes_namespace_v1.namespace', name: 'namespace', actions: ['create'], actionReason: undefined }], true);
+    const text = formatTargetSummary(s);
+    expect(text).toContain('target all (namespace fediversity, state g1-all): changes');
+    expect(text).toContain('kubernetes_namespace_v1.namespace: create');
+    expect(text).toContain('not honoured by the k8s method:');
+    expect(text).toContain('beta: /etc/keys is not under /var/lib');
+  });
+});
