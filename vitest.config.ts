@@ -22,6 +22,16 @@ export default defineConfig({
           fileParallelism: false,
         },
       },
+      {
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts'],
+          globalSetup: ['test/e2e/global-setup.ts'],
+          testTimeout: 600_000,
+          hookTimeout: 3_600_000,
+          fileParallelism: false,
+        },
+      },
     ],
   },
 });

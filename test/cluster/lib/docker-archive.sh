@@ -24,7 +24,12 @@ while [ "$#" -gt 0 ]; do
 done
 mkdir -p "$root/fs/dev" "$root/fs/proc" "$root/fs/sys" "$root/fs/tmp" "$root/fs/etc"
 chmod 1777 "$root/fs/tmp"
-tar -C "$root/fs" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf "$root/layer.tar" .
+# Member names without a leading ./ (what docker save writes; some readers insist).
+tar_dir() { # DIR OUT
+  (cd "$1" && find . -mindepth 1 -maxdepth 1 -printf '%P\n' | LC_ALL=C sort |
+    tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf "$2" -T -)
+}
+tar_dir "$root/fs" "$root/layer.tar"
 layer_sha=$(sha256sum "$root/layer.tar" | cut -d' ' -f1)
 mkdir -p "$root/out"
 mv "$root/layer.tar" "$root/out/$layer_sha.tar"
@@ -34,4 +39,4 @@ JSON
 config_sha=$(sha256sum "$root/config.json" | cut -d' ' -f1)
 mv "$root/config.json" "$root/out/$config_sha.json"
 printf '[{"Config":"%s.json","RepoTags":["%s"],"Layers":["%s.tar"]}]\n' "$config_sha" "$ref" "$layer_sha" >"$root/out/manifest.json"
-tar -C "$root/out" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf "$BUILD_OUT" .
+tar_dir "$root/out" "$BUILD_OUT"

@@ -129,10 +129,12 @@ ctr_k8s() { "$CONTAINERD_DIR/ctr" --address "$CONTAINERD_SOCK" --timeout 60s -n 
 # The pause image: catatonit (Debian package) in pause mode, one layer, a docker archive
 # built once into the cache and imported when containerd does not have it.
 build_pause_archive() {
-  local v; v=$(dpkg-query -W -f '${Version}' catatonit)
-  build_once "pause/catatonit-$v" bash "$CLUSTER_HERE/lib/docker-archive.sh" "$PAUSE_IMAGE" \
-    --file /usr/bin/catatonit:/catatonit --entrypoint '["/catatonit","-P"]'
-  PAUSE_ARCHIVE="$DEPLOY_CACHE_DIR/pause/catatonit-$v"
+  local v key
+  v=$(dpkg-query -W -f '${Version}' catatonit)
+  key="pause/catatonit-$v-$(sha256sum <"$CLUSTER_HERE/lib/docker-archive.sh" | cut -c1-12).tar"
+  build_once "$key" bash "$CLUSTER_HERE/lib/docker-archive.sh" "$PAUSE_IMAGE" \
+    --file "$(command -v catatonit)":/catatonit --entrypoint '["/catatonit","-P"]' >&2
+  PAUSE_ARCHIVE="$DEPLOY_CACHE_DIR/$key"
 }
 
 ensure_pause_image() {

@@ -41,7 +41,12 @@ start_daemon() {
   # setsid: its own session, so it outlives this script and a Ctrl-C of the caller.
   setsid "$@" >>"$S/log/$name.log" 2>&1 </dev/null &
   pid=$!
-  echo "$pid $1" >"$S/run/$name.pid"
+  # Record the program (past `env NAME=VALUE...`): daemon_pid checks argv[0] against it.
+  local exe=$1 a
+  if [ "$exe" = env ]; then
+    for a in "${@:2}"; do [[ $a == *=* ]] || { exe=$a; break; }; done
+  fi
+  echo "$pid $exe" >"$S/run/$name.pid"
   clog "$name started (pid $pid, log $S/log/$name.log)"
 }
 

@@ -1,0 +1,55 @@
+/**
+ * Global setup of the e2e project: the local cluster (test/cluster/cluster.sh).
+ *
+ * Builds the cluster programs when they are missing (toolchain/cluster/build.sh skips what
+ * the cache has), brings the cluster up (idempotent: a running cluster is reused), reads
+ * <state>/cluster/cluster.env into process.env (KUBE_CONFIG_PATH, K8S_REGISTRY,
+ * K8S_REGISTRY_TLS_VERIFY) and provides it to the tests as `clusterEnv`. The cluster stays up
+ * for the whole run; teardown runs `down` only when this setup started it.
+ */
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import type { TestProject } from 'vitest/node';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    clusterEnv: Record<string, string>;
+  }
+}
+
+const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+const clusterScript = `${repoRoot}test/cluster/cluster.sh`;
+const buildScript = `${repoRoot}toolchain/cluster/build.sh`;
+
+/** `export KEY=VALUE` lines (cluster.env) to a record. */
+export function parseExports(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of text.split('\n')) {
+    const m = /^export ([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line.trim());
+    if (m?.[1] !== undefined && m[2] !== undefined) out[m[1]] = m[2];
+  }
+  return out;
+}
+
+export function stateDir(): string {
+  const base = process.env.DEPLOY_STATE_DIR ??
+    `${process.env.XDG_STATE_HOME ?? `${process.env.HOME ?? ''}/.local/state`}/k8s-deployer`;
+  return `${base}/cluster`;
+}
+
+export default async function setup(project: TestProject) {
+  // A cold machine builds for ~15 min; a warm one skips in about a second.
+  await execa('bash', [buildScript, 'all'], { stdout: 'inherit', stderr: 'inherit', timeout: 3_600_000 });
+  const before = await execa('bash', [clusterScript, 'status'], { reject: false, timeout: 60_000 });
+  const wasUp = before.exitCode === 0;
+  await execa('bash', [clusterScript, 'up'], { stdout: 'ignore', stderr: 'inherit', timeout: 300_000 });
+  const env = parseExports(await readFile(`${stateDir()}/cluster.env`, 'utf8'));
+  Object.assign(process.env, env);
+  project.provide('clusterEnv', env);
+  return async () => {
+    if (!wasUp) {
+      await execa('bash', [clusterScript, 'down'], { stdout: 'ignore', stderr: 'inherit', timeout: 300_000, reject: false });
+    }
+  };
+}
