@@ -95,7 +95,12 @@ export function classifyRollout(snap: RolloutSnapshot, ctx: ClassifyContext): Ve
     };
   }
   const rs = currentReplicaSet(snap);
-  if (!rs) return waiting('controller', 'waiting for the Deployment controller to create the ReplicaSet');
+  if (!rs) {
+    // Recreate: the controller makes the new ReplicaSet only once the old pods are gone.
+    const stopping = snap.pods.filter((p) => p.metadata.deletionTimestamp && p.metadata.labels?.['app.kubernetes.io/name'] === dep.metadata.name);
+    if (stopping.length > 0) return waiting('old-pod', `waiting for the previous pod ${stopping.map((p) => p.metadata.name).join(', ')} to stop`);
+    return waiting('controller', 'waiting for the Deployment controller to create the ReplicaSet of the new template');
+  }
   const old = oldPods(snap, rs);
   if (old.length > 0) return waiting('old-pod', `waiting for the previous pod ${old.map((p) => p.metadata.name).join(', ')} to stop`);
   const pod = currentPod(snap, rs);

@@ -37,19 +37,50 @@ export function ownedReplicaSets(snap: RolloutSnapshot): ReplicaSet[] {
 }
 
 /**
- * The ReplicaSet of the Deployment's current template: the one with the highest revision
- * (the controller gives the current one max+1, also when it reuses an old one on undo).
- * Only meaningful once the controller observed the Deployment's generation.
+ * The ReplicaSet of the Deployment's current template: the one whose template equals the
+ * Deployment's but for the pod-template-hash label (the controller's own test,
+ * EqualIgnoreHash). Until the controller made it there is none: the Deployment controller
+ * already reports the new generation as observed while Recreate waits for the old pod.
  */
 export function currentReplicaSet(snap: RolloutSnapshot): ReplicaSet | undefined {
-  return ownedReplicaSets(snap)[0];
+  const dep = snap.deployment;
+  if (!dep) return undefined;
+  return ownedReplicaSets(snap).find((rs) => sameTemplateIgnoringHash(rs.spec.template, dep.spec.template));
 }
 
-/** The revision before the current one: what `kubectl rollout undo` sets back. */
+/**
+ * The revision before the current one: what `kubectl rollout undo` sets back (the highest
+ * revision among the others; the controller gives the current one max+1, also on undo).
+ */
 export function previousReplicaSet(snap: RolloutSnapshot): ReplicaSet | undefined {
-  const [current, ...older] = ownedReplicaSets(snap);
-  if (!current) return undefined;
-  return older.find((rs) => revisionOf(rs) < revisionOf(current));
+  const dep = snap.deployment;
+  if (!dep) return undefined;
+  return ownedReplicaSets(snap).find((rs) => !sameTemplateIgnoringHash(rs.spec.template, dep.spec.template));
+}
+
+export function sameTemplateIgnoringHash(a: unknown, b: unknown): boolean {
+  return deepEqual(withoutHash(a), withoutHash(b));
+}
+
+function withoutHash(template: unknown): unknown {
+  const t = template as { metadata?: { labels?: Record<string, string> } } | null | undefined;
+  if (!t?.metadata?.labels || !(TEMPLATE_HASH_LABEL in t.metadata.labels)) return template;
+  const { [TEMPLATE_HASH_LABEL]: _hash, ...labels } = t.metadata.labels;
+  return { ...t, metadata: { ...t.metadata, labels } };
+}
+
+/** Structural equality of JSON values (key order does not matter). */
+function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const bb = b as unknown[];
+    return a.length === bb.length && a.every((x, i) => deepEqual(x, bb[i]));
+  }
+  const ka = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
+  const kb = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
+  return ka.length === kb.length && ka.every((k) => deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
 }
 
 export function podsOf(snap: RolloutSnapshot, rs: ReplicaSet): Pod[] {

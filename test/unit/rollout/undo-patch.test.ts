@@ -39,3 +39,10 @@ describe('buildUndoPatch (kubectl rollout undo semantics)', () => {
     expect(buildUndoPatch(prev).map((o) => o.op)).toEqual(['replace']);
   });
 });
+
+describe('previousReplicaSet', () => {
+  it('is the newest ReplicaSet whose template differs from the Deployment, also before the new one exists', () => {
+    expect(previousReplicaSet(loadFixture('slow-recreate-old-pod-stopping').snapshot)?.metadata.name).toBe('web-6d5f7c9b8');
+    expect(previousReplicaSet(loadFixture('terminal-first-deploy-degraded').snapshot)).toBeUndefined();
+  });
+});
