@@ -44,7 +44,11 @@ const DurationsSchema = z.object({
   waitMs: z.number(),
   /** From the rollback patch to the previous revision's pod being ready (or giving up). */
   rollbackMs: z.number().nullable(),
-  /** From the API's first sign of the failure (e.g. the `degraded` probe event) to rollback done. */
+  /**
+   * From the API's first sign of the failure (e.g. the kubelet's `degraded` probe event) to
+   * the verdict, and to rollback done. Event times have whole seconds: up to 1 s too long.
+   */
+  evidenceToVerdictMs: z.number().nullable(),
   evidenceToRollbackDoneMs: z.number().nullable(),
   totalMs: z.number(),
 });

@@ -93,7 +93,7 @@ export async function runRollout(opts: RolloutOptions, deps: RolloutDeps): Promi
         lastState: describeCurrentPod(first.snapshot),
         logTail: [],
         previousImage,
-        durations: { waitMs, rollbackMs: null, evidenceToRollbackDoneMs: null, totalMs: now() - startedAt },
+        durations: { waitMs, rollbackMs: null, evidenceToVerdictMs: null, evidenceToRollbackDoneMs: null, totalMs: now() - startedAt },
       };
     }
     const verdict = first.verdict;
@@ -108,7 +108,7 @@ export async function runRollout(opts: RolloutOptions, deps: RolloutDeps): Promi
         lastState: describeCurrentPod(first.snapshot),
         logTail: [],
         previousImage,
-        durations: { waitMs, rollbackMs: null, evidenceToRollbackDoneMs: null, totalMs: now() - startedAt },
+        durations: { waitMs, rollbackMs: null, evidenceToVerdictMs: null, evidenceToRollbackDoneMs: null, totalMs: now() - startedAt },
       };
     }
 
@@ -132,7 +132,7 @@ export async function runRollout(opts: RolloutOptions, deps: RolloutDeps): Promi
         ...evidence,
         outcome: 'failed-no-previous',
         message: `${verdict.message}; there is no previous revision to set back (first deploy of this node)`,
-        durations: { waitMs, rollbackMs: null, evidenceToRollbackDoneMs: null, totalMs: now() - startedAt },
+        durations: { waitMs, rollbackMs: null, evidenceToVerdictMs: evidenceMs(verdict.evidenceAt, first.at), evidenceToRollbackDoneMs: null, totalMs: now() - startedAt },
       };
     }
 
@@ -143,6 +143,7 @@ export async function runRollout(opts: RolloutOptions, deps: RolloutDeps): Promi
     const durations = {
       waitMs,
       rollbackMs,
+      evidenceToVerdictMs: evidenceMs(verdict.evidenceAt, first.at),
       evidenceToRollbackDoneMs: outcome.outcome === 'rolled-back' && verdict.evidenceAt ? rollbackDoneAt - verdict.evidenceAt : null,
       totalMs: rollbackDoneAt - startedAt,
     };
@@ -157,6 +158,10 @@ export async function runRollout(opts: RolloutOptions, deps: RolloutDeps): Promi
     deps.progress?.end();
     await watch.stop();
   }
+}
+
+function evidenceMs(evidenceAt: number | undefined, at: number): number | null {
+  return evidenceAt !== undefined && Number.isFinite(evidenceAt) ? at - evidenceAt : null;
 }
 
 interface RollbackOutcome {
@@ -252,6 +257,6 @@ function interruptedBeforeStart(opts: RolloutOptions, startedAt: number, at: num
     previousImage: null,
     timeoutSeconds: Math.round(opts.timeoutMs / 1000),
     startedAt: new Date(startedAt).toISOString(),
-    durations: { waitMs: at - startedAt, rollbackMs: null, evidenceToRollbackDoneMs: null, totalMs: at - startedAt },
+    durations: { waitMs: at - startedAt, rollbackMs: null, evidenceToVerdictMs: null, evidenceToRollbackDoneMs: null, totalMs: at - startedAt },
   };
 }
