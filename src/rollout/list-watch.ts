@@ -35,7 +35,7 @@ export interface ListWatchOptions {
   /** Called after the first list and after every change. */
   readonly onChange: () => void;
   readonly logger?: Logger;
-  /** Server-side end of one watch request, after which it is reopened (default 55 s). */
+  /** Server-side end of one watch request, after which it is reopened (default 25 s: before the client's 30 s inactivity timeout). */
   readonly watchSeconds?: number;
 }
 
@@ -84,7 +84,7 @@ export async function startListWatch(opts: ListWatchOptions): Promise<ListWatchH
           {
             resourceVersion,
             allowWatchBookmarks: true,
-            timeoutSeconds: opts.watchSeconds ?? 55,
+            timeoutSeconds: opts.watchSeconds ?? 25,
             labelSelector: opts.labelSelector,
             fieldSelector: opts.fieldSelector,
           },

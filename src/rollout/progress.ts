@@ -21,7 +21,7 @@ export function describeVerdict(v: Verdict): string {
     case 'ready':
       return `ready (${v.pod})`;
     case 'waiting':
-      return `${v.phase}${v.systemdState ? ` [systemd: ${v.systemdState}]` : ''}: ${v.detail}`;
+      return `${v.phase}${v.systemdState && !v.detail.includes(`systemd: ${v.systemdState}`) ? ` [systemd: ${v.systemdState}]` : ''}: ${v.detail}`;
     case 'failed':
       return `failed (${v.reason}): ${v.message}`;
   }

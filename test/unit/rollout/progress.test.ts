@@ -1,0 +1,49 @@
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createProgress } from '../../../src/rollout/progress.js';
+
+function sink() {
+  const s = new PassThrough();
+  let text = '';
+  s.on('data', (c) => (text += c));
+  return { s, text: () => text };
+}
+const booting = { kind: 'waiting', phase: 'booting', detail: 'systemd is booting (systemd: starting)', systemdState: 'starting' } as const;
+
+describe('progress', () => {
+  it('on a TTY rewrites one line per node: phase, systemd state, elapsed/deadline', () => {
+    const out = sink();
+    const p = createProgress(out.s, 'web', { tty: true });
+    p.show('rollout', booting, 1200, 300_000);
+    p.show('rollout', booting, 2400, 300_000);
+    p.end();
+    expect(out.text()).toBe(
+      '\r\x1b[2Kweb: booting: systemd is booting (systemd: starting) 1s/300s' +
+        '\r\x1b[2Kweb: booting: systemd is booting (systemd: starting) 2s/300s\n',
+    );
+  });
+
+  it('shows the systemd state when the detail does not', () => {
+    const out = sink();
+    createProgress(out.s, 'web', { tty: false }).show('rollout', { kind: 'waiting', phase: 'available', detail: 'pod web-1 is ready', systemdState: 'running' }, 0, 60_000);
+    expect(out.text()).toBe('web: available [systemd: running]: pod web-1 is ready 0s/60s\n');
+  });
+
+  it('otherwise prints a plain line when the phase changes, and "still" every 30 s', () => {
+    const out = sink();
+    const p = createProgress(out.s, 'web', { tty: false });
+    p.show('rollout', { kind: 'waiting', phase: 'pulling', detail: 'Pulling image "r/x"' }, 0, 300_000);
+    p.show('rollout', { kind: 'waiting', phase: 'pulling', detail: 'Pulling image "r/x"' }, 500, 300_000);
+    p.show('rollout', booting, 2000, 300_000);
+    p.show('rollout', booting, 33_000, 300_000);
+    p.show('rollback', { kind: 'ready', pod: 'web-1', image: null }, 4000, 300_000);
+    p.end();
+    expect(out.text().split('\n')).toEqual([
+      'web: pulling: Pulling image "r/x" 0s/300s',
+      'web: booting: systemd is booting (systemd: starting) 2s/300s',
+      'web: still booting: systemd is booting (systemd: starting) 33s/300s',
+      'web: rolling back: ready (web-1) 4s/300s',
+      '',
+    ]);
+  });
+});
