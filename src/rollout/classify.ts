@@ -85,7 +85,11 @@ export function classifyRollout(snap: RolloutSnapshot, ctx: ClassifyContext): Ve
     return waiting('controller', `waiting for the Deployment controller to observe generation ${generation}`);
   }
   const progressing = findCondition(dep.status?.conditions, 'Progressing');
-  if (progressing?.status === 'False' && progressing.reason === 'ProgressDeadlineExceeded') {
+  // Only a deadline passed during this wait counts: the controller keeps a stale
+  // ProgressDeadlineExceeded for a new generation until the new ReplicaSet exists (Recreate
+  // waits for the old pod first), e.g. right after a rollback. Condition times have whole seconds.
+  const progressingAt = Date.parse(progressing?.lastUpdateTime ?? progressing?.lastTransitionTime ?? '');
+  if (progressing?.status === 'False' && progressing.reason === 'ProgressDeadlineExceeded' && !(progressingAt < ctx.watchStartedAt - 1000)) {
     return {
       kind: 'failed',
       reason: 'progress-deadline',

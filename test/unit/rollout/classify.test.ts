@@ -82,6 +82,12 @@ describe('classifyRollout on recorded API objects', () => {
     expect(v).toMatchObject({ kind: 'waiting', phase: 'controller' });
   });
 
+  it('ignores a ProgressDeadlineExceeded left from before this wait (e.g. right after a rollback)', () => {
+    const fx = loadFixture('terminal-progress-deadline');
+    const v = classifyRollout(fx.snapshot, { now: Date.parse('2026-11-30T04:16:00Z'), watchStartedAt: Date.parse('2026-11-30T04:15:30Z') });
+    expect(v).toMatchObject({ kind: 'waiting', phase: 'booting' });
+  });
+
   it('a Deployment that is gone is a failure, not a wait', () => {
     const fx = loadFixture('slow-booting');
     const v = classifyRollout({ ...fx.snapshot, deployment: undefined }, { now: NOW, watchStartedAt: WATCH_STARTED });
