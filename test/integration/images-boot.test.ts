@@ -40,6 +40,9 @@ describe('booting the node images with runc', () => {
     expect(r.PROBE_EXIT).toBe('0');
     expect(r.PROBE_OUTPUT).toBe('systemd: running');
     expect(r.NETWORKD).toBe('masked');
+    // FR-011: the address and route the "CNI" put on eth0 before start are still there
+    expect(r.ETH0_BEFORE).toMatch(/^10\.254\.\d+\.2\/30 default via 10\.254\.\d+\.1$/);
+    expect(r.ETH0).toBe(r.ETH0_BEFORE);
     expect(r.SSH).toBe('active');
     expect(r.SSH_HOST_KEY).toMatch(/^ssh-ed25519 \S+$/);
     // signal 37 (SIGRTMIN+3) shuts systemd down cleanly and quickly
@@ -71,5 +74,7 @@ describe('booting the node images with runc', () => {
     expect(cgroups).toBe('');
     const { stdout: bundles } = await execa('sh', ['-c', `ls -d "${tmpdir()}"/deploy-image-check.* 2>/dev/null || true`]);
     expect(bundles).toBe('');
+    const { stdout: netns } = await execa('ip', ['netns', 'list']);
+    expect(netns).not.toMatch(/^dic-/m);
   });
 });

@@ -17,6 +17,11 @@
 #   MACHINE_ID      /etc/machine-id inside;  UUID  the container_uuid given
 #   PROBE_EXIT / PROBE_OUTPUT   the Deployment's readiness probe command, run inside
 #   NETWORKD        `systemctl is-enabled systemd-networkd.service`
+#   ETH0            eth0's IPv4 address and default route after boot, as a CNI plugin set
+#                   them before start (FR-011: nothing in the node may change them);
+#                   ETH0_BEFORE  the same, as set
+# The container gets its own network namespace with a veth pair (eth0 inside, 10.254.N.2/30,
+# default route via .1), like a pod's; both are deleted on exit.
 #   SSH             `systemctl is-active ssh.service`;  SSH_HOST_KEY  its ed25519 public key
 #   BOOT_MS         from start until boot was over;  STOP_MS  from signal 37 until stopped
 # Exits 0 when the container booted and stopped (whatever the state), 3 otherwise.
@@ -50,6 +55,7 @@ id=deploy-image-check-$$-$RANDOM
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/deploy-image-check.XXXXXX")
 runc_root=$scratch/runc
 cgroup_parent=deploy-image-check
+netns=dic-$$-$RANDOM
 cleanup() {
   if [ -d "$runc_root" ]; then
     runc --root "$runc_root" kill "$id" KILL >/dev/null 2>&1 || true
@@ -63,6 +69,7 @@ cleanup() {
     [ -n "$ctrls" ] || mnt=/sys/fs/cgroup/unified # the v2 line, "0::<path>"
     rmdir "${mnt%/}${path%/}/$cgroup_parent" 2>/dev/null || true
   done </proc/self/cgroup
+  ip netns delete "$netns" 2>/dev/null || true # takes the veth pair with it
   remove_tree "$scratch"
 }
 trap cleanup EXIT
@@ -76,6 +83,24 @@ if [ -z "$var_lib" ]; then
   var_lib=$scratch/var-lib
   mkdir -p "$var_lib"
 fi
+
+# A pod-like network: eth0 with an address and a default route, set before systemd starts.
+ensure_commands ip:iproute2
+subnet=$(((RANDOM % 250) + 1))
+ip netns add "$netns"
+host_if=dic$$
+ip link add "$host_if" type veth peer name eth0 netns "$netns"
+ip addr add "10.254.$subnet.1/30" dev "$host_if"
+ip link set "$host_if" up
+ip -n "$netns" addr add "10.254.$subnet.2/30" dev eth0
+ip -n "$netns" link set eth0 up
+ip -n "$netns" link set lo up
+ip -n "$netns" route add default via "10.254.$subnet.1"
+eth0_of() { # "<addr/len> default via <gw>", from `ip` in the given namespace
+  printf '%s %s' "$("$@" -4 -o addr show dev eth0 | awk '{print $4}')" \
+    "$("$@" -4 route show default | awk '{print $1, $2, $3}')"
+}
+eth0_before=$(eth0_of ip -n "$netns")
 
 # The CRI's default capability set (containerd's oci.WithDefaultCapabilities): no
 # CAP_SYS_ADMIN, as in the cluster.
@@ -108,7 +133,7 @@ cat >"$bundle/config.json" <<JSON
     {"destination": "/var/lib", "type": "bind", "source": "$var_lib", "options": ["rbind", "rw"]}
   ],
   "linux": {
-    "namespaces": [{"type": "pid"}, {"type": "ipc"}, {"type": "uts"}, {"type": "mount"}, {"type": "network"}],
+    "namespaces": [{"type": "pid"}, {"type": "ipc"}, {"type": "uts"}, {"type": "mount"}, {"type": "network", "path": "/run/netns/$netns"}],
     "cgroupsPath": "$cgroup_parent/$id",
     "resources": {"devices": [{"allow": false, "access": "rwm"}]},
     "maskedPaths": ["/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware"],
@@ -154,6 +179,7 @@ machine_id=$(in_container cat /etc/machine-id)
 probe_exit=0
 probe_output=$(in_container /bin/sh -c "$PROBE" 2>&1) || probe_exit=$?
 networkd=$(in_container systemctl is-enabled systemd-networkd.service 2>/dev/null) || true
+eth0_after=$(eth0_of in_container ip)
 ssh=$(in_container systemctl is-active ssh.service 2>/dev/null) || true
 host_key=$(in_container cat /var/lib/ssh/ssh_host_ed25519_key.pub 2>/dev/null | cut -d' ' -f1,2) || true
 if [ "$state" != running ] || [ "$journal" = 1 ]; then
@@ -165,6 +191,6 @@ runc --root "$runc_root" kill "$id" 37
 wait_until "$timeout" stopped || die 3 "systemd did not stop within ${timeout}s of signal 37 (SIGRTMIN+3)"
 stop_ms=$(($(now_ms) - t1))
 
-printf 'STATE=%s\nFAILED_UNITS=%s\nMACHINE_ID=%s\nUUID=%s\nPROBE_EXIT=%s\nPROBE_OUTPUT=%s\nNETWORKD=%s\nSSH=%s\nSSH_HOST_KEY=%s\nBOOT_MS=%s\nSTOP_MS=%s\n' \
+printf 'STATE=%s\nFAILED_UNITS=%s\nMACHINE_ID=%s\nUUID=%s\nPROBE_EXIT=%s\nPROBE_OUTPUT=%s\nNETWORKD=%s\nETH0_BEFORE=%s\nETH0=%s\nSSH=%s\nSSH_HOST_KEY=%s\nBOOT_MS=%s\nSTOP_MS=%s\n' \
   "$state" "$failed" "$machine_id" "$uuid" "$probe_exit" "$(printf '%s' "$probe_output" | one_line)" \
-  "$networkd" "$ssh" "$host_key" "$boot_ms" "$stop_ms"
+  "$networkd" "$eth0_before" "$eth0_after" "$ssh" "$host_key" "$boot_ms" "$stop_ms"
