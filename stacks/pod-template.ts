@@ -4,6 +4,7 @@
  */
 import type { NodeModel, TargetModel } from '../src/config/target-model.js';
 import { names } from '../src/config/names.js';
+import { tfEscape } from './shell.js';
 
 export const LABEL_NAME = 'app.kubernetes.io/name';
 export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
@@ -35,7 +36,8 @@ export const LIVENESS_SCRIPT = 'systemctl show --property=Version >/dev/null';
 export const TERMINATION_GRACE_SECONDS = 30;
 export const READINESS_PERIOD_SECONDS = 2;
 
-const exec = (script: string) => ({ exec: { command: ['/bin/sh', '-c', script] } });
+// the manifest is read by tofu as a template: the scripts' own `${...}` must reach the pod as is
+const exec = (script: string) => ({ exec: { command: ['/bin/sh', '-c', tfEscape(script)] } });
 
 /**
  * The Deployment of one node as a Kubernetes object. `image` and `machineId` are graph

@@ -142,6 +142,8 @@ describe('the graph of a target', () => {
     const c = pod.containers[0];
     expect(c.readinessProbe.exec.command.join(' ')).toContain('systemctl is-system-running');
     expect(c.readinessProbe.exec.command.join(' ')).toContain('[ "$state" = running ] && exit 0; systemctl --failed');
+    // tofu reads the manifest as a template: the shell's own ${...} is escaped as $${...}
+    expect(c.readinessProbe.exec.command[2]).toContain('echo "systemd: $${state:-unknown}"');
     expect(c.startupProbe.failureThreshold * c.startupProbe.periodSeconds).toBe(90);
     expect(c.livenessProbe).toBeDefined();
   });
