@@ -229,6 +229,8 @@ describe('body size limit', () => {
       // chunked: no Content-Length, the limit applies while reading
       const status = await rawChunkedPost(small.url, '/k', big);
       expect(status).toBe(413);
+      // a declared length over the limit is refused before the body is read
+      expect(await rawDeclaredPost(small.url, '/k', 1_000_000_000)).toBe(413);
       expect((await call(`${small.url}/k`, 'GET')).status).toBe(404);
       expect((await call(`${small.url}/k`, 'POST', stateDoc(1, lineage))).status).toBe(200);
     } finally {
@@ -256,6 +258,26 @@ describe('basic auth', () => {
     }
   });
 });
+
+/** Sends only the headers of a POST declaring `length` bytes; resolves with the status. */
+function rawDeclaredPost(base: string, path: string, length: number): Promise<number> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const sock = createConnection({ host: hostname, port: Number(port) });
+    let got = '';
+    sock.setTimeout(5_000, () => sock.destroy(new Error('no answer before the body: the declared length was not checked')));
+    sock.on('data', (d) => {
+      got += String(d);
+      const m = /^HTTP\/1\.1 (\d{3})/.exec(got);
+      if (m) {
+        resolve(Number(m[1]));
+        sock.destroy();
+      }
+    });
+    sock.on('error', reject);
+    sock.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Length: ${length}\r\nContent-Type: application/json\r\n\r\n{`);
+  });
+}
 
 /** POSTs with Transfer-Encoding: chunked (fetch always sends a length for a Buffer). */
 function rawChunkedPost(base: string, path: string, body: Buffer): Promise<number> {
