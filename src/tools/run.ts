@@ -41,6 +41,13 @@ export interface RunOptions {
   /** @default 'terminate' */
   readonly interrupt?: InterruptMode;
   /**
+   * With `interrupt: 'sigint-once'`: send the one SIGINT to the child only ('process'), or to
+   * its whole process group ('group': the child and everything it started, e.g. the commands
+   * of tofu's local-exec steps, each get exactly one). The SIGKILL after the grace period goes
+   * to the same target. @default 'process'
+   */
+  readonly interruptTarget?: 'process' | 'group';
+  /**
    * How long to wait for the child to exit after it was interrupted, before SIGKILL.
    * @default 10_000
    */
@@ -135,8 +142,20 @@ export async function runTool(file: string, args: readonly string[], opts: RunOp
   const interruptChild = (why: 'abort' | 'deadline') => {
     if (interruptedBy) return; // exactly once
     interruptedBy = why;
-    subprocess.kill(mode === 'sigint-once' ? 'SIGINT' : 'SIGTERM');
-    killTimer = setTimeout(() => subprocess.kill('SIGKILL'), graceMs);
+    const toGroup = mode === 'sigint-once' && opts.interruptTarget === 'group' && subprocess.pid !== undefined;
+    const send = (sig: NodeJS.Signals) => {
+      if (toGroup) {
+        try {
+          process.kill(-subprocess.pid!, sig); // the child leads its own group (detached)
+        } catch {
+          // the group is gone already
+        }
+      } else {
+        subprocess.kill(sig);
+      }
+    };
+    send(mode === 'sigint-once' ? 'SIGINT' : 'SIGTERM');
+    killTimer = setTimeout(() => send('SIGKILL'), graceMs);
     killTimer.unref();
   };
   const onAbort = () => interruptChild('abort');

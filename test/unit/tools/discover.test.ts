@@ -112,8 +112,12 @@ describe('provider configuration', () => {
       cliConfigFile: join(cache, 'tofu.rc'),
       mirrorDir: join(cache, 'mirror'),
     });
-    expect(providerEnv({ DEPLOY_CACHE_DIR: cache, TF_CLI_CONFIG_FILE: '/etc/my.rc' })).toEqual({
-      TF_CLI_CONFIG_FILE: '/etc/my.rc',
+    const mine = join(root, 'my.rc');
+    writeFileSync(mine, 'provider_installation {}\n');
+    expect(providerEnv({ DEPLOY_CACHE_DIR: cache, TF_CLI_CONFIG_FILE: mine })).toEqual({ TF_CLI_CONFIG_FILE: mine });
+    // a TF_CLI_CONFIG_FILE naming no file (as some machines export) does not hide the mirror
+    expect(providerEnv({ DEPLOY_CACHE_DIR: cache, TF_CLI_CONFIG_FILE: join(root, 'absent.rc') })).toEqual({
+      TF_CLI_CONFIG_FILE: join(cache, 'tofu.rc'),
     });
   });
 

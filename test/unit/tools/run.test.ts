@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -140,6 +140,31 @@ describe('runTool', () => {
       // AND the child ran in its own process group (a terminal Ctrl-C would not reach it twice)
       const pgid = lines.find((l) => l.startsWith('pgid '))!.slice(5);
       expect(pgid).not.toBe(ownPgid());
+    });
+
+    it.each([
+      ['process', 0],
+      ['group', 1],
+    ] as const)('with interruptTarget %s, the processes the child started get %i SIGINT', async (target, expected) => {
+      const lines: string[] = [];
+      const ac = new AbortController();
+      const log = join(mkdtempSync(join(tmpdir(), 'run-test-')), 'grandchild.log');
+      writeFileSync(log, '');
+      const running = runTool(node, [fixture('interruptible.mjs'), 'parent', '300', log], {
+        timeoutMs: 20_000,
+        signal: ac.signal,
+        interrupt: 'sigint-once',
+        interruptTarget: target,
+        onStdoutLine: (l) => lines.push(l),
+      }).catch((e: unknown) => e);
+      await waitForLine(lines, (l) => l === 'running');
+      ac.abort();
+      const err = await running;
+      expect(err).toBeInstanceOf(InterruptedError);
+      expect(lines.filter((l) => l.startsWith('received interrupt'))).toEqual(['received interrupt 1']);
+      await new Promise((r) => setTimeout(r, 300)); // let the grandchild write what it got
+      const seen = readFileSync(log, 'utf8').split('\n').filter((l) => l.startsWith('grandchild interrupt'));
+      expect(seen).toEqual(expected === 1 ? ['grandchild interrupt 1'] : []);
     });
 
     it('kills the child when it does not stop within the grace period', async () => {
