@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { z } from 'zod';
 import { InterruptedError, ToolError, type ErrorDetails } from '../errors.js';
-import { INSTALL_HINTS, providerEnv, requireTool } from './discover.js';
+import { findProviderConfig, INSTALL_HINTS, requireTool } from './discover.js';
 import { runTool, type RunResult } from './run.js';
 import {
   formatDiagnostic,
@@ -388,13 +388,16 @@ async function runTofu(
 ): Promise<RunResult> {
   const merged: Env = { ...process.env, ...opts.env };
   const tofu = opts.tofuPath ?? requireTool('tofu', merged).path;
+  const providers = findProviderConfig(merged);
   const env: Record<string, string | undefined> = {
     // plain, non-interactive output, no version checks against the network
     TF_IN_AUTOMATION: '1',
     TF_INPUT: '0',
     CHECKPOINT_DISABLE: '1',
-    ...providerEnv(merged),
     ...opts.env,
+    // Last: a TF_CLI_CONFIG_FILE naming a missing file (some machines export one) would make
+    // tofu print a warning on stdout, before its JSON; discovery already ignored it.
+    TF_CLI_CONFIG_FILE: providers.kind === 'online' ? undefined : providers.cliConfigFile,
   };
   return runTool(tofu, args, {
     cwd: opts.dir,
@@ -450,12 +453,17 @@ function resolveIn(dir: string, p: string): string {
   return isAbsolute(p) ? p : join(dir, p);
 }
 
+/** The JSON document tofu printed; human warnings printed before it (on stdout) are skipped. */
 function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
+  const starts = [0, ...[...text.matchAll(/^[{[]/gm)].map((m) => m.index)];
+  for (const start of starts) {
+    try {
+      return JSON.parse(text.slice(start));
+    } catch {
+      // try the next line that opens a document
+    }
   }
+  return undefined;
 }
 
 function unexpectedOutput(what: string, r: RunResult): ToolError {
