@@ -22,7 +22,7 @@
 # `down` stops it (TERM, then KILL after 10 s) and keeps the data; --purge deletes it too.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-LOG_TAG=registry
+export LOG_TAG=registry
 . "$HERE/images/lib/common.sh"
 
 usage() {

@@ -4,9 +4,12 @@
  * a new tag from a changed configuration in seconds.
  */
 import { createHash } from 'node:crypto';
+import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildImage, type BuiltImage } from './images-scripts.js';
+import { buildImage, buildScript, type BuiltImage } from './images-scripts.js';
 
 interface ArchiveManifest {
   Config: string;
@@ -62,7 +65,8 @@ describe('the good image archive', () => {
   it('is a docker archive of one layer whose diff ID is the layer digest, tagged with the printed tag', async () => {
     expect(manifest.Layers).toHaveLength(1);
     expect(manifest.RepoTags).toEqual([`localhost/deploy-node:${good.tag}`]);
-    expect(good.tag).toMatch(/^good-[0-9a-f]{12}$/);
+    // the tag follows the content: variant + the start of the image ID
+    expect(good.tag).toBe(`good-${good.imageId.slice('sha256:'.length, 'sha256:'.length + 12)}`);
     expect(config.rootfs.diff_ids).toEqual([`sha256:${await sha256OfMember(good.archive, manifest.Layers[0]!)}`]);
     expect(`sha256:${manifest.Config.replace(/\.json$/, '')}`).toBe(good.imageId);
   });
@@ -131,14 +135,26 @@ describe('variants from the cached root file system', () => {
     const m = (JSON.parse(await readMember(first.archive, 'manifest.json')) as ArchiveManifest[])[0]!;
     const { stdout } = await execa('sh', ['-c', 'tar --occurrence=1 -xOf "$1" "$2" | tar -xO etc/node-config', 'sh', first.archive, m.Layers[0]!]);
     expect(stdout).toBe(`APP_VERSION=${value}\nMODE=test`);
-    await execa('rm', ['-f', first.archive, other.archive]); // one-off configurations: do not pile up
+    await rm(first.archive, { force: true }); // one-off configurations: do not pile up
+    await rm(other.archive, { force: true });
+  });
+
+  it('prune deletes the trees and archives of other inputs and keeps the current ones', async () => {
+    const cache = await mkdtemp(join(tmpdir(), 'images-prune-'));
+    const current = basename(dirname(good.archive)); // images/<tree key>/node-....tar
+    await mkdir(join(cache, 'images', current, 'rootfs'), { recursive: true });
+    await mkdir(join(cache, 'images', '0123456789abcdef', 'rootfs'), { recursive: true });
+    const r = await execa(buildScript, ['prune'], { env: { ...process.env, DEPLOY_CACHE_DIR: cache } });
+    expect(r.exitCode).toBe(0);
+    expect(await readdir(join(cache, 'images'))).toEqual([current]);
+    await rm(cache, { recursive: true, force: true });
   });
 
   it('refuses a malformed --config and an unknown variant with the usage exit code', async () => {
-    const bad = await execa('test/cluster/images/build.sh', ['good', '--config', 'no-equals'], { reject: false });
+    const bad = await execa(buildScript, ['good', '--config', 'no-equals'], { reject: false });
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr).toContain('--config wants NAME=VALUE');
-    const unknown = await execa('test/cluster/images/build.sh', ['shiny'], { reject: false });
+    const unknown = await execa(buildScript, ['shiny'], { reject: false });
     expect(unknown.exitCode).toBe(2);
   });
 });

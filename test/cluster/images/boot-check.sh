@@ -28,7 +28,7 @@
 # Everything it starts is removed on exit: the container, its cgroups, the bundle.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-LOG_TAG=images/boot-check
+export LOG_TAG=images/boot-check
 . "$HERE/lib/common.sh"
 
 archive=${1:?usage: boot-check.sh <archive.tar> [--uuid UUID] [--var-lib DIR] [--timeout SECONDS] [--journal]}

@@ -2,6 +2,7 @@
 # Node images for the local cluster: Debian 12 with systemd as PID 1, as docker archives.
 #
 #   test/cluster/images/build.sh <variant> [--config NAME=VALUE]...
+#   test/cluster/images/build.sh prune     deletes cached trees and archives of older inputs
 #
 # Variants:
 #   good     boots to `running` with no failed units
@@ -12,27 +13,28 @@
 #
 # Prints on stdout (shell-quotable KEY=VALUE lines):
 #   ARCHIVE=<path of the docker-archive tar>
-#   TAG=<variant>-<12 hex of the build inputs>   (suggested registry tag)
+#   TAG=<variant>-<12 hex of IMAGE_ID>   (suggested registry tag: changes iff the image does)
 #   IMAGE_ID=sha256:<config digest>
-# Everything is cached by content under ${DEPLOY_CACHE_DIR}/images/ (see toolchain/cache.sh):
-#   rootfs/<key>/          the debootstrapped tree (key: rootfs.sh + files/), ~45 s cold
-#   node-<tag>.tar         one archive per (tree, variant, configuration), seconds
+# Everything is cached by content under ${DEPLOY_CACHE_DIR}/images/<tree key>/ (see
+# toolchain/cache.sh), the tree key being a hash of rootfs.sh and files/:
+#   rootfs/                      the debootstrapped tree, ~45-90 s cold
+#   node-<variant>-<key>.tar     one archive per (variant, configuration, archive writer)
 # A second call with the same inputs only hashes the inputs and prints the same lines.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-LOG_TAG=images/build
+export LOG_TAG=images/build
 . "$HERE/lib/common.sh"
 
 IMAGE_REPO=localhost/deploy-node
 
 usage() {
-  echo "usage: build.sh good|broken [--config NAME=VALUE]..." >&2
+  echo "usage: build.sh good|broken [--config NAME=VALUE]... | build.sh prune" >&2
   exit 2
 }
 
 variant=${1:-}
 [ "$#" -gt 0 ] && shift
-case $variant in good | broken) ;; *) usage ;; esac
+case $variant in good | broken | prune) ;; *) usage ;; esac
 configs=()
 while [ "$#" -gt 0 ]; do
   case $1 in
@@ -68,21 +70,32 @@ archive_key=$({
   printf 'config %s\n' "${configs[@]+"${configs[@]}"}"
   hash_inputs variant.sh lib/docker-archive.sh
 } | sha256sum | cut -c1-12)
-tag=$variant-$archive_key
-archive_rel=images/node-$tag.tar
+archive_rel=images/$rootfs_key/node-$variant-$archive_key.tar
 archive=$(cache_path "$archive_rel")
+
+if [ "$variant" = prune ]; then
+  for old in "$DEPLOY_CACHE_DIR"/images/*/; do
+    [ "$(basename "$old")" = "$rootfs_key" ] && continue
+    log "deleting $old (built from older inputs)"
+    remove_tree "${old%/}"
+  done
+  exit 0
+fi
 
 if [ ! -e "$archive" ]; then
   [ "$(id -u)" -eq 0 ] || die 3 "building a node image needs root (debootstrap, file owners)"
   ensure_commands tar:tar sha256sum:coreutils flock:util-linux
-  rootfs_rel=images/rootfs/$rootfs_key
+  rootfs_rel=images/$rootfs_key/rootfs
   build_once "$rootfs_rel" "$HERE/rootfs.sh" || die 3 "building the root file system failed"
   rootfs=$(cache_path "$rootfs_rel")
 
-  build_once "$archive_rel" "$HERE/variant.sh" "$rootfs" "$variant" "$IMAGE_REPO:$tag" \
+  build_once "$archive_rel" "$HERE/variant.sh" "$rootfs" "$variant" "$IMAGE_REPO" \
     "${configs[@]+"${configs[@]}"}" || die 3 "writing the archive $archive failed"
 fi
 
-config_file=$(tar --occurrence=1 -xOf "$archive" manifest.json | sed -n 's/^\[{"Config":"\([0-9a-f]*\)\.json".*/\1/p')
-[ -n "$config_file" ] || die 1 "cannot read manifest.json of $archive; delete it and build again"
-printf 'ARCHIVE=%q\nTAG=%s\nIMAGE_ID=sha256:%s\n' "$archive" "$tag" "$config_file"
+# manifest.json is the archive's first member: reading it costs milliseconds.
+manifest=$(tar --occurrence=1 -xOf "$archive" manifest.json)
+config_sha=$(sed -n 's/^\[{"Config":"\([0-9a-f]\{64\}\)\.json".*/\1/p' <<<"$manifest")
+tag=$(sed -n 's/.*"RepoTags":\["[^"]*:\([^":]*\)"\].*/\1/p' <<<"$manifest")
+[ -n "$config_sha" ] && [ -n "$tag" ] || die 1 "cannot read manifest.json of $archive; delete it and build again"
+printf 'ARCHIVE=%q\nTAG=%s\nIMAGE_ID=sha256:%s\n' "$archive" "$tag" "$config_sha"

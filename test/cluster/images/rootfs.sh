@@ -6,7 +6,7 @@
 # Called by build.sh through build_once, which sets BUILD_OUT and renames it into the cache.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-LOG_TAG=images/rootfs
+export LOG_TAG=images/rootfs
 . "$HERE/lib/common.sh"
 . "$HERE/lib/debian-mirror.sh"
 
@@ -80,9 +80,9 @@ done
 
 # Smaller image: caches, lists, docs, logs; device nodes and mount points stay empty (the
 # runtime provides /dev, /proc, /sys, /run, /tmp).
-rm -rf "$root"/var/cache/apt/* "$root"/var/lib/apt/lists/* "$root"/var/cache/debconf/*-old \
-  "$root"/usr/share/doc/* "$root"/usr/share/man/* "$root"/usr/share/info/* \
-  "$root"/dev/* "$root"/proc/* "$root"/sys/* "$root"/run/* "$root"/tmp/* "$root/debootstrap"
+rm -rf "${root:?}"/var/cache/apt/* "${root:?}"/var/lib/apt/lists/* "${root:?}"/var/cache/debconf/*-old \
+  "${root:?}"/usr/share/doc/* "${root:?}"/usr/share/man/* "${root:?}"/usr/share/info/* \
+  "${root:?}"/dev/* "${root:?}"/proc/* "${root:?}"/sys/* "${root:?}"/run/* "${root:?}"/tmp/* "${root:?}/debootstrap"
 find "$root/var/log" -type f -delete
 [ -x "$root/sbin/init" ] || die 1 "the tree has no /sbin/init"
 

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Writes the docker archive of one node image variant to $BUILD_OUT (set by build_once):
-#   variant.sh <rootfs-dir> <variant> <repo:tag> [NAME=VALUE]...
+#   variant.sh <rootfs-dir> <variant> <repo> [NAME=VALUE]...
+# The archive's tag is <variant>-<12 hex of the image config digest>.
 # <rootfs-dir> is a cached tree of rootfs.sh; it is hard-linked, never written to.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-LOG_TAG=images/variant
+export LOG_TAG=images/variant
 . "$HERE/lib/common.sh"
 . "$HERE/lib/docker-archive.sh"
 
-rootfs=$1 variant=$2 ref=$3
+rootfs=$1 variant=$2 repo=$3
 shift 3
 out=${BUILD_OUT:?variant.sh writes to BUILD_OUT}
 
@@ -52,5 +53,5 @@ for p in "${added[@]+"${added[@]}"}"; do
 done
 
 mkdir "$scratch/archive"
-write_docker_archive "$r" "$out" "$ref" "$(cat "$rootfs/created")" \
+write_docker_archive "$r" "$out" "$repo" "$variant" "$(cat "$rootfs/created")" \
   "test/cluster/images/build.sh $variant${*:+ --config $*}" "$scratch/archive" >/dev/null

@@ -1,15 +1,16 @@
 # shellcheck shell=bash
-# debian_mirror <suite>: prints "<uri> <keyring-or-empty>" of the first apt source of this
+# debian_mirror <suite> [apt-dir]: prints "<uri> <keyring-or-empty>" of the first apt source of this
 # machine that serves binary packages of <suite>, read at run time from the apt
 # configuration (deb822 *.sources, then one-line *.list files), so no mirror is written
-# into the repository. DEPLOY_DEBIAN_MIRROR (an URI) overrides it.
+# into the repository. DEPLOY_DEBIAN_MIRROR (an URI) overrides it. [apt-dir] (default
+# /etc/apt) is for tests. Fails when no source serves <suite>.
 debian_mirror() {
-  local suite=$1 f line
+  local suite=$1 apt=${2:-/etc/apt} f line
   if [ -n "${DEPLOY_DEBIAN_MIRROR:-}" ]; then
     printf '%s \n' "$DEPLOY_DEBIAN_MIRROR"
     return 0
   fi
-  for f in /etc/apt/sources.list.d/*.sources; do
+  for f in "$apt"/sources.list.d/*.sources; do
     [ -r "$f" ] || continue
     line=$(awk -v suite="$suite" '
       function reset() { types = ""; uris = ""; suites = ""; signed = ""; enabled = "yes" }
@@ -38,7 +39,7 @@ debian_mirror() {
       return 0
     fi
   done
-  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+  for f in "$apt"/sources.list "$apt"/sources.list.d/*.list; do
     [ -r "$f" ] || continue
     line=$(awk -v suite="$suite" '
       $1 != "deb" { next }
