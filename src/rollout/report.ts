@@ -155,7 +155,7 @@ export function formatRolloutLine(r: RolloutReport): string {
     case 'rolled-back':
       return `${where}: rolled back to ${shortImage(r.previousImage)} because ${r.message}`;
     case 'failed-no-previous':
-      return `${where}: FAILED, nothing to roll back to (first deploy of this node): ${r.message}`;
+      return `${where}: FAILED: ${r.message}`;
     case 'rollback-failed':
       return `${where}: FAILED and the rollback to ${shortImage(r.previousImage)} failed too: ${r.message}`;
     case 'interrupted':

@@ -37,6 +37,8 @@ export interface RolloutDeps {
 }
 
 const LOG_LINES = 20;
+/** Events this long before the step began still belong to its rollout (the apply's own). */
+const EVENTS_BEFORE_START_MS = 10_000;
 
 export async function runRollout(opts: RolloutOptions, deps: RolloutDeps): Promise<RolloutReport> {
   const now = deps.now ?? Date.now;
@@ -89,7 +91,7 @@ export async function runRollout(opts: RolloutOptions, deps: RolloutDeps): Promi
         reason: 'interrupted',
         message: `interrupted while waiting for the rollout; nothing was rolled back. ${describeNodeState(first.snapshot)} The next \`deploy apply\` tries the rollout again.`,
         failedUnits: [],
-        events: collectEvents(first.snapshot, startedAt - 60_000),
+        events: collectEvents(first.snapshot, startedAt - EVENTS_BEFORE_START_MS),
         lastState: describeCurrentPod(first.snapshot),
         logTail: [],
         previousImage,
@@ -119,7 +121,8 @@ export async function runRollout(opts: RolloutOptions, deps: RolloutDeps): Promi
       ...base,
       reason: verdict.reason,
       failedUnits: [...verdict.failedUnits],
-      events: collectEvents(first.snapshot),
+      // this rollout's events (the apply that started it ran just before), not older ones
+      events: collectEvents(first.snapshot, startedAt - EVENTS_BEFORE_START_MS),
       lastState,
       logTail,
       previousImage,
