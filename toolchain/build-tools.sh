@@ -13,7 +13,7 @@
 #
 # Outputs:
 #   $DEPLOY_CACHE_DIR/tofu/<version>/tofu
-#   $DEPLOY_CACHE_DIR/mirror/registry.opentofu.org/hashicorp/<name>/<version>/linux_amd64/terraform-provider-<name>_v<version>
+#   $DEPLOY_CACHE_DIR/mirror/<registry host>/hashicorp/<name>/<version>/linux_amd64/terraform-provider-<name>_v<version>
 #   $DEPLOY_CACHE_DIR/tofu.rc   (point TF_CLI_CONFIG_FILE at it; `deploy` does so by itself)
 #
 # Why a tools module for tofu: OpenTofu's go.mod replaces github.com/hashicorp/hcl/v2 with
@@ -32,6 +32,10 @@ TOFU_VERSION=1.12.6
 # name:version, as pinned by @cdktf/provider-* in package.json (see ../shared/upstream/README.md)
 PROVIDERS=(kubernetes:2.38.0 null:3.2.4 random:3.7.2 external:2.3.5)
 PLATFORM=linux_amd64
+# The mirror's layout names the registry host that bare provider sources ("null") resolve to
+# (https://opentofu.org/docs/cli/config/config-file/#filesystem_mirror). Only a directory
+# name: nothing contacts it.
+REGISTRY_HOST=registry.opentofu.org
 
 if [ -z "${DEPLOY_PROVIDER_SOURCES:-}" ] && [ -d "$repo/../shared/upstream" ]; then
   DEPLOY_PROVIDER_SOURCES=$(cd "$repo/../shared/upstream" && pwd)
@@ -69,7 +73,7 @@ missing=()
 for entry in "${PROVIDERS[@]}"; do
   name=${entry%%:*}
   version=${entry#*:}
-  key="mirror/registry.opentofu.org/hashicorp/$name/$version/$PLATFORM/terraform-provider-${name}_v$version"
+  key="mirror/$REGISTRY_HOST/hashicorp/$name/$version/$PLATFORM/terraform-provider-${name}_v$version"
   if [ -e "$(cache_path "$key")" ]; then
     cache_log "skipped $key (present)"
     continue
@@ -91,7 +95,7 @@ cat >"$tmp_rc" <<RC
 provider_installation {
   filesystem_mirror {
     path    = "$DEPLOY_CACHE_DIR/mirror"
-    include = ["registry.opentofu.org/hashicorp/*"]
+    include = ["$REGISTRY_HOST/hashicorp/*"]
   }
 }
 RC

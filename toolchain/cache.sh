@@ -8,7 +8,7 @@
 # ${XDG_CACHE_HOME:-$HOME/.cache}/k8s-deployer), one path per program keyed by version, e.g.
 #   tofu/<version>/tofu
 #   kubernetes/<version>/kubectl
-#   mirror/registry.opentofu.org/hashicorp/<name>/<version>/linux_amd64/terraform-provider-...
+#   mirror/<registry host>/hashicorp/<name>/<version>/linux_amd64/terraform-provider-...
 # A build is skipped when its output path exists, so a warm machine pays seconds.
 #
 # Stable interface (other build scripts source this file):
