@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -64,6 +64,8 @@ async function main(): Promise<void> {
     });
     const url = `${base}/bench-cycles`;
     const lineage = randomUUID();
+    // the figures depend on the machine's load: print it with them
+    console.log(`host: ${cpus().length} CPUs, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
     console.log(`state backend benchmark: ${cycles} cycles, state ${(stateDoc(1, lineage).length / 1024 / 1024).toFixed(2)} MB, server ${base}, data ${dataDir}`);
 
     const lockMs: number[] = [];
@@ -103,6 +105,7 @@ async function main(): Promise<void> {
     console.log(`storm: ${stormSize} concurrent LOCKs in ${stormMs.toFixed(1)} ms: ${won} won (200), ${locked} refused (423), ${stormSize - won - locked} other`);
     const p99 = percentile([...cycleMs].sort((a, b) => a - b), 99);
     const ok = won === 1 && locked === stormSize - 1;
+    console.log(`host load average after: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
     console.log(`${ok ? 'OK' : 'FAIL'}: exactly one LOCK won: ${won === 1}; cycle p99 ${p99.toFixed(2)} ms (goal < 20 ms: ${p99 < 20 ? 'met' : 'NOT met'})`);
     if (!ok) process.exitCode = 1;
   } finally {
