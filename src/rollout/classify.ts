@@ -29,6 +29,7 @@ export type FailureReason =
   | 'container-config'
   | 'crash-loop'
   | 'unschedulable'
+  | 'pod-sandbox'
   | 'progress-deadline'
   | 'deployment-missing'
   | 'timeout';
@@ -71,6 +72,7 @@ export interface ClassifyContext {
 const IMAGE_PULL = new Set(['ImagePullBackOff', 'ErrImagePull', 'ErrImageNeverPull', 'InvalidImageName']);
 const PROVISIONER_ANNOTATIONS = ['volume.kubernetes.io/storage-provisioner', 'volume.beta.kubernetes.io/storage-provisioner'];
 const DEFAULT_CLAIM_GRACE_MS = 10_000;
+const SANDBOX_FAILURES = 3;
 
 export function classifyRollout(snap: RolloutSnapshot, ctx: ClassifyContext): Verdict {
   const dep = snap.deployment;
@@ -129,6 +131,16 @@ function classifyPod(snap: RolloutSnapshot, pod: Pod, ctx: ClassifyContext, depl
     return classifyUnschedulable(snap, pod, scheduled.message ?? '', Date.parse(scheduled.lastTransitionTime ?? '') || ctx.watchStartedAt, ctx);
   }
   if (!scheduled || scheduled.status !== 'True') return waiting('scheduling', `pod ${name} is waiting for the scheduler`, name);
+
+  // The kubelet retries a failed sandbox for ever (every ~10 s); three failures in a row are
+  // a runtime that cannot run this pod (e.g. no handler for the RuntimeClass), not slowness.
+  const sandboxFailures = events.filter((e) => e.reason === 'FailedCreatePodSandBox');
+  const sandboxCount = sandboxFailures.reduce((n, e) => n + eventCount(e), 0);
+  const sandboxUp = findCondition(pod.status?.conditions, 'PodReadyToStartContainers')?.status === 'True';
+  if (sandboxCount >= SANDBOX_FAILURES && !sandboxUp && !nodeContainer(pod)?.state?.running) {
+    const last = byTime(sandboxFailures).at(-1)!;
+    return failed('pod-sandbox', `the pod sandbox failed ${sandboxCount} times: ${(last.message ?? '').split('\n')[0]}`, name, latestTime(sandboxFailures, 'FailedCreatePodSandBox'));
+  }
 
   const cs = nodeContainer(pod);
   const readyCond = findCondition(pod.status?.conditions, 'Ready');
