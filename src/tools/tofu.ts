@@ -322,6 +322,12 @@ async function runTofuJson(
   }
 
   if (runError instanceof InterruptedError) {
+    if ((runError.cause as { signal?: string } | undefined)?.signal === 'SIGKILL') {
+      throw new InterruptedError(
+        [`tofu ${verb} was interrupted in ${opts.dir} and did not stop within ${formatGrace(opts.interruptGraceMs ?? FIVE_MINUTES)}, so it was killed: the state may lack the last changes and the state lock may still be held.`, ...stateNotes].join('\n'),
+        { hint: 'release the lock (`deploy state unlock`), then run the command again: it plans from the state that was saved', cause: runError },
+      );
+    }
     const what = interrupts.length > 0 ? 'tofu stopped after the operations in flight (one interrupt)' : 'tofu stopped';
     const problems = diagnostics.filter((d) => d.severity === 'error' && !/interrupt|cancel/i.test(d.summary));
     const lines = [`tofu ${verb} was interrupted in ${opts.dir}: ${what}${stateNotes.length ? '' : '; the state it reached is saved and the lock released'}.`];
@@ -447,6 +453,10 @@ function changedSince(path: string, sinceMs: number): boolean {
   } catch {
     return false;
   }
+}
+
+function formatGrace(ms: number): string {
+  return ms >= 1000 ? `${Math.round(ms / 1000)}s` : `${ms}ms`;
 }
 
 function resolveIn(dir: string, p: string): string {
