@@ -198,6 +198,17 @@ describe('the state backend with the real tofu', () => {
       const out = await tofuOk(dir, APPLY, backend.env);
       expect(out).toContain('Apply complete!');
       expect(readStore(dataDir, (s) => s.lockOf(KEY))).toBeUndefined();
+
+      // tofu's own force-unlock (it sends {"ID": ...}) releases such a lock too
+      const run2 = tofu(dir, [...APPLY, '-var', 'sleep=15', '-var', 'run=2'], backend.env);
+      const holder2 = await waitForLock(dataDir, KEY);
+      run2.child.kill('SIGKILL');
+      await run2.done;
+      const wrongForce = await tofu(dir, ['force-unlock', '-force', '-no-color', 'not-the-holder'], backend.env).done;
+      expect(wrongForce.code).not.toBe(0);
+      expect(readStore(dataDir, (s) => s.lockOf(KEY))?.ID).toBe(holder2.ID);
+      await tofuOk(dir, ['force-unlock', '-force', '-no-color', holder2.ID], backend.env);
+      expect(readStore(dataDir, (s) => s.lockOf(KEY))).toBeUndefined();
     } finally {
       await backend.close();
     }
