@@ -215,8 +215,8 @@ function send(res: ServerResponse, reply: Reply): void {
   if (res.headersSent || res.destroyed) return;
   const body = reply.body === undefined ? Buffer.alloc(0) : Buffer.isBuffer(reply.body) ? reply.body : Buffer.from(typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body));
   const headers: Record<string, string | number> = { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', ...reply.headers, 'Content-Length': body.length };
-  // after a 413 or a 400 the rest of a large body is not read: close instead of draining
-  if (reply.status === 413 || (reply.status === 400 && !res.req.complete)) headers.Connection = 'close';
+  // an answer before the body was read (401, 413, a bad key): close rather than drain the rest
+  if (!res.req.complete) headers.Connection = 'close';
   res.writeHead(reply.status, headers);
   res.end(body);
 }

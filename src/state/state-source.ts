@@ -105,10 +105,14 @@ export class HttpSource implements StateSource {
       requireKey(key);
       target = new URL(`${this.origin}/${encodeKey(key)}`);
     } else {
-      // find the key by the lock ID when the backend is `deploy state serve`
-      const found = await this.admin(`locks/${encodeURIComponent(id)}`).catch(() => undefined);
-      const first = Array.isArray(found) ? (found[0] as { key: string } | undefined) : undefined;
-      target = new URL(first ? `${this.origin}/${encodeKey(first.key)}` : (this.env.TF_HTTP_UNLOCK_ADDRESS || this.env.TF_HTTP_ADDRESS!));
+      // find the key by the lock ID when the backend is `deploy state serve`; any other
+      // backend: the state TF_HTTP_UNLOCK_ADDRESS (or TF_HTTP_ADDRESS) names
+      const found = await this.admin(`locks/${encodeURIComponent(id)}`).then(
+        (v) => v as { key: string }[],
+        () => undefined,
+      );
+      if (found && found.length === 0) throw noSuchLock(id, this.where, undefined, undefined);
+      target = new URL(found ? `${this.origin}/${encodeKey(found[0]!.key)}` : this.env.TF_HTTP_UNLOCK_ADDRESS || this.env.TF_HTTP_ADDRESS!);
     }
     const method = this.env.TF_HTTP_UNLOCK_METHOD || 'UNLOCK';
     const res = await this.request(method, target, JSON.stringify({ ID: id }));

@@ -150,8 +150,11 @@ describe('deploy state list|versions|show|unlock', () => {
 
       it('unlock <ID> releases the lock; an unknown ID is an error that changes nothing', async () => {
         const holder = lockInfo({ Who: 'killed@ci' });
-        await call(url, 'LOCK', holder);
         const { args, env } = source(backend);
+        const whileFree = await runCli(['state', 'unlock', 'no-such-id', ...args], env);
+        expect(whileFree.code).toBe(2);
+        expect(whileFree.stderr).toContain('no lock with ID no-such-id');
+        await call(url, 'LOCK', holder);
         const wrong = await runCli(['state', 'unlock', 'no-such-id', ...args], env);
         expect(wrong.code).toBe(2);
         expect(wrong.stderr).toContain('no lock with ID no-such-id');
