@@ -1,8 +1,10 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { ConfigError, DeployError, ExitCode, ToolError } from '../errors.js';
 import type { LockInfo } from './lock-info.js';
 import { ADMIN_PREFIX } from './server.js';
 import { checkStateKey } from './state-key.js';
-import { type StateSummary, StateStore, type VersionMeta } from './store.js';
+import { DATABASE_FILE, type StateSummary, StateStore, type VersionMeta } from './store.js';
 
 /** Where the operator verbs (`deploy state list|versions|show|unlock`) read and unlock. */
 export interface StateSource {
@@ -17,20 +19,32 @@ export interface StateSource {
   close(): void;
 }
 
-/** Reads the database in a data directory directly (works while a server uses it: WAL). */
+/**
+ * Reads the database in a data directory directly (works while a server uses it: WAL).
+ * Creates nothing: a directory without a database lists no states.
+ */
 export class DataDirSource implements StateSource {
   readonly where: string;
-  private readonly store: StateStore;
+  private readonly opened: StateStore | undefined;
   constructor(dataDir: string) {
     this.where = dataDir;
+    if (!existsSync(join(dataDir, DATABASE_FILE))) return;
     try {
-      this.store = StateStore.open(dataDir);
+      this.opened = StateStore.open(dataDir);
     } catch (err) {
       throw new ToolError(`cannot open the state data in ${dataDir}: ${(err as Error).message}`, { cause: err });
     }
   }
+  private get store(): StateStore {
+    if (!this.opened) {
+      throw new DeployError(`no state data in ${this.where} (no ${DATABASE_FILE})`, ExitCode.usage, {
+        hint: 'pass --data DIR, set DEPLOY_STATE_DIR, or set TF_HTTP_ADDRESS to use a shared backend',
+      });
+    }
+    return this.opened;
+  }
   async list() {
-    return this.store.list();
+    return this.opened ? this.opened.list() : [];
   }
   async versions(key: string) {
     requireKey(key);
@@ -49,7 +63,7 @@ export class DataDirSource implements StateSource {
     return { key: match.key, holder: result.kind === 'released' ? result.holder : undefined };
   }
   close() {
-    this.store.close();
+    this.opened?.close();
   }
 }
 

@@ -2,7 +2,7 @@ import { PassThrough } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { run } from '../../../src/cli/main.js';
-import { runCli } from '../helpers.js';
+import { listTree, runCli, tempDir } from '../helpers.js';
 import { call, lockInfo, startTestBackend, type TestBackend } from './backend.js';
 
 const lineage = 'c0ffee00-0000-4000-8000-000000000003';
@@ -72,7 +72,7 @@ describe('deploy state serve: exposure', () => {
   });
 
   it('serves an exposed address with basic auth, and never logs the password', async () => {
-    const { dir, cleanup } = await import('../helpers.js').then((h) => h.tempDir());
+    const { dir, cleanup } = await tempDir();
     const env = { DEPLOY_STATE_USERNAME: 'ops', DEPLOY_STATE_PASSWORD: 'pw-never-logged-42' };
     const cli = startCli(['state', 'serve', '--listen', '0.0.0.0:0', '--data', dir], env);
     try {
@@ -88,6 +88,21 @@ describe('deploy state serve: exposure', () => {
     const all = cli.text.stdout + cli.text.stderr + cli.text.logs;
     expect(cli.text.logs).toContain('state-serving');
     expect(all).not.toContain('pw-never-logged');
+    await cleanup();
+  });
+});
+
+describe('deploy state verbs on a fresh machine', () => {
+  it('list nothing and create nothing when there is no state data', async () => {
+    const { dir, cleanup } = await tempDir();
+    const env = { DEPLOY_STATE_DIR: dir };
+    const list = await runCli(['state', 'list', '--json'], env);
+    expect(list.code).toBe(0);
+    expect(JSON.parse(list.stdout)).toEqual([]);
+    const show = await runCli(['state', 'show', 'g1-all'], env);
+    expect(show.code).toBe(2);
+    expect(show.stderr).toContain('no state data');
+    expect(await listTree(dir)).toEqual([]);
     await cleanup();
   });
 });
