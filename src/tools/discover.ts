@@ -13,6 +13,7 @@
  * Only file-system look-ups here (no process is started), so discovery is cheap and exact.
  */
 import { accessSync, constants, readdirSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { ConfigError, ToolError } from '../errors.js';
 import { MIRROR_PLATFORM, PINNED_PROVIDERS, TOFU_VERSION, type PinnedProvider } from './versions.js';
@@ -58,7 +59,7 @@ export const INSTALL_HINTS: Readonly<Record<ToolName, string>> = {
 /** `${DEPLOY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/k8s-deployer}`, as in toolchain/cache.sh. */
 export function cacheDir(env: Env = process.env): string {
   if (env.DEPLOY_CACHE_DIR) return env.DEPLOY_CACHE_DIR;
-  const base = env.XDG_CACHE_HOME || join(env.HOME ?? '/root', '.cache');
+  const base = env.XDG_CACHE_HOME || join(env.HOME ?? homedir(), '.cache');
   return join(base, 'k8s-deployer');
 }
 
