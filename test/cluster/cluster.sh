@@ -81,7 +81,6 @@ up() {
   start_controller_manager
   start_scheduler
   start_kubelet
-  start_kube_router
   apply_manifests || cdie 3 "could not apply $CLUSTER_HERE/manifests"
 
   if [ -x "$CLUSTER_HERE/registry.sh" ]; then
@@ -94,9 +93,11 @@ up() {
 
   wait_until 60 node_ready_or_dead || cdie 3 "node $NODE_NAME not Ready within 60 s (log: $S/log/kubelet.log)"
   clog "node $NODE_NAME Ready after $((SECONDS - t0)) s"
+  # kube-router exits when its Node object does not exist yet, so it starts now.
+  start_kube_router
   wait_until 30 controller_manager_healthy || cdie 3 "kube-controller-manager not healthy within 30 s (log: $S/log/kube-controller-manager.log)"
   wait_until 30 scheduler_healthy || cdie 3 "kube-scheduler not healthy within 30 s (log: $S/log/kube-scheduler.log)"
-  wait_until 30 kube_router_synced || cdie 3 "kube-router did not install its firewall within 30 s (log: $S/log/kube-router.log)"
+  wait_until 30 kube_router_synced_or_dead || cdie 3 "kube-router did not install its firewall within 30 s (log: $S/log/kube-router.log)"
   clog "cluster up in $((SECONDS - t0)) s; kubeconfig: $KUBECONFIG_ADMIN; environment: $S/cluster.env"
   echo "export KUBE_CONFIG_PATH=$KUBECONFIG_ADMIN"
   [ -n "${REGISTRY_EXPORTS:-}" ] && echo "$REGISTRY_EXPORTS"
@@ -146,7 +147,7 @@ status() {
 our_shims() {
   local p
   for p in /proc/[0-9]*; do
-    tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qF -- "-address $CONTAINERD_SOCK" && echo "${p#/proc/}"
+    { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -qF -- "-address $CONTAINERD_SOCK" && echo "${p#/proc/}"
   done
   return 0
 }
@@ -184,17 +185,19 @@ down() {
   fi
   stop_daemon kube-scheduler
   stop_daemon kube-controller-manager
-  stop_daemon kube-apiserver
+  # The API server drains watches for up to a minute on TERM; nothing here needs that.
+  stop_daemon kube-apiserver 5
   stop_daemon etcd
   [ -x "$CLUSTER_HERE/registry.sh" ] && { "$CLUSTER_HERE/registry.sh" down >&2 || clog "registry.sh down failed"; }
 
-  unmount_under "$S"
+  unmount_under "$S" "$RUN_DIR"
   remove_links
   restore_iptables
   restore_ipsets
   remove_cgroups
   remove_fixed_paths
   restore_sysctls
+  case $RUN_DIR in "$S"/*) ;; *) rm -rf --one-file-system "$RUN_DIR"; rmdir /run/k8s-deployer 2>/dev/null || true ;; esac
   # Runtime state goes; the PKI (so kubeconfigs stay valid) and the last logs stay.
   local d
   for d in "$S"/*; do

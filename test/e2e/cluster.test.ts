@@ -80,7 +80,7 @@ async function push(archive: string, repo: string, tag: string): Promise<string>
 /** A busybox image (Debian's busybox-static) for the NetworkPolicy pods. */
 async function busyboxArchive(dir: string): Promise<string> {
   const out = join(dir, 'busybox.tar');
-  const applets = ['sh', 'httpd', 'wget', 'sleep', 'cat', 'mkdir', 'echo', 'id'];
+  const applets = ['sh', 'httpd', 'wget', 'sleep', 'cat', 'mkdir', 'echo', 'id', 'timeout'];
   await execa('bash', [archiveScript, 'deploy.local/busybox:e2e', '--file', '/bin/busybox:/bin/busybox',
     ...applets.flatMap((a) => ['--symlink', `busybox:/bin/${a}`]), '--cmd', '["/bin/sh"]'],
   { env: { BUILD_OUT: out }, timeout: 60_000 });
@@ -181,7 +181,7 @@ describe('the local cluster', () => {
     expect(status.exitCode, status.stdout).toBe(0);
     for (const stage of ['a etcd', 'a kube-apiserver', 'a kube-controller-manager', 'a kube-scheduler',
       'b containerd', 'b pause-image', 'b kubelet', 'b node', 'c runtimeclass systemd', 'd kube-router']) {
-      expect(status.stdout).toMatch(new RegExp(`^${stage}\\s.*\\bup\\b`, 'm'));
+      expect(status.stdout).toMatch(new RegExp(`^${stage.replaceAll(' ', '\\s+')}\\s.*\\sup\\s`, 'm'));
     }
     const pidfiles = async () => {
       const dir = join(stateDir(), 'run');
@@ -288,7 +288,8 @@ describe('the local cluster', () => {
       await kubectlOk(['-n', ns, 'wait', `pod/${name}`, '--for=condition=Ready', '--timeout=120s']);
     }
     const ip = await kubectlOk(['-n', nsA, 'get', 'pod', 'web', '-o', 'jsonpath={.status.podIP}']);
-    const fetch = (ns: string) => exec(ns, 'client', ['wget', '-q', '-T', '3', '-O', '-', `http://${ip}:8080/`]);
+    // Busybox 1.35's `wget -T` crashes (SIGSEGV); `timeout` bounds a connection that hangs.
+    const fetch = (ns: string) => exec(ns, 'client', ['timeout', '5', 'wget', '-q', '-O', '-', `http://${ip}:8080/`]);
     // Without a policy both namespaces connect (so a later failure is the policy's doing).
     await waitFor('the web server to answer', 30_000, async () => ((await fetch(nsA)).exitCode === 0 ? true : undefined));
     expect((await fetch(nsB)).stdout.trim()).toBe('hello');
@@ -328,8 +329,9 @@ describe('the local cluster', () => {
       expect(leftovers).toEqual([]);
       // AND no mounts under the state dir or the node's fixed paths
       const mounts = (await readFile('/proc/self/mountinfo', 'utf8')).split('\n').map((l) => l.split(' ')[4] ?? '');
-      const fixed = ['/run/containerd', '/var/lib/kubelet', '/var/lib/cni', '/run/netns', '/var/run/netns'];
-      expect(mounts.filter((m) => m.startsWith(s) || fixed.some((f) => m.startsWith(f)))).toEqual([]);
+      const fixed = ['/run/containerd', '/var/lib/kubelet', '/var/lib/cni', '/run/netns', '/var/run/netns', '/run/k8s-deployer'];
+      expect(mounts.filter((m) => m.startsWith(s) ||
+        fixed.some((f) => !pathsBefore.includes(f) && m.startsWith(f)))).toEqual([]);
       // AND no cgroups of the kubelet in any hierarchy
       const roots = (await readdir('/sys/fs/cgroup')).map((h) => `/sys/fs/cgroup/${h}/kubepods`);
       expect(roots.filter((r) => existsSync(r))).toEqual([]);
@@ -351,7 +353,7 @@ describe('the local cluster', () => {
       }
       // AND the fixed host paths it wrote are gone (unless they were there before)
       for (const p of ['/run/containerd', '/var/lib/cni', '/var/lib/kubelet', '/var/log/containers',
-        '/var/log/pods', '/usr/libexec/kubernetes', '/tmp/hostpath_pv']) {
+        '/var/log/pods', '/usr/libexec/kubernetes', '/tmp/hostpath_pv', '/run/k8s-deployer']) {
         if (!pathsBefore.includes(p)) expect(existsSync(p), p).toBe(false);
       }
     } finally {

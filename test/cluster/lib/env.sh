@@ -51,6 +51,32 @@ ETCD_CLIENT_PORT=23790
 ETCD_PEER_PORT=23800
 KUBE_ROUTER_HEALTH_PORT=20244
 
+# Ephemeral runtime state that containers of `hostUsers: false` pods must traverse as an
+# unmapped uid: containerd's state dir (rootfs mount points; else "remount-private ...
+# permission denied") and runc's root. Under $S when every ancestor of $S is
+# world-traversable; else (e.g. the default state dir under a 0700 /root) under
+# /run/k8s-deployer/cluster. K8S_CLUSTER_RUN_DIR overrides; `up` records the choice in
+# $S/run-dir so `down` finds it. `down` removes it.
+path_traversable() {
+  local d=$1 mode
+  while [ "$d" != / ] && [ -n "$d" ]; do
+    if [ -e "$d" ]; then
+      mode=$(stat -c %A "$d")
+      case ${mode:9:1} in x | t) ;; *) return 1 ;; esac
+    fi
+    d=$(dirname "$d")
+  done
+}
+if [ -n "${K8S_CLUSTER_RUN_DIR:-}" ]; then
+  RUN_DIR=$K8S_CLUSTER_RUN_DIR
+elif [ -s "$S/run-dir" ]; then
+  RUN_DIR=$(cat "$S/run-dir")
+elif path_traversable "$S"; then
+  RUN_DIR="$S/runtime"
+else
+  RUN_DIR=/run/k8s-deployer/cluster
+fi
+
 KUBECONFIG_ADMIN="$S/admin.kubeconfig"
 CONTAINERD_SOCK="$S/containerd.sock"
 PAUSE_IMAGE="deploy.local/pause:catatonit"

@@ -16,3 +16,4 @@ start_kube_router() {
 kube_router_synced() {
   iptables -w 5 -S FORWARD 2>/dev/null | grep -q -- '-j KUBE-ROUTER-FORWARD'
 }
+kube_router_synced_or_dead() { require_alive kube-router; kube_router_synced; }

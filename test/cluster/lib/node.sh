@@ -3,12 +3,15 @@
 # Stage (c) lives here too: containerd's runtime `systemd` (the RuntimeClass handler).
 
 node_dirs() {
-  mkdir -p "$S/containerd/root" "$S/containerd/state" "$S/containerd/opt" "$S/runc-root" \
+  echo "$RUN_DIR" >"$S/run-dir"
+  mkdir -p "$RUN_DIR/containerd-state" "$RUN_DIR/runc"
+  chmod 0711 "$RUN_DIR" "$RUN_DIR/containerd-state"
+  mkdir -p "$S/containerd/root" "$S/containerd/opt" \
     "$S/cni/net.d" "$S/cni/ipam" "$S/certs.d/_default" "$S/kubelet" "$S/kubelet-pki" \
     "$S/kubelet-plugins" "$S/pod-logs" "$S/bin"
   # User-namespaced sandboxes traverse these as an unmapped uid ("remount-private ...
   # permission denied" with 0700).
-  chmod 0711 "$S" "$S/containerd" "$S/containerd/root" "$S/containerd/state"
+  chmod 0711 "$S" "$S/containerd" "$S/containerd/root"
 }
 
 # Stage (c): $S/bin holds `runc` and `systemd-runc` (the wrapper) side by side; the wrapper
@@ -23,7 +26,7 @@ write_containerd_config() {
 # Written by test/cluster/cluster.sh up. Checked shape: reference notes on the node.
 version = 3
 root = '$S/containerd/root'
-state = '$S/containerd/state'
+state = '$RUN_DIR/containerd-state'
 [grpc]
   address = '$CONTAINERD_SOCK'
 [ttrpc]
@@ -49,13 +52,13 @@ state = '$S/containerd/state'
         runtime_type = 'io.containerd.runc.v2'
         [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
           BinaryName = '$S/bin/runc'
-          Root = '$S/runc-root'
+          Root = '$RUN_DIR/runc'
           SystemdCgroup = false
       [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.systemd]
         runtime_type = 'io.containerd.runc.v2'
         [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.systemd.options]
           BinaryName = '$S/bin/systemd-runc'
-          Root = '$S/runc-root'
+          Root = '$RUN_DIR/runc'
           SystemdCgroup = false
     [plugins.'io.containerd.cri.v1.runtime'.cni]
       bin_dirs = ['$CNI_DIR']
