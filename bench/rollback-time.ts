@@ -5,7 +5,8 @@
 // apply the broken image and run the rollout step, which must roll back to good. Measures:
 //   evidence -> verdict   the kubelet's `degraded` probe event to the step's verdict
 //                         (event times have whole seconds: up to 1 s too long)
-//   verdict -> done       rollback patch to the previous pod Ready again (ms precise)
+//   verdict -> done       evidence read (journal of the failed units) + rollback patch to the
+//                         previous pod Ready again (local clock, ms precise)
 //   evidence -> done      what the issue's goal is about (two readiness periods = 4 s)
 // Writes bench/results/rollback-time.json (summary) and rollback-time.raw.json (all runs).
 // Env: BENCH_RUNS (default 5), DEPLOY_STATE_DIR / XDG_STATE_HOME (cluster.env), DEPLOY_CACHE_DIR.
@@ -119,7 +120,7 @@ async function main() {
       const r = await runRollout(opts, { api, signal });
       raw.push(r);
       const d = r.durations;
-      process.stderr.write(`run ${i}/${runs}: ${r.outcome} (${r.reason}) evidence->verdict ${d.evidenceToVerdictMs} ms, verdict->done ${d.rollbackMs} ms, evidence->done ${d.evidenceToRollbackDoneMs} ms\n`);
+      process.stderr.write(`run ${i}/${runs}: ${r.outcome} (${r.reason}) evidence->verdict ${d.evidenceToVerdictMs} ms, journal ${d.evidenceReadMs} ms, patch->done ${d.rollbackMs} ms, evidence->done ${d.evidenceToRollbackDoneMs} ms\n`);
       if (r.outcome !== 'rolled-back') throw new Error(`run ${i}: expected a rollback, got ${r.outcome}: ${r.message}`);
     }
   } finally {
@@ -130,7 +131,7 @@ async function main() {
     }
     rmSync(work, { recursive: true, force: true });
   }
-  const ok = raw as { durations: { waitMs: number; rollbackMs: number; evidenceToVerdictMs: number | null; evidenceToRollbackDoneMs: number | null } }[];
+  const ok = raw as { durations: { waitMs: number; evidenceReadMs: number; rollbackMs: number; evidenceToVerdictMs: number | null; evidenceToRollbackDoneMs: number | null } }[];
   const summary = {
     date: new Date().toISOString(),
     runs: ok.length,
@@ -139,7 +140,9 @@ async function main() {
     note: 'evidence = the kubelet Unhealthy event (systemd: degraded); its timestamp has whole seconds, so evidence->X is up to 1 s too long. verdict->done is measured with the local clock.',
     startToVerdictMs: stats(ok.map((r) => r.durations.waitMs)),
     evidenceToVerdictMs: stats(ok.flatMap((r) => (r.durations.evidenceToVerdictMs === null ? [] : [r.durations.evidenceToVerdictMs]))),
-    verdictToRollbackDoneMs: stats(ok.map((r) => r.durations.rollbackMs)),
+    evidenceReadMs: stats(ok.map((r) => r.durations.evidenceReadMs)),
+    verdictToRollbackDoneMs: stats(ok.map((r) => r.durations.evidenceReadMs + r.durations.rollbackMs)),
+    patchToRollbackDoneMs: stats(ok.map((r) => r.durations.rollbackMs)),
     evidenceToRollbackDoneMs: stats(ok.flatMap((r) => (r.durations.evidenceToRollbackDoneMs === null ? [] : [r.durations.evidenceToRollbackDoneMs]))),
   };
   mkdirSync(join(root, 'bench/results'), { recursive: true });

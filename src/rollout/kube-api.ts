@@ -4,9 +4,11 @@
  * OpenTofu kubernetes provider reads too (KUBECONFIG as a fallback). Objects are handed out
  * raw (as JSON from the API server), for zod to parse at the boundary.
  */
+import { Writable } from 'node:stream';
 import {
   AppsV1Api,
   CoreV1Api,
+  Exec,
   KubeConfig,
   Observable,
   PatchStrategy,
@@ -36,7 +38,11 @@ export interface KubeApi {
   listClaims(namespace: string): Promise<ListResult>;
   patchDeployment(namespace: string, name: string, ops: readonly JsonPatchOp[], fieldManager: string, signal?: AbortSignal): Promise<unknown>;
   readLogTail(namespace: string, pod: string, opts: { container: string; lines: number; previous: boolean }, signal?: AbortSignal): Promise<string[]>;
+  /** Runs a read-only command in a running container; its stdout lines (bounded in time and size). */
+  execLines(namespace: string, pod: string, container: string, command: readonly string[], timeoutMs: number, signal?: AbortSignal): Promise<string[]>;
 }
+
+const EXEC_MAX_BYTES = 64 * 1024;
 
 /**
  * Calls a typed API method and returns the response body as the server sent it. The typed
@@ -110,6 +116,7 @@ export function createKubeApi(kc: KubeConfig): KubeApi {
   const apps = kc.makeApiClient(AppsV1Api);
   const core = kc.makeApiClient(CoreV1Api);
   const server = kc.getCurrentCluster()?.server ?? '?';
+  const exec = new Exec(kc);
   const bounded = <T>(what: string, p: Promise<T>, signal?: AbortSignal) => withDeadline(what, p, REQUEST_MS, signal);
   return {
     watch: new Watch(kc),
@@ -151,6 +158,33 @@ export function createKubeApi(kc: KubeConfig): KubeApi {
         signal,
       );
       return String(text ?? '').split('\n').filter((l) => l.length > 0).slice(-opts.lines);
+    },
+    async execLines(namespace, pod, container, command, timeoutMs, signal) {
+      let out = '';
+      const sink = new Writable({
+        write(chunk, _enc, cb) {
+          if (out.length < EXEC_MAX_BYTES) out += String(chunk);
+          cb();
+        },
+      });
+      let socket: { close(): void } | undefined;
+      const finished = new Promise<void>((resolve, reject) => {
+        exec
+          .exec(namespace, pod, container, [...command], sink, null, null, false, (status) => {
+            if (status.status === 'Success' || status.status === 'Failure') resolve();
+            else reject(new Error(status.message ?? 'exec failed'));
+          })
+          .then((ws) => {
+            socket = ws;
+            ws.on('close', () => resolve());
+          }, reject);
+      });
+      try {
+        await withDeadline(`exec in pod ${namespace}/${pod}`, finished, timeoutMs, signal);
+      } finally {
+        socket?.close();
+      }
+      return out.split('\n').filter((l) => l.length > 0);
     },
   };
 }

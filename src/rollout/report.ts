@@ -42,6 +42,8 @@ export type LastState = z.infer<typeof LastStateSchema>;
 const DurationsSchema = z.object({
   /** From the start of the watch to the verdict (ready, or the terminal failure). */
   waitMs: z.number(),
+  /** Reading the evidence (log tail, journal of the failed units) before the rollback. */
+  evidenceReadMs: z.number().nullable(),
   /** From the rollback patch to the previous revision's pod being ready (or giving up). */
   rollbackMs: z.number().nullable(),
   /**

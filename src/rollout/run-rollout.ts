@@ -37,6 +37,8 @@ export interface RolloutDeps {
 }
 
 const LOG_LINES = 20;
+/** The journal read of a degraded pod may delay the rollback this long at most. */
+const JOURNAL_MS = 3_000;
 /** Events this long before the step began still belong to its rollout (the apply's own). */
 const EVENTS_BEFORE_START_MS = 10_000;
 
@@ -95,7 +97,7 @@ export async function runRollout(opts: RolloutOptions, deps: RolloutDeps): Promi
         lastState: describeCurrentPod(first.snapshot),
         logTail: [],
         previousImage,
-        durations: { waitMs, rollbackMs: null, evidenceToVerdictMs: null, evidenceToRollbackDoneMs: null, totalMs: now() - startedAt },
+        durations: { waitMs, evidenceReadMs: null, rollbackMs: null, evidenceToVerdictMs: null, evidenceToRollbackDoneMs: null, totalMs: now() - startedAt },
       };
     }
     const verdict = first.verdict;
@@ -110,13 +112,15 @@ export async function runRollout(opts: RolloutOptions, deps: RolloutDeps): Promi
         lastState: describeCurrentPod(first.snapshot),
         logTail: [],
         previousImage,
-        durations: { waitMs, rollbackMs: null, evidenceToVerdictMs: null, evidenceToRollbackDoneMs: null, totalMs: now() - startedAt },
+        durations: { waitMs, evidenceReadMs: null, rollbackMs: null, evidenceToVerdictMs: null, evidenceToRollbackDoneMs: null, totalMs: now() - startedAt },
       };
     }
 
     // Failed: the evidence first, before a rollback replaces the pod.
     const lastState = describeFailedPod(first.snapshot, verdict.pod);
-    const logTail = await readLogTail(api, namespace, lastState, signal, logger);
+    const readStartedAt = now();
+    const logTail = await readLogTail(api, namespace, lastState, verdict.failedUnits, signal, logger);
+    const evidenceReadMs = now() - readStartedAt;
     const evidence = {
       ...base,
       reason: verdict.reason,
@@ -135,7 +139,7 @@ export async function runRollout(opts: RolloutOptions, deps: RolloutDeps): Promi
         ...evidence,
         outcome: 'failed-no-previous',
         message: `${verdict.message}; there is no previous revision to set back (first deploy of this node)`,
-        durations: { waitMs, rollbackMs: null, evidenceToVerdictMs: evidenceMs(verdict.evidenceAt, first.at), evidenceToRollbackDoneMs: null, totalMs: now() - startedAt },
+        durations: { waitMs, evidenceReadMs, rollbackMs: null, evidenceToVerdictMs: evidenceMs(verdict.evidenceAt, first.at), evidenceToRollbackDoneMs: null, totalMs: now() - startedAt },
       };
     }
 
@@ -145,6 +149,7 @@ export async function runRollout(opts: RolloutOptions, deps: RolloutDeps): Promi
     const rollbackMs = rollbackDoneAt - rollbackStartedAt;
     const durations = {
       waitMs,
+      evidenceReadMs,
       rollbackMs,
       evidenceToVerdictMs: evidenceMs(verdict.evidenceAt, first.at),
       evidenceToRollbackDoneMs: outcome.outcome === 'rolled-back' && verdict.evidenceAt ? rollbackDoneAt - verdict.evidenceAt : null,
@@ -219,14 +224,32 @@ function describeFailedPod(snap: RolloutSnapshot, podName: string | undefined): 
   return pod ? describePod(snap, pod) : describeCurrentPod(snap);
 }
 
-async function readLogTail(api: KubeApi, namespace: string, state: LastState | null, signal: AbortSignal, logger?: Logger): Promise<string[]> {
+async function readLogTail(
+  api: KubeApi,
+  namespace: string,
+  state: LastState | null,
+  failedUnits: readonly string[],
+  signal: AbortSignal,
+  logger?: Logger,
+): Promise<string[]> {
   if (!state || state.container === null || state.container.startsWith('waiting: ContainerCreating')) return [];
   // A container that is not running now: its previous run has the log that explains it.
   const previous = state.container !== 'running' && state.restartCount > 0;
+  let lines: string[] = [];
   try {
-    return await api.readLogTail(namespace, state.pod, { container: 'node', lines: LOG_LINES, previous }, signal);
+    lines = await api.readLogTail(namespace, state.pod, { container: 'node', lines: LOG_LINES, previous }, signal);
   } catch (err) {
     logger?.debug({ pod: state.pod, err: describeApiError(err) }, 'no log tail');
+  }
+  if (lines.length > 0 || failedUnits.length === 0 || state.container !== 'running') return lines;
+  // systemd as PID 1 writes to /dev/console, which a pod does not have: the container log is
+  // empty. The journal of the failed units says why they failed; read it before the rollback
+  // replaces the pod (bounded: the rollback waits for this).
+  try {
+    const units = failedUnits.slice(0, 5).flatMap((u) => ['-u', u]);
+    return await api.execLines(namespace, state.pod, 'node', ['journalctl', '--no-pager', '--quiet', '-o', 'short-precise', '-n', String(LOG_LINES), ...units], JOURNAL_MS, signal);
+  } catch (err) {
+    logger?.debug({ pod: state.pod, err: describeApiError(err) }, 'no journal of the failed units');
     return [];
   }
 }
@@ -260,6 +283,6 @@ function interruptedBeforeStart(opts: RolloutOptions, startedAt: number, at: num
     previousImage: null,
     timeoutSeconds: Math.round(opts.timeoutMs / 1000),
     startedAt: new Date(startedAt).toISOString(),
-    durations: { waitMs: at - startedAt, rollbackMs: null, evidenceToVerdictMs: null, evidenceToRollbackDoneMs: null, totalMs: at - startedAt },
+    durations: { waitMs: at - startedAt, evidenceReadMs: null, rollbackMs: null, evidenceToVerdictMs: null, evidenceToRollbackDoneMs: null, totalMs: at - startedAt },
   };
 }

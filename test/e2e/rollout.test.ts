@@ -191,6 +191,8 @@ describe('deploy rollout against the local cluster', () => {
     expect(r.report.failedUnits).toContain('broken.service');
     expect(r.report.message).toContain('broken.service');
     expect(r.report.events.some((e) => e.reason === 'Unhealthy' && e.message.includes('systemd: degraded'))).toBe(true);
+    // the last log lines: the journal of the failed unit (PID 1 has no console in a pod)
+    expect(r.report.logTail.join('\n')).toContain('Failed to start broken.service');
     // fail fast: far from the 120 s timeout
     expect(r.report.durations.waitMs).toBeLessThan(60_000);
     expect(r.report.durations.evidenceToRollbackDoneMs).not.toBeNull();

@@ -32,7 +32,7 @@ function report(over: Partial<RolloutReport>): RolloutReport {
     previousImage: GOOD,
     timeoutSeconds: 300,
     startedAt: '2026-11-30T04:10:00.000Z',
-    durations: { waitMs: 3200, rollbackMs: null, evidenceToVerdictMs: null, evidenceToRollbackDoneMs: null, totalMs: 3300 },
+    durations: { waitMs: 3200, evidenceReadMs: null, rollbackMs: null, evidenceToVerdictMs: null, evidenceToRollbackDoneMs: null, totalMs: 3300 },
     ...over,
   };
 }
@@ -46,7 +46,7 @@ const ROLLED_BACK = report({
   events: [{ time: '2026-11-30T04:10:05.000Z', type: 'Warning', reason: 'Unhealthy', object: 'Pod/db-7b9c4d6f5-x2k9p', count: 1, message: 'Readiness probe failed: systemd: degraded\nbroken.service loaded failed failed' }],
   lastState: { pod: 'db-7b9c4d6f5-x2k9p', phase: 'Running', ready: false, container: 'running', restartCount: 0, lastTerminated: null, systemdState: 'degraded' },
   logTail: ['[FAILED] Failed to start broken.service - Always fails.'],
-  durations: { waitMs: 5000, rollbackMs: 4100, evidenceToVerdictMs: 500, evidenceToRollbackDoneMs: 4600, totalMs: 9100 },
+  durations: { waitMs: 5000, evidenceReadMs: 150, rollbackMs: 4100, evidenceToVerdictMs: 500, evidenceToRollbackDoneMs: 4600, totalMs: 9100 },
 });
 
 describe('rollout reports', () => {
