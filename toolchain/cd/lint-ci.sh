@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The lints of CI (`npm run lint:ci`):
+#   ShellCheck        every shell script of the repository (tracked or new, not ignored):
+#                     files named *.sh and files with a sh/bash shebang. Sourced libraries
+#                     (no shebang) are checked as bash with SC2034 off: their variables are
+#                     for the scripts that source them. `-x -P SCRIPTDIR` follows `.` lines.
+#   actionlint        .forgejo/workflows/*.yml (actionlint v1.7.12, built once into the cache
+#                     by toolchain/cd/build.sh; it runs shellcheck on the `run:` scripts too)
+#   nix-instantiate   --parse of every *.nix file (syntax only: nothing is fetched or built)
+# Missing programs: shellcheck and nix-instantiate come from Debian (shellcheck, nix-bin) and
+# are installed with apt-get when this runs as root; otherwise it names the package and fails.
+# Exit status: 0 when every lint passes, 1 when one reports a problem, 3 when a tool is missing.
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+cd "$repo" || exit 3
+
+say() { printf 'lint-ci: %s\n' "$*" >&2; }
+
+apt_updated=0
+need() { # COMMAND DEBIAN-PACKAGE
+  command -v "$1" >/dev/null 2>&1 && return 0
+  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+    say "$1 is missing; installing the Debian package $2"
+    if [ "$apt_updated" = 0 ]; then
+      timeout 600 apt-get update -qq >/dev/null || true
+      apt_updated=1
+    fi
+    DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -qq "$2" >/dev/null || true
+  fi
+  command -v "$1" >/dev/null 2>&1 && return 0
+  say "$1 is missing: install the Debian package $2 (apt-get install $2)"
+  return 3
+}
+
+need shellcheck shellcheck || exit 3
+need nix-instantiate nix-bin || exit 3
+actionlint=$(bash "$here/build.sh" actionlint | sed -n 's/^ACTIONLINT=//p')
+[ -x "$actionlint" ] || {
+  say "actionlint could not be built (toolchain/cd/build.sh actionlint)"
+  exit 3
+}
+
+# Files of the work tree (tracked, or new and not ignored), NUL-separated.
+files() { git ls-files -z -co --exclude-standard -- "$@"; }
+
+failed=0
+
+scripts=() libraries=()
+while IFS= read -r -d '' f; do
+  [ -f "$f" ] || continue
+  first=$(head -n 1 "$f")
+  case $first in
+    '#!'*sh*) scripts+=("$f") ;;
+    *) [[ $f == *.sh ]] && libraries+=("$f") ;;
+  esac
+done < <(files)
+
+say "shellcheck: ${#scripts[@]} scripts, ${#libraries[@]} sourced libraries"
+if [ "${#scripts[@]}" -gt 0 ] && ! shellcheck -x -P SCRIPTDIR "${scripts[@]}"; then
+  failed=1
+fi
+if [ "${#libraries[@]}" -gt 0 ] && ! shellcheck -x -P SCRIPTDIR -s bash -e SC2034 "${libraries[@]}"; then
+  failed=1
+fi
+
+workflows=()
+while IFS= read -r -d '' f; do [ -f "$f" ] && workflows+=("$f"); done < <(files '.forgejo/workflows/*.yml' '.forgejo/workflows/*.yaml')
+say "actionlint: ${#workflows[@]} workflows"
+if [ "${#workflows[@]}" -gt 0 ] && ! "$actionlint" -shellcheck "$(command -v shellcheck)" "${workflows[@]}"; then
+  failed=1
+fi
+
+nix_files=()
+while IFS= read -r -d '' f; do [ -f "$f" ] && nix_files+=("$f"); done < <(files '*.nix')
+say "nix-instantiate --parse: ${#nix_files[@]} files"
+for f in "${nix_files[@]}"; do
+  if ! nix-instantiate --parse "$f" >/dev/null; then
+    say "$f does not parse"
+    failed=1
+  fi
+done
+
+if [ "$failed" = 0 ]; then
+  say "all lints passed"
+else
+  say "some lints failed (see above)"
+fi
+exit "$failed"
