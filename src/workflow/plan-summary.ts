@@ -89,7 +89,8 @@ export function summarizePlan(model: TargetModel, planned: readonly PlannedChang
   const present = new Set(model.nodes.map((n) => n.name));
   const byName = new Map(model.nodes.map((n) => [n.name, n]));
   for (const s of nodes.values()) {
-    s.removed = !present.has(s.node) && (s.deployment === 'delete' || s.claim === 'delete' || s.push === 'delete');
+    // gone from the group, or the whole target is destroyed
+    s.removed = s.deployment === 'delete' || s.claim === 'delete' || (!present.has(s.node) && s.push === 'delete');
     s.words = describe(s, byName.get(s.node)?.tagRef);
   }
   return {

@@ -58,3 +58,14 @@ describe('summarizePlan', () => {
     expect(text).toContain('beta: /etc/keys is not under /var/lib');
   });
 });
+
+describe('summarizePlan of a destroy', () => {
+  it('reports every node as removed, claim included', () => {
+    const s = summarizePlan(all!, [
+      change('node-alpha_deployment_A2CE01B5', ['delete']),
+      change('node-alpha_state_26D7464E', ['delete']),
+      change('image-alpha_push_832904CE', ['delete']),
+    ], true);
+    expect(s.nodes.find((n) => n.node === 'alpha')!).toMatchObject({ removed: true, words: expect.stringContaining('removed from the target') });
+  });
+});
