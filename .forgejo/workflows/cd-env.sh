@@ -41,7 +41,11 @@ _cd_env_put() {
 _cd_env_write() {
   (
     umask 077
-    printf '%s\n' "$2" >"$1.tmp.$$" && chmod 0600 "$1.tmp.$$" && mv -f "$1.tmp.$$" "$1"
+    # The value as given; a newline is added only when it does not end in one.
+    case $2 in
+      *$'\n') printf '%s' "$2" ;;
+      *) printf '%s\n' "$2" ;;
+    esac >"$1.tmp.$$" && chmod 0600 "$1.tmp.$$" && mv -f "$1.tmp.$$" "$1"
   )
 }
 
