@@ -44,6 +44,8 @@ export interface ListWatchHandle {
   objects(): unknown[];
   /** How many times the watch was (re)opened: 1 when it never dropped. */
   connections(): number;
+  /** Since when (ms) and why the watch keeps failing; undefined while it works. */
+  failing(): { since: number; message: string } | undefined;
   stop(): Promise<void>;
 }
 
@@ -57,6 +59,7 @@ export async function startListWatch(opts: ListWatchOptions): Promise<ListWatchH
   let resourceVersion = '';
   let current: AbortController | undefined;
   let opened = 0;
+  let failingSince: { since: number; message: string } | undefined;
 
   const keyOf = (obj: any): string | undefined => obj?.metadata?.uid ?? (obj?.metadata?.name ? `${obj.metadata.namespace}/${obj.metadata.name}` : undefined);
 
@@ -102,6 +105,7 @@ export async function startListWatch(opts: ListWatchOptions): Promise<ListWatchH
               events += 1;
             }
             if (typeof rv === 'string' && rv) resourceVersion = rv;
+            failingSince = undefined;
             if (type !== 'BOOKMARK') opts.onChange();
           },
           done,
@@ -128,11 +132,15 @@ export async function startListWatch(opts: ListWatchOptions): Promise<ListWatchH
         if (err?.statusCode === 410 || err?.code === 410) resourceVersion = '';
         else if (err && err.name !== 'TimeoutError') failure = err;
         else if (events === 0 && Date.now() - started < 1000) failure = new Error('watch closed at once');
-        if (!failure) backoff = MIN_BACKOFF_MS;
+        if (!failure) {
+          backoff = MIN_BACKOFF_MS;
+          failingSince = undefined;
+        }
       } catch (err) {
         failure = err;
       }
       if (failure !== undefined) {
+        failingSince ??= { since: started, message: String((failure as Error)?.message ?? failure) };
         opts.logger?.debug({ watch: opts.name, err: String((failure as Error)?.message ?? failure), retryInMs: backoff }, 'watch ended; reconnecting');
         await sleep(backoff, stopper.signal);
         backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
@@ -143,6 +151,7 @@ export async function startListWatch(opts: ListWatchOptions): Promise<ListWatchH
   return {
     objects: () => [...objects.values()],
     connections: () => opened,
+    failing: () => failingSince,
     async stop() {
       stopper.abort();
       current?.abort();

@@ -11,6 +11,8 @@ import type { RolloutSnapshot } from './snapshot.js';
 
 export interface RolloutWatch {
   snapshot(): RolloutSnapshot;
+  /** Why the snapshot may be stale: the API server has not answered for a while (or undefined). */
+  staleness(now: number): string | undefined;
   /** Calls `cb` after every change; returns the unsubscribe function. */
   onChange(cb: () => void): () => void;
   stop(): Promise<void>;
@@ -18,6 +20,9 @@ export interface RolloutWatch {
 
 /** The label every node's Deployment, ReplicaSets and pods carry (shared Deployment shape). */
 export const NODE_LABEL = 'app.kubernetes.io/name';
+
+/** A watch failing this long makes the snapshot suspect (said in a timeout's message). */
+const STALE_AFTER_MS = 3_000;
 
 export async function openRolloutWatch(api: KubeApi, namespace: string, node: string, logger?: Logger): Promise<RolloutWatch> {
   const listeners = new Set<() => void>();
@@ -65,6 +70,12 @@ export async function openRolloutWatch(api: KubeApi, namespace: string, node: st
         events: parseAll(events.objects(), EventSchema, 'Event'),
         claims: parseAll(claims.objects(), ClaimSchema, 'PersistentVolumeClaim'),
       }),
+      staleness(now) {
+        const since = Math.min(...handles.map((h) => h.failing()?.since ?? Number.POSITIVE_INFINITY));
+        if (!Number.isFinite(since) || now - since < STALE_AFTER_MS) return undefined;
+        const why = handles.map((h) => h.failing()?.message).find((m) => m !== undefined) ?? '';
+        return `the API server has not answered the watch since ${new Date(since).toISOString()} (${why.split('\n')[0]})`;
+      },
       onChange(cb) {
         listeners.add(cb);
         return () => listeners.delete(cb);

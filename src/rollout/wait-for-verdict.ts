@@ -55,13 +55,14 @@ export function waitForVerdict(watch: RolloutWatch, opts: WaitOptions): Promise<
       opts.onVerdict?.(v);
       if (v.kind !== 'waiting') return finish({ kind: 'verdict', verdict: v, snapshot, at: t });
       if (t >= opts.deadline) {
+        const stale = watch.staleness(t);
         const seconds = Math.round((opts.deadline - watchStartedAt) / 1000);
         return finish({
           kind: 'verdict',
           verdict: {
             kind: 'failed',
             reason: 'timeout',
-            message: `not ready within ${seconds}s; still ${v.phase}: ${v.detail}`,
+            message: `not ready within ${seconds}s; ${stale ? `${stale}; last seen` : 'still'} ${v.phase}: ${v.detail}`,
             failedUnits: [],
             ...(v.pod ? { pod: v.pod } : {}),
             ...(v.systemdState ? { systemdState: v.systemdState } : {}),

@@ -76,10 +76,23 @@ describe('startListWatch', () => {
     ]);
     const h = await startListWatch({ name: 'pods', path: '/p', watch: client, list: async () => ({ items: [], resourceVersion: '20' }), onChange: () => {} });
     await until(() => h.objects().length === 1);
+    expect(h.failing()).toBeUndefined();
     expect(calls.slice(0, 2).map((c) => c.resourceVersion)).toEqual(['20', '20']);
     const t = Date.now();
     await h.stop();
     expect(Date.now() - t).toBeLessThan(2500);
+  });
+
+  it('says since when it keeps failing', async () => {
+    const refused = () => ({ events: [] as [string, any][], end: Object.assign(new Error('connect ECONNREFUSED 10.255.254.1:6443'), { code: 'ECONNREFUSED' }) });
+    const { client, calls } = scriptedWatch([refused(), refused(), refused()]);
+    const t0 = Date.now();
+    const h = await startListWatch({ name: 'pods', path: '/p', watch: client, list: async () => ({ items: [], resourceVersion: '1' }), onChange: () => {} });
+    await until(() => calls.length >= 2);
+    const f = h.failing();
+    expect(f?.message).toBe('connect ECONNREFUSED 10.255.254.1:6443');
+    expect(f!.since).toBeGreaterThanOrEqual(t0);
+    await h.stop();
   });
 
   it('lets the first list fail to the caller', async () => {

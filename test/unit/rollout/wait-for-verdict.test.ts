@@ -7,13 +7,15 @@ import { loadFixture } from './load-fixture.js';
 /** A watch whose snapshot the test sets, as the list+watch would after each change. */
 function settableWatch(first: RolloutSnapshot) {
   let snap = first;
+  let stale: string | undefined;
   const listeners = new Set<() => void>();
   const watch: RolloutWatch = {
     snapshot: () => snap,
+    staleness: () => stale,
     onChange: (cb) => (listeners.add(cb), () => listeners.delete(cb)),
     stop: async () => {},
   };
-  return { watch, set: (s: RolloutSnapshot) => ((snap = s), listeners.forEach((l) => l())) };
+  return { watch, set: (s: RolloutSnapshot) => ((snap = s), listeners.forEach((l) => l())), setStale: (why: string) => (stale = why) };
 }
 
 describe('waitForVerdict', () => {
@@ -34,6 +36,15 @@ describe('waitForVerdict', () => {
     const r = await waitForVerdict(watch, { deadline: Date.now() + 700, signal: new AbortController().signal });
     expect(r.kind === 'verdict' && r.verdict).toMatchObject({ kind: 'failed', reason: 'timeout' });
     expect(r.kind === 'verdict' && r.verdict.kind === 'failed' && r.verdict.message).toMatch(/^not ready within 1s; still pulling: Pulling image/);
+  });
+
+  it('says so when the API server stopped answering (the last state may be stale)', async () => {
+    const { watch, setStale } = settableWatch(loadFixture('slow-booting').snapshot);
+    setStale('the API server has not answered the watch since 2026-11-30T04:17:21.000Z (connect ECONNREFUSED)');
+    const r = await waitForVerdict(watch, { deadline: Date.now() + 300, signal: new AbortController().signal });
+    expect(r.kind === 'verdict' && r.verdict.kind === 'failed' && r.verdict.message).toMatch(
+      /^not ready within 0s; the API server has not answered the watch since .* \(connect ECONNREFUSED\); last seen booting: /,
+    );
   });
 
   it('stops on the abort signal with the last verdict', async () => {
