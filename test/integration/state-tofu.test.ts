@@ -58,6 +58,8 @@ interface TofuRun {
 function tofu(dir: string, args: string[], backendEnv: Record<string, string>, timeoutMs = 240_000): TofuRun {
   const child = spawn(tofuBin, args, {
     cwd: dir,
+    // its own process group, so a kill reaches the provider plugins and provisioners too
+    detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {
       PATH: process.env.PATH,
@@ -71,7 +73,7 @@ function tofu(dir: string, args: string[], backendEnv: Record<string, string>, t
   let out = '';
   child.stdout!.on('data', (d) => (out += String(d)));
   child.stderr!.on('data', (d) => (out += String(d)));
-  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  const timer = setTimeout(() => killGroup(child), timeoutMs);
   const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string }>((resolve) =>
     child.once('exit', (code, signal) => {
       clearTimeout(timer);
@@ -79,6 +81,15 @@ function tofu(dir: string, args: string[], backendEnv: Record<string, string>, t
     }),
   );
   return { child, done };
+}
+
+/** SIGKILL of tofu and everything it started (as a CI runner stopping the job does). */
+function killGroup(child: ChildProcess): void {
+  try {
+    process.kill(-child.pid!, 'SIGKILL');
+  } catch {
+    // already gone
+  }
 }
 
 async function tofuOk(dir: string, args: string[], env: Record<string, string>): Promise<string> {
@@ -184,7 +195,7 @@ describe('the state backend with the real tofu', () => {
       const holder = await waitForLock(dataDir, KEY);
       // let it get into the provisioner, then kill it: no chance to unlock
       await new Promise((r) => setTimeout(r, 1500));
-      run.child.kill('SIGKILL');
+      killGroup(run.child);
       expect((await run.done).signal).toBe('SIGKILL');
       expect(readStore(dataDir, (s) => s.lockOf(KEY))?.ID).toBe(holder.ID);
 
@@ -202,7 +213,7 @@ describe('the state backend with the real tofu', () => {
       // tofu's own force-unlock (it sends {"ID": ...}) releases such a lock too
       const run2 = tofu(dir, [...APPLY, '-var', 'sleep=15', '-var', 'run=2'], backend.env);
       const holder2 = await waitForLock(dataDir, KEY);
-      run2.child.kill('SIGKILL');
+      killGroup(run2.child);
       await run2.done;
       const wrongForce = await tofu(dir, ['force-unlock', '-force', '-no-color', 'not-the-holder'], backend.env).done;
       expect(wrongForce.code).not.toBe(0);
