@@ -93,8 +93,9 @@ export async function startListWatch(opts: ListWatchOptions): Promise<ListWatchH
           },
           (type, obj) => {
             if (type === 'ERROR') {
-              // A Status object; 410 Gone: our resourceVersion is too old, list again.
-              if (obj?.code === 410) resourceVersion = '';
+              // A Status object; the server ends the watch after it. 410 Gone (too old) and
+              // "Too large resource version" (a recreated API server) both need a fresh list.
+              resourceVersion = '';
               return;
             }
             const rv = obj?.metadata?.resourceVersion;
@@ -129,8 +130,10 @@ export async function startListWatch(opts: ListWatchOptions): Promise<ListWatchH
         const { err, events } = await watchOnce();
         current = undefined;
         if (stopper.signal.aborted) break;
-        if (err?.statusCode === 410 || err?.code === 410) resourceVersion = '';
-        else if (err && err.name !== 'TimeoutError') failure = err;
+        // The server answered with an error status (410 Gone: too old; 504 "Too large resource
+        // version": a recreated API server; ...): list again rather than retry the same version.
+        if (typeof err?.statusCode === 'number' || err?.code === 410) resourceVersion = '';
+        if (err && err.name !== 'TimeoutError' && err.statusCode !== 410 && err.code !== 410) failure = err;
         else if (events === 0 && Date.now() - started < 1000) failure = new Error('watch closed at once');
         if (!failure) {
           backoff = MIN_BACKOFF_MS;

@@ -95,6 +95,17 @@ describe('startListWatch', () => {
     await h.stop();
   });
 
+  it('lists again when the server answers the watch with an error status (a recreated API server)', async () => {
+    let lists = 0;
+    const tooLarge = Object.assign(new Error('Gateway Timeout'), { statusCode: 504 });
+    const { client, calls } = scriptedWatch([{ events: [], end: tooLarge }]);
+    const h = await startListWatch({ name: 'pods', path: '/p', watch: client, list: async () => ({ items: [], resourceVersion: String(900 - 800 * lists++) }), onChange: () => {} });
+    await until(() => calls.length >= 2);
+    expect(lists).toBe(2);
+    expect(calls.map((c) => c.resourceVersion)).toEqual(['900', '100']);
+    await h.stop();
+  });
+
   it('lets the first list fail to the caller', async () => {
     const { client } = scriptedWatch([]);
     await expect(
