@@ -75,7 +75,7 @@ export function createStateRequestHandler(opts: StateServerOptions): (req: Incom
           return getState(opts.store, key, url);
         case 'POST':
         case 'PUT':
-          return updateState(opts.store, key, url, await readBody(req, maxBody));
+          return updateState(opts.store, key, url, await readBody(req, maxBody), log);
         case 'LOCK':
           return lockState(opts.store, key, await readBody(req, MAX_LOCK_BODY_BYTES));
         case 'UNLOCK':
@@ -122,7 +122,7 @@ function getState(store: StateStore, key: string, url: URL): Reply {
   };
 }
 
-function updateState(store: StateStore, key: string, url: URL, body: Buffer & { md5?: string }): Reply {
+function updateState(store: StateStore, key: string, url: URL, body: Buffer, log: Logger | undefined): Reply {
   if (body.length === 0) throw new HttpProblem(400, 'the body is empty: expected a state document');
   const parsed = parseStateHeader(body);
   if (!parsed.ok) throw new HttpProblem(400, parsed.problem);
@@ -133,6 +133,8 @@ function updateState(store: StateStore, key: string, url: URL, body: Buffer & { 
     case 'identical':
       return { status: 200, body: { serial: result.version.serial, sha256: result.version.sha256, stored: result.kind === 'stored' } };
     case 'refused':
+      // tofu shows only "HTTP error: 409": say why where the operator can find it
+      log?.warn({ kind: 'state-update-refused', key, serial: parsed.header.serial, reason: result.reason }, `refused an update of ${key}: ${result.reason}`);
       return { status: 409, body: { error: result.reason } };
     case 'lock-mismatch':
       if (result.holder) {

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { resolveBackend, startEmbeddedBackend } from '../../../src/state/embedded.js';
@@ -56,6 +57,9 @@ describe('resolveBackend', () => {
     } finally {
       await backend.close();
     }
+    // private to the user
+    expect(statSync(join(dir, 'state')).mode & 0o777).toBe(0o700);
+    expect(statSync(join(dir, 'state', 'state.db')).mode & 0o777).toBe(0o600);
     // the data is on disk in the state directory: a second run sees it
     const again = await startEmbeddedBackend({ dataDir: join(dir, 'state'), key: 'g1-all' });
     try {
