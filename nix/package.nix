@@ -1,0 +1,74 @@
+# The `deploy` CLI as a Nix package (FR-001: OpenTofu with its providers, skopeo and kubectl
+# come from the Nix store, not from the user's PATH).
+#
+#   nix-build -E 'with import <nixpkgs> { }; callPackage ./nix/package.nix { }'
+#   result/bin/deploy doctor
+#
+# buildNpmPackage installs the locked dependencies offline from package-lock.json (with
+# --ignore-scripts: the `node` devDependency would fetch a Node binary; the store's nodejs_24
+# runs everything instead), runs `npm run build` (tsc -> dist/), prunes the devDependencies
+# and installs bin/deploy.js as bin/deploy. The wrapper puts the tools first on PATH and names
+# them in DEPLOY_TOFU / DEPLOY_SKOPEO / DEPLOY_KUBECTL (src/tools/discover.ts looks there
+# first), so `deploy doctor` reports the store's programs.
+#
+# npmDepsHash: fill in after the first build (nix prints the hash it got) or with
+# prefetch-npm-deps package-lock.json; it changes whenever package-lock.json does.
+# The provider versions of nixpkgs must satisfy the graph's constraints (kubernetes 2.38.0,
+# null 3.2.4, random 3.7.2, external 2.3.5 pinned by the @cdktf/provider-* bindings);
+# pass `tofuProviders` to choose others.
+# Not built on the project's machines (no nixpkgs there); only parsed. See README "Nix".
+{ lib
+, buildNpmPackage
+, nodejs_24
+, makeWrapper
+, opentofu
+, skopeo
+, kubectl
+, tofuProviders ? (p: [ p.kubernetes p.null p.random p.external ])
+, npmDepsHash ? lib.fakeHash
+}:
+
+let
+  tofu = opentofu.withPlugins tofuProviders;
+  packageJson = lib.importJSON ../package.json;
+  src = lib.fileset.toSource {
+    root = ../.;
+    fileset = lib.fileset.unions [
+      ../package.json
+      ../package-lock.json
+      ../tsconfig.json
+      ../tsconfig.build.json
+      ../cdktf.json
+      ../bin
+      ../src
+      ../stacks
+    ];
+  };
+in
+buildNpmPackage {
+  pname = "k8s-deployer";
+  inherit (packageJson) version;
+  inherit src npmDepsHash;
+  nodejs = nodejs_24;
+
+  npmFlags = [ "--ignore-scripts" ];
+  npmBuildScript = "build";
+  nativeBuildInputs = [ makeWrapper ];
+
+  postInstall = ''
+    wrapProgram $out/bin/deploy \
+      --prefix PATH : ${lib.makeBinPath [ tofu skopeo kubectl nodejs_24 ]} \
+      --set-default DEPLOY_TOFU ${tofu}/bin/tofu \
+      --set-default DEPLOY_SKOPEO ${skopeo}/bin/skopeo \
+      --set-default DEPLOY_KUBECTL ${kubectl}/bin/kubectl
+  '';
+
+  passthru = { inherit tofu; };
+
+  meta = {
+    description = packageJson.description;
+    license = lib.licenses.mit;
+    mainProgram = "deploy";
+    platforms = lib.platforms.linux;
+  };
+}
