@@ -26,7 +26,7 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
-          globalSetup: ['test/e2e/global-setup.ts'],
+          globalSetup: ['test/e2e/global-setup.ts', 'test/e2e/deploy-setup.ts'],
           testTimeout: 600_000,
           hookTimeout: 3_600_000,
           fileParallelism: false,

@@ -75,13 +75,18 @@ function reportError(err: unknown, ctx: CliContext): number {
 export async function runMain(argv: readonly string[]): Promise<never> {
   const controller = new AbortController();
   let interrupts = 0;
+  // tofu runs in its own process group and gets exactly ONE interrupt from us (a second one
+  // makes it abandon the state). A second Ctrl-C only says what is going on; a third leaves
+  // without waiting, and says what that costs.
   const onSignal = (sig: NodeJS.Signals) => {
     interrupts += 1;
     if (interrupts === 1) {
-      process.stderr.write(`\ndeploy: ${sig} received: stopping cleanly (state is saved, the lock released). Press Ctrl-C again to leave at once.\n`);
+      process.stderr.write(`\ndeploy: ${sig} received: stopping cleanly (tofu finishes the operations in flight, saves the state and releases the lock).\n`);
       controller.abort(new Error(sig));
+    } else if (interrupts === 2) {
+      process.stderr.write('deploy: still stopping cleanly; press Ctrl-C once more to leave without waiting (the state lock may then stay held: see `deploy state unlock`).\n');
     } else {
-      process.stderr.write('deploy: second interrupt: leaving now; the state lock may stay held (see `deploy state unlock`).\n');
+      process.stderr.write('deploy: leaving without waiting; tofu may still be running and the state lock may stay held (see `deploy state list` and `deploy state unlock`).\n');
       process.exit(ExitCode.interrupted);
     }
   };

@@ -36,7 +36,7 @@ node -e '
 
 step "deploy apply --plan $demo/group.json"
 set +e
-node bin/deploy.js apply --plan "$demo/group.json"
+bin/deploy apply --plan "$demo/group.json"
 code=$?
 set -e
 cat >&2 <<MSG
@@ -45,9 +45,9 @@ cat >&2 <<MSG
   kubeconfig:  $KUBE_CONFIG_PATH
   registry:    $K8S_REGISTRY
 Try next (in a shell where you ran: . $STATE_DIR/cluster/cluster.env):
-  node bin/deploy.js plan --plan $demo/group.json        # shows no changes
+  bin/deploy plan --plan $demo/group.json        # shows no changes
   kubectl --kubeconfig $KUBE_CONFIG_PATH get pods -A -o wide
-  node bin/deploy.js destroy --plan $demo/group.json     # removes the namespaces; images stay
+  bin/deploy destroy --plan $demo/group.json     # removes the namespaces; images stay
   npm run cluster:down                                     # stops the cluster, cleans the host
 MSG
 exit "$code"

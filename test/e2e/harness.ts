@@ -1,0 +1,131 @@
+/**
+ * The e2e harness for `deploy` against the local cluster: a fresh namespace and state
+ * directory per suite, node images from test/cluster/images, group plans written to a temp
+ * directory, and the real CLI run as a child process (bin/deploy.js, like an operator).
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { inject } from 'vitest';
+import { requireTool } from '../../src/tools/discover.js';
+import { buildImage, repoRoot, type BuiltImage } from '../integration/images-scripts.js';
+
+export const clusterEnv = () => inject('clusterEnv');
+
+export interface NodeSpec {
+  image: BuiltImage;
+  apps?: string[];
+}
+
+export interface DeployRun {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+  json?: any;
+}
+
+export class DeployHarness {
+  readonly namespace: string;
+  readonly dir: string;
+  readonly env: NodeJS.ProcessEnv;
+  private readonly kubectlBin: string;
+
+  private constructor(namespace: string, dir: string, env: NodeJS.ProcessEnv) {
+    this.namespace = namespace;
+    this.dir = dir;
+    this.env = env;
+    this.kubectlBin = requireTool('kubectl', env).path;
+  }
+
+  static async create(prefix: string): Promise<DeployHarness> {
+    const stamp = randomUUID().slice(0, 6);
+    const dir = await mkdtemp(join(tmpdir(), `deploy-e2e-${prefix}-`));
+    await mkdir(join(dir, 'images'));
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      ...clusterEnv(),
+      K8S_NAMESPACE: `${prefix}-${stamp}`,
+      DEPLOY_STATE_DIR: join(dir, 'state'),
+      DEPLOY_ROLLOUT_TIMEOUT: '120s',
+      DEPLOY_LOG_LEVEL: 'warn',
+    };
+    delete env.TF_HTTP_ADDRESS;
+    return new DeployHarness(`${prefix}-${stamp}`, dir, env);
+  }
+
+  /** Writes a group plan (nodes -> image) and returns its path. */
+  async writePlan(name: string, nodes: Record<string, NodeSpec>, extra: Record<string, unknown> = {}, group = 'e2e'): Promise<string> {
+    const planNodes: Record<string, unknown> = {};
+    for (const [n, spec] of Object.entries(nodes)) {
+      const link = join(this.dir, 'images', `${spec.image.tag}.tar`);
+      await symlink(spec.image.archive, link).catch((e) => (e.code === 'EEXIST' ? undefined : Promise.reject(e)));
+      planNodes[n] = { image: { archive: `images/${spec.image.tag}.tar`, tag: spec.image.tag }, apps: spec.apps ?? [] };
+    }
+    const file = join(this.dir, `${name}.json`);
+    await writeFile(file, JSON.stringify({ version: 1, group, nodes: planNodes, ...extra }, null, 2));
+    return file;
+  }
+
+  /** Runs `deploy <verb> --plan <file> --target all --json ...` and parses its JSON result. */
+  async deploy(verb: string, plan: string, args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<DeployRun> {
+    const r = await execa(process.execPath, [join(repoRoot, 'bin', 'deploy.js'), verb, '--plan', plan, '--json', ...args], {
+      env: { ...this.env, ...env },
+      reject: false,
+      timeout: 900_000,
+    });
+    let json: any;
+    try {
+      json = JSON.parse(r.stdout);
+    } catch {
+      json = undefined;
+    }
+    return { exitCode: r.exitCode ?? -1, stdout: r.stdout, stderr: r.stderr, json };
+  }
+
+  async kubectl(args: string[], opts: { input?: string; namespace?: string | null } = {}) {
+    const ns = opts.namespace === null ? [] : ['-n', opts.namespace ?? this.namespace];
+    return execa(this.kubectlBin, ['--kubeconfig', this.env.KUBE_CONFIG_PATH!, ...ns, ...args], { input: opts.input, reject: false, timeout: 180_000, env: this.env });
+  }
+
+  async kubectlOk(args: string[], opts: { input?: string; namespace?: string | null } = {}): Promise<string> {
+    const r = await this.kubectl(args, opts);
+    if (r.exitCode !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${r.exitCode}): ${r.stderr}`);
+    return r.stdout;
+  }
+
+  async getJson(args: string[], opts: { namespace?: string | null } = {}): Promise<any> {
+    return JSON.parse(await this.kubectlOk([...args, '-o', 'json'], opts));
+  }
+
+  /** The one pod of a node's Deployment that is not being deleted. */
+  async podOf(node: string, namespace = this.namespace): Promise<any> {
+    const pods = await this.getJson(['get', 'pods', '-l', `app.kubernetes.io/name=${node}`], { namespace });
+    const live = pods.items.filter((p: any) => !p.metadata.deletionTimestamp);
+    if (live.length !== 1) throw new Error(`expected one pod of ${node} in ${namespace}, found ${live.length}`);
+    return live[0];
+  }
+
+  async exec(node: string, script: string, namespace = this.namespace): Promise<string> {
+    return this.kubectlOk(['exec', `deploy/${node}`, '-c', 'node', '--', 'sh', '-c', script], { namespace });
+  }
+
+  /** The digest the registry gives for a tag (skopeo inspect). */
+  async registryDigest(ref: string, env: NodeJS.ProcessEnv = {}): Promise<string | undefined> {
+    const skopeo = requireTool('skopeo', this.env).path;
+    const r = await execa(skopeo, ['inspect', '--tls-verify=false', '--format', '{{.Digest}}', `docker://${ref}`], { reject: false, env: { ...this.env, ...env }, timeout: 60_000 });
+    return r.exitCode === 0 ? r.stdout.trim() : undefined;
+  }
+
+  async cleanup(): Promise<void> {
+    await this.kubectl(['delete', 'namespace', '--ignore-not-found', '--wait=false', this.namespace], { namespace: null });
+    await rm(this.dir, { recursive: true, force: true });
+  }
+}
+
+export const images = {
+  good: () => buildImage('good'),
+  broken: () => buildImage('broken'),
+  goodWith: (config: string) => buildImage('good', [config]),
+};
