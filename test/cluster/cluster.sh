@@ -116,6 +116,7 @@ daemon_detail() { local pid; if pid=$(daemon_pid "$1"); then echo "pid $pid"; el
 
 status() {
   local ok
+  set +e # every check runs; a failing one is reported, not fatal
   echo "kubeconfig: $KUBECONFIG_ADMIN"
   echo "environment: $S/cluster.env"
   etcd_healthy; line a etcd $? "$(daemon_detail etcd), http://127.0.0.1:$ETCD_CLIENT_PORT"
@@ -164,8 +165,7 @@ down() {
   local t0=$SECONDS
   require_root
   [ -d "$S" ] || { clog "nothing to do: $S does not exist"; return 0; }
-  stop_daemon kube-router
-  stop_daemon kubelet 30
+  stop_daemons 30 kube-router kubelet kube-scheduler kube-controller-manager
   # Pods: stop them through containerd (systemd gets SIGRTMIN+3 and 20 s), then whatever is left.
   if containerd_ready; then
     timeout 45 "$CRICTL_BIN" --runtime-endpoint "unix://$CONTAINERD_SOCK" --timeout 40s stopp $(
@@ -183,10 +183,8 @@ down() {
     kill_pids KILL $(our_shims) $(pod_pids)
     wait_until 5 none_left || clog "processes left: $(our_shims) $(pod_pids)"
   fi
-  stop_daemon kube-scheduler
-  stop_daemon kube-controller-manager
   # The API server drains watches for up to a minute on TERM; nothing here needs that.
-  stop_daemon kube-apiserver 5
+  stop_daemon kube-apiserver 2
   stop_daemon etcd
   [ -x "$CLUSTER_HERE/registry.sh" ] && { "$CLUSTER_HERE/registry.sh" down >&2 || clog "registry.sh down failed"; }
 

@@ -307,6 +307,24 @@ describe('the local cluster', () => {
     expect(fromA.stdout.trim()).toBe('hello');
   });
 
+  it('drops pod traffic to anything outside the machine at the node (nothing leaves)', async () => {
+    // GIVEN the client pod of namespace B and the host's default gateway as an outside address
+    const route = (await execa('ip', ['-4', 'route', 'show', 'default'])).stdout;
+    const gateway = /via (\S+)/.exec(route)?.[1];
+    expect(gateway, route).toBeDefined();
+    const rejected = async () => {
+      const out = (await execa('iptables', ['-w', '5', '-t', 'mangle', '-L', 'DEPLOY-CLUSTER-EGRESS', '-v', '-x', '-n'])).stdout;
+      const rule = out.split('\n').find((l) => l.includes('DROP'));
+      return Number(rule?.trim().split(/\s+/)[0] ?? NaN);
+    };
+    const before = await rejected();
+    // WHEN it connects to the outside address
+    const r = await exec(nsB, 'client', ['timeout', '5', 'wget', '-q', '-O', '-', `http://${gateway}:80/`]);
+    // THEN the connection fails, and it is the node's isolation rule that dropped it
+    expect(r.exitCode).not.toBe(0);
+    expect(await rejected()).toBeGreaterThan(before);
+  });
+
   // Last: takes the cluster down, checks the host, and brings it back for later files.
   it('leaves nothing behind after down (then comes back up)', async () => {
     const s = stateDir();
@@ -322,7 +340,7 @@ describe('the local cluster', () => {
       for (const pid of await readdir('/proc')) {
         if (!/^\d+$/.test(pid)) continue;
         const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-        if (cmdline.includes(s) || cmdline.includes(socket)) leftovers.push(`${pid}: ${cmdline.replaceAll('\0', ' ')}`);
+        if (cmdline.includes(`${s}/`) || cmdline.includes(socket)) leftovers.push(`${pid}: ${cmdline.replaceAll('\0', ' ')}`);
         const cgroup = await readFile(`/proc/${pid}/cgroup`, 'utf8').catch(() => '');
         if (cgroup.includes('/kubepods')) leftovers.push(`${pid} in ${cgroup}`);
       }
@@ -330,7 +348,7 @@ describe('the local cluster', () => {
       // AND no mounts under the state dir or the node's fixed paths
       const mounts = (await readFile('/proc/self/mountinfo', 'utf8')).split('\n').map((l) => l.split(' ')[4] ?? '');
       const fixed = ['/run/containerd', '/var/lib/kubelet', '/var/lib/cni', '/run/netns', '/var/run/netns', '/run/k8s-deployer'];
-      expect(mounts.filter((m) => m.startsWith(s) ||
+      expect(mounts.filter((m) => m === s || m.startsWith(`${s}/`) ||
         fixed.some((f) => !pathsBefore.includes(f) && m.startsWith(f)))).toEqual([]);
       // AND no cgroups of the kubelet in any hierarchy
       const roots = (await readdir('/sys/fs/cgroup')).map((h) => `/sys/fs/cgroup/${h}/kubepods`);

@@ -7,9 +7,9 @@
  * K8S_REGISTRY_TLS_VERIFY) and provides it to the tests as `clusterEnv`. The cluster stays up
  * for the whole run; teardown runs `down` only when this setup started it.
  */
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
+import { execa, type ResultPromise } from 'execa';
 import type { TestProject } from 'vitest/node';
 
 declare module 'vitest' {
@@ -38,7 +38,27 @@ export function stateDir(): string {
   return `${base}/cluster`;
 }
 
+/**
+ * One e2e run at a time per cluster: the cluster test takes the cluster down and up again,
+ * which would pull it away from another run's pods. flock(1) holds the lock for as long as
+ * its stdin is open, so it is released when teardown closes it or this process dies.
+ */
+async function lockCluster(): Promise<{ holder: ResultPromise }> {
+  const lockFile = `${stateDir()}.e2e.lock`;
+  await mkdir(`${stateDir()}/..`, { recursive: true });
+  const holder = execa('flock', ['-w', '3600', lockFile, '-c', 'echo locked; exec cat'], {
+    stdin: 'pipe', stdout: 'pipe', stderr: 'inherit', reject: false,
+  });
+  await new Promise<void>((resolve, reject) => {
+    holder.stdout?.on('data', (chunk: Buffer) => { if (chunk.toString().includes('locked')) resolve(); });
+    void holder.then((r) => reject(new Error(`could not lock ${lockFile} within an hour (flock exit ${r.exitCode})`)));
+  });
+  // Wrapped: an async function returning the (thenable) process would wait for its end.
+  return { holder };
+}
+
 export default async function setup(project: TestProject) {
+  const { holder: lock } = await lockCluster();
   // A cold machine builds for ~15 min; a warm one skips in about a second.
   await execa('bash', [buildScript, 'all'], { stdout: 'inherit', stderr: 'inherit', timeout: 3_600_000 });
   const before = await execa('bash', [clusterScript, 'status'], { reject: false, timeout: 60_000 });
@@ -51,5 +71,7 @@ export default async function setup(project: TestProject) {
     if (!wasUp) {
       await execa('bash', [clusterScript, 'down'], { stdout: 'ignore', stderr: 'inherit', timeout: 300_000, reject: false });
     }
+    lock.stdin?.end();
+    await lock;
   };
 }

@@ -17,9 +17,9 @@ HOST_FIXED_PATHS=(/run/containerd /var/lib/cni /var/lib/kubelet /var/log/contain
   /var/log/pods /usr/libexec/kubernetes /run/xtables.lock /tmp/hostpath_pv /var/run/netns
   /run/netns /etc/cni /opt/cni /run/runc)
 IPT_TABLES=(filter nat mangle raw)
-# Only what these own is ever removed: KUBE-* (kubelet, kube-router), DEPLOY-* (ours).
-OWNED_CHAIN_RE='^(KUBE-|DEPLOY-)'
-OWNED_RULE_RE='KUBE-|DEPLOY-|kube-router'
+# Only what these own is ever removed: KUBE-* (kubelet, kube-router), CNI-* (portmap), DEPLOY-* (ours).
+OWNED_CHAIN_RE='^(KUBE-|DEPLOY-|CNI-)'
+OWNED_RULE_RE='KUBE-|DEPLOY-|CNI-|kube-router'
 OWNED_IPSET_RE='(KUBE-|kube-router|inet6:)'
 
 ipt_families() {
@@ -88,13 +88,17 @@ ensure_node_address() {
 }
 
 # Pod traffic never leaves the machine: what the pods send to anything but the pod network
-# is rejected when forwarded (traffic to the node's own addresses is not forwarded).
+# is dropped when forwarded (traffic to the node's own addresses is not forwarded). In the
+# mangle table, because kube-router's filter FORWARD chain comes first and ACCEPTs every
+# packet that complies with the policies (no policy = complies), so a filter rule after it
+# never sees them; mangle allows no REJECT, hence DROP.
 ensure_pod_isolation() {
-  iptables -w 5 -N DEPLOY-CLUSTER-FORWARD 2>/dev/null || true
-  iptables -w 5 -C DEPLOY-CLUSTER-FORWARD -s "$POD_CIDR" ! -d "$POD_CIDR" -j REJECT --reject-with icmp-net-prohibited 2>/dev/null ||
-    iptables -w 5 -A DEPLOY-CLUSTER-FORWARD -s "$POD_CIDR" ! -d "$POD_CIDR" -j REJECT --reject-with icmp-net-prohibited
-  iptables -w 5 -C FORWARD -j DEPLOY-CLUSTER-FORWARD 2>/dev/null ||
-    iptables -w 5 -I FORWARD 1 -j DEPLOY-CLUSTER-FORWARD
+  local rule=(-s "$POD_CIDR" ! -d "$POD_CIDR" -j DROP)
+  iptables -w 5 -t mangle -N DEPLOY-CLUSTER-EGRESS 2>/dev/null || true
+  iptables -w 5 -t mangle -C DEPLOY-CLUSTER-EGRESS "${rule[@]}" 2>/dev/null ||
+    iptables -w 5 -t mangle -A DEPLOY-CLUSTER-EGRESS "${rule[@]}"
+  iptables -w 5 -t mangle -C FORWARD -j DEPLOY-CLUSTER-EGRESS 2>/dev/null ||
+    iptables -w 5 -t mangle -I FORWARD 1 -j DEPLOY-CLUSTER-EGRESS
 }
 
 # ---- undo -------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 #   daemon_pid NAME            prints the PID when NAME's pidfile names a live process that
 #                              is still NAME's program (argv[0] checked), else fails
 #   stop_daemon NAME [SECS]    TERM, then KILL after SECS (default 15), by PID only
+#   stop_daemons SECS NAME...  the same for several at once (TERM to all, then wait)
 #   wait_until SECS CMD...     retries CMD (0.1 s .. 1 s apart) until it succeeds or SECS pass
 
 clog() { printf '%s cluster: %s\n' "$(date -u +%H:%M:%S.%2N)" "$*" >&2; }
@@ -72,4 +73,26 @@ require_alive() {
   daemon_pid "$name" >/dev/null && return 0
   tail -n 20 "$S/log/$name.log" >&2 2>/dev/null || true
   cdie 3 "$name exited (log above: $S/log/$name.log)"
+}
+
+stop_daemons() {
+  local secs=$1 name pid pids=() names=()
+  shift
+  for name in "$@"; do
+    if pid=$(daemon_pid "$name"); then
+      kill -TERM "$pid" 2>/dev/null || true
+      pids+=("$pid"); names+=("$name")
+    fi
+    rm -f "$S/run/$name.pid"
+  done
+  local i
+  for i in "${!pids[@]}"; do
+    pid=${pids[$i]}
+    if ! wait_until "$secs" not_alive "$pid"; then
+      clog "${names[$i]} (pid $pid) did not stop within ${secs}s: SIGKILL"
+      kill -KILL "$pid" 2>/dev/null || true
+      wait_until 5 not_alive "$pid" || clog "${names[$i]} (pid $pid) survives SIGKILL"
+    fi
+    clog "${names[$i]} stopped (pid $pid)"
+  done
 }
