@@ -197,10 +197,16 @@ async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   }
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) throw new HttpProblem(413, `the body is more than the limit of ${limit} bytes`);
-    chunks.push(chunk);
+  try {
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > limit) throw new HttpProblem(413, `the body is more than the limit of ${limit} bytes`);
+      chunks.push(chunk);
+    }
+  } catch (err) {
+    if (err instanceof HttpProblem) throw err;
+    // the client went away mid-body: a client matter, not a storage failure
+    throw new HttpProblem(400, `the body was cut off: ${(err as Error).message}`);
   }
   const body = Buffer.concat(chunks, size);
   const md5Header = req.headers['content-md5'];
