@@ -19,6 +19,8 @@
 # Exit codes: 0 ok, 2 usage or configuration, 3 a program or the host failed.
 set -euo pipefail
 CLUSTER_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../../toolchain/cluster/debian-packages.sh
+. "$CLUSTER_HERE/../../toolchain/cluster/debian-packages.sh"
 for f in env proc pki host control-plane node network-policy; do
   # shellcheck source=/dev/null
   . "$CLUSTER_HERE/lib/$f.sh"
@@ -39,11 +41,8 @@ require_programs() {
   done
   [ "${#missing[@]}" -eq 0 ] ||
     cdie 3 "cluster programs missing (${missing[*]}); build them: npm run cluster:build"
-  local spec
-  for spec in openssl:openssl curl:curl iptables:iptables ipset:ipset catatonit:catatonit; do
-    command -v "${spec%%:*}" >/dev/null 2>&1 ||
-      cdie 3 "the command ${spec%%:*} is missing; install it: apt-get install ${spec#*:}"
-  done
+  ensure_debian_packages openssl curl iptables ipset catatonit iproute2 util-linux ||
+    cdie 3 "Debian packages missing (above)"
 }
 
 write_cluster_env() {

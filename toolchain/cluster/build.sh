@@ -14,11 +14,14 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 # shellcheck source=../cache.sh
 . "$here/../cache.sh"
+# shellcheck source=debian-packages.sh
+. "$here/debian-packages.sh"
 
 log() { cache_log "cluster-build: $*"; }
 
 gobuild() { # MODULE-DIR go build args... (run inside the tools module)
   local dir="$1"; shift
+  command -v go >/dev/null || { echo "cluster-build: go is not on PATH; install Go >= 1.26" >&2; return 3; }
   mkdir -p "$BUILD_OUT"
   (cd "$here/$dir" && GOFLAGS="-mod=mod -buildvcs=false -trimpath" go build "$@")
 }
@@ -47,6 +50,7 @@ build_containerd() {
 }
 
 build_runc() {
+  ensure_debian_packages gcc libc6-dev pkg-config libseccomp-dev
   # cgo + libseccomp (`-tags seccomp`): needs Debian's libseccomp-dev and a C compiler.
   CGO_ENABLED=1 gobuild runc -tags seccomp \
     -ldflags "-s -w -X main.version=$RUNC_VERSION" -o "$BUILD_OUT/" tool
