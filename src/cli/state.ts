@@ -17,9 +17,10 @@ Default data directory:
   \${DEPLOY_STATE_DIR:-\${XDG_STATE_HOME:-$HOME/.local/state}/k8s-deployer}/state`;
 
 const SOURCE_HELP = `
-Where it looks: --data DIR when given; else the backend in TF_HTTP_ADDRESS when set (with
-TF_HTTP_USERNAME/TF_HTTP_PASSWORD; list and versions need a \`deploy state serve\` backend);
-else the embedded backend's data directory,
+Where it looks: --data DIR when given; else the backend at TF_HTTP_ADDRESS when set: a base
+address, the state <key> is at <base>/<key> as for plan/apply/destroy (credentials from
+TF_HTTP_USERNAME/TF_HTTP_PASSWORD; list, versions and unlock without --key need a
+\`deploy state serve\` backend); else the embedded backend's data directory,
   \${DEPLOY_STATE_DIR:-\${XDG_STATE_HOME:-$HOME/.local/state}/k8s-deployer}/state
 (read directly; safe while a deploy run or a server uses it).`;
 
@@ -74,9 +75,9 @@ export function registerState(program: Command, ctx: CliContext): void {
 
   source(state.command('show'))
     .description('Print a state as JSON with every secret value hidden (sensitive outputs and attributes, secret-looking names, provider private data).')
-    .argument('[key]', 'state key (default with TF_HTTP_ADDRESS: the state it names)')
+    .argument('<key>', 'state key (e.g. <group>-<target>)')
     .option('--serial <n>', 'an older kept version', parseSerial)
-    .action(async (key: string | undefined, opts: { data?: string; serial?: number }) => {
+    .action(async (key: string, opts: { data?: string; serial?: number }) => {
       const { showState } = await import('../state/operator.js');
       await showState(ctx, key, opts);
     });

@@ -71,42 +71,50 @@ export class DataDirSource implements StateSource {
 const REQUEST_TIMEOUT_MS = 30_000;
 
 /**
- * Talks to the backend named by TF_HTTP_ADDRESS (credentials TF_HTTP_USERNAME/PASSWORD, as
- * tofu does). `show` and `unlock` work with any OpenTofu http backend; `list` and `versions`
- * need `deploy state serve` (its read-only /_deploy/v1/ routes).
+ * Talks to the backend at TF_HTTP_ADDRESS (credentials TF_HTTP_USERNAME/PASSWORD, as tofu
+ * does). As for `deploy plan|apply|destroy`, TF_HTTP_ADDRESS is a base address: the state
+ * `<key>` is at `<base>/<key>` (TF_HTTP_UNLOCK_ADDRESS likewise, when set). `show` and
+ * `unlock --key` work with any OpenTofu http backend; `list`, `versions` and finding a lock
+ * by its ID alone need `deploy state serve` (its read-only /_deploy/v1/ routes).
  */
 export class HttpSource implements StateSource {
   readonly where: string;
   private readonly origin: string;
-  constructor(
-    private readonly env: NodeJS.ProcessEnv,
-    private readonly signal?: AbortSignal,
-  ) {
-    const address = env.TF_HTTP_ADDRESS!;
-    let url: URL;
-    try {
-      url = new URL(address);
-    } catch {
-      throw new ConfigError('TF_HTTP_ADDRESS is not a URL', [{ where: 'TF_HTTP_ADDRESS', message: 'expected http(s)://host:port/<key>' }]);
-    }
-    if (url.username || url.password) {
-      throw new ConfigError('TF_HTTP_ADDRESS carries credentials', [
-        { where: 'TF_HTTP_ADDRESS', message: 'put credentials in TF_HTTP_USERNAME and TF_HTTP_PASSWORD, never in the URL' },
-      ]);
-    }
+  private readonly base: string;
+  /** The base address's path, i.e. the key prefix on a `deploy state serve` backend. */
+  private readonly prefix: string;
+  private readonly env: NodeJS.ProcessEnv;
+  private readonly signal: AbortSignal | undefined;
+  constructor(env: NodeJS.ProcessEnv, signal?: AbortSignal) {
+    this.env = env;
+    this.signal = signal;
+    const url = parseAddress('TF_HTTP_ADDRESS', env.TF_HTTP_ADDRESS!);
     this.origin = url.origin;
-    this.where = url.origin;
+    this.base = `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+    this.prefix = decodeURIComponent(url.pathname.replace(/^\/+|\/+$/g, ''));
+    this.where = this.base;
+    if (env.TF_HTTP_UNLOCK_ADDRESS) parseAddress('TF_HTTP_UNLOCK_ADDRESS', env.TF_HTTP_UNLOCK_ADDRESS);
+  }
+
+  /** The key a `deploy state serve` backend files `<base>/<key>` under. */
+  private serverKey(key: string): string {
+    return this.prefix ? `${this.prefix}/${key}` : key;
   }
 
   async list() {
-    return (await this.admin('states')) as StateSummary[];
+    const all = (await this.admin('states')) as StateSummary[];
+    if (!this.prefix) return all;
+    const under = `${this.prefix}/`;
+    return all.filter((s) => s.key.startsWith(under)).map((s) => ({ ...s, key: s.key.slice(under.length) }));
   }
   async versions(key: string) {
     requireKey(key);
-    return (await this.admin(`versions/${encodeKey(key)}`)) as VersionMeta[];
+    const versions = (await this.admin(`versions/${encodeKey(this.serverKey(key))}`)) as VersionMeta[];
+    return versions.map((v) => ({ ...v, key }));
   }
   async read(key: string | undefined, serial?: number) {
-    const url = new URL(key ? `${this.origin}/${encodeKey(key)}` : this.env.TF_HTTP_ADDRESS!);
+    requireKey(key);
+    const url = new URL(stateAddress(this.base, key));
     if (serial !== undefined) url.searchParams.set('serial', String(serial));
     const res = await this.request('GET', url);
     if (res.status === 404 || res.status === 204) return undefined;
@@ -115,18 +123,26 @@ export class HttpSource implements StateSource {
   }
   async unlock(id: string, key?: string) {
     let target: URL;
+    let shownKey: string;
     if (key) {
       requireKey(key);
-      target = new URL(`${this.origin}/${encodeKey(key)}`);
+      const unlockBase = this.env.TF_HTTP_UNLOCK_ADDRESS ? this.env.TF_HTTP_UNLOCK_ADDRESS.replace(/\/+$/, '') : this.base;
+      target = new URL(stateAddress(unlockBase, key));
+      shownKey = key;
     } else {
-      // find the key by the lock ID when the backend is `deploy state serve`; any other
-      // backend: the state TF_HTTP_UNLOCK_ADDRESS (or TF_HTTP_ADDRESS) names
+      // find the key by the lock ID (a `deploy state serve` backend only)
       const found = await this.admin(`locks/${encodeURIComponent(id)}`).then(
         (v) => v as { key: string }[],
         () => undefined,
       );
-      if (found && found.length === 0) throw noSuchLock(id, this.where, undefined, undefined);
-      target = new URL(found ? `${this.origin}/${encodeKey(found[0]!.key)}` : this.env.TF_HTTP_UNLOCK_ADDRESS || this.env.TF_HTTP_ADDRESS!);
+      if (!found) {
+        throw new ConfigError(`${this.origin} cannot look a lock up by its ID (it is not a \`deploy state serve\` backend)`, [
+          { where: '--key', message: 'name the state the lock is on: deploy state unlock <ID> --key <key>' },
+        ]);
+      }
+      if (found.length === 0) throw noSuchLock(id, this.where, undefined, undefined);
+      target = new URL(`${this.origin}/${encodeKey(found[0]!.key)}`);
+      shownKey = this.prefix && found[0]!.key.startsWith(`${this.prefix}/`) ? found[0]!.key.slice(this.prefix.length + 1) : found[0]!.key;
     }
     const method = this.env.TF_HTTP_UNLOCK_METHOD || 'UNLOCK';
     const res = await this.request(method, target, JSON.stringify({ ID: id }));
@@ -138,7 +154,7 @@ export class HttpSource implements StateSource {
       } catch {
         holder = undefined;
       }
-      throw noSuchLock(id, this.where, decodeURIComponent(target.pathname.slice(1)), holder?.ID ? holder : undefined);
+      throw noSuchLock(id, this.where, shownKey, holder?.ID ? holder : undefined);
     }
     if (res.status !== 200) throw await httpFailure(method, target, res, text);
     let holder: LockInfo | undefined;
@@ -148,7 +164,7 @@ export class HttpSource implements StateSource {
     } catch {
       holder = undefined;
     }
-    return { key: decodeURIComponent(target.pathname.slice(1)), holder };
+    return { key: shownKey, holder };
   }
   close() {}
 
@@ -181,6 +197,26 @@ export class HttpSource implements StateSource {
       });
     }
   }
+}
+
+/** `<base>/<key>`, the key encoded as `deploy plan|apply|destroy` encode it. */
+function stateAddress(base: string, key: string): string {
+  return `${base.replace(/\/+$/, '')}/${encodeURIComponent(key)}`;
+}
+
+function parseAddress(name: string, value: string): URL {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`${name} is not a URL`, [{ where: name, message: 'expected http(s)://host:port[/base]' }]);
+  }
+  if (url.username || url.password) {
+    throw new ConfigError(`${name} carries credentials`, [
+      { where: name, message: 'put credentials in TF_HTTP_USERNAME and TF_HTTP_PASSWORD, never in the URL' },
+    ]);
+  }
+  return url;
 }
 
 function requireKey(key: string | undefined): asserts key is string {

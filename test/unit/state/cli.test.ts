@@ -92,6 +92,38 @@ describe('deploy state serve: exposure', () => {
   });
 });
 
+describe('deploy state verbs with a base TF_HTTP_ADDRESS that has a path', () => {
+  it('find the state <key> at <base>/<key>, as plan/apply/destroy do', async () => {
+    const backend = await startTestBackend();
+    try {
+      const base = `${backend.url}/team`;
+      expect((await call(`${base}/g1-all`, 'POST', secretState(1))).status).toBe(200);
+      expect((await call(`${backend.url}/other`, 'POST', secretState(1))).status).toBe(200);
+      const env = { TF_HTTP_ADDRESS: `${base}/` };
+      const list = await runCli(['state', 'list', '--json'], env);
+      expect(JSON.parse(list.stdout).map((s: { key: string }) => s.key)).toEqual(['g1-all']);
+      const versions = await runCli(['state', 'versions', 'g1-all', '--json'], env);
+      expect(JSON.parse(versions.stdout)).toHaveLength(1);
+      const show = await runCli(['state', 'show', 'g1-all'], env);
+      expect(JSON.parse(show.stdout).serial).toBe(1);
+      const holder = lockInfo();
+      await call(`${base}/g1-all`, 'LOCK', holder);
+      const unlock = await runCli(['state', 'unlock', holder.ID], env);
+      expect(unlock.code, unlock.stderr).toBe(0);
+      expect(unlock.stdout).toContain('on "g1-all"');
+      await call(`${base}/g1-all`, 'LOCK', holder);
+      const byKey = await runCli(['state', 'unlock', holder.ID, '--key', 'g1-all'], env);
+      expect(byKey.code, byKey.stderr).toBe(0);
+      expect((await call(`${base}/g1-all`, 'LOCK', lockInfo())).status).toBe(200);
+      // credentials never in the URL
+      const inUrl = await runCli(['state', 'list'], { TF_HTTP_ADDRESS: backend.url.replace('http://', 'http://u:p@') });
+      expect(inUrl.code).toBe(2);
+    } finally {
+      await backend.stop();
+    }
+  });
+});
+
 describe('deploy state verbs on a fresh machine', () => {
   it('list nothing and create nothing when there is no state data', async () => {
     const { dir, cleanup } = await tempDir();
@@ -122,7 +154,7 @@ describe('deploy state list|versions|show|unlock', () => {
   // the same verbs, reading the data directory and talking to the server
   const sources = {
     'the data directory': (b: TestBackend) => ({ args: ['--data', b.dataDir], env: {} }),
-    'TF_HTTP_ADDRESS': (b: TestBackend) => ({ args: [], env: { TF_HTTP_ADDRESS: `${b.url}/g1-all` } }),
+    'TF_HTTP_ADDRESS': (b: TestBackend) => ({ args: [], env: { TF_HTTP_ADDRESS: b.url } }),
   };
 
   for (const [name, source] of Object.entries(sources)) {
