@@ -163,7 +163,7 @@ remove_cgroups() {
   for root in $(cgroup_roots); do
     while IFS= read -r dir; do
       [ -f "$r/cgroups" ] && grep -qxF -- "$dir" "$r/cgroups" && continue
-      case ${dir##*/} in kubepods | kubepods.slice | system.slice | kube-router) ;; *) continue ;; esac
+      case ${dir##*/} in kubepods | kubepods.slice) ;; *) continue ;; esac
       find "$dir" -depth -type d -exec rmdir {} + 2>/dev/null ||
         clog "could not remove cgroup $dir (processes left in it?)"
     done < <(find "$root" -mindepth 1 -maxdepth 1 -type d)
