@@ -53,11 +53,26 @@ write_cluster_env() {
   mv "$S/cluster.env.tmp" "$S/cluster.env"
 }
 
+# Another cluster (e.g. under another DEPLOY_STATE_DIR) holding our ports would make half of
+# this one talk to the other: refuse, naming the port.
+require_ports_free() {
+  local name port
+  for spec in etcd:$ETCD_CLIENT_PORT etcd:$ETCD_PEER_PORT kube-apiserver:$API_PORT \
+    kube-controller-manager:10257 kube-scheduler:10259 kubelet:10250 kubelet:10248; do
+    name=${spec%%:*} port=${spec#*:}
+    daemon_pid "$name" >/dev/null && continue
+    if [ -n "$(ss -Hltn "sport = :$port" 2>/dev/null)" ]; then
+      cdie 3 "TCP port $port ($name) is taken by another program (another local cluster under another DEPLOY_STATE_DIR?): $(ss -Hltnp "sport = :$port" | head -n1)"
+    fi
+  done
+}
+
 up() {
   local t0=$SECONDS
   require_root
   require_programs
   mkdir -p "$S"
+  require_ports_free
   record_host
   ensure_pki
   ensure_node_address
