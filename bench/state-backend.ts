@@ -7,7 +7,7 @@
 // Env: BENCH_CYCLES (default 1000), BENCH_STATE_BYTES (default 1048576).
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -25,6 +25,16 @@ function stateDoc(serial: number, lineage: string): string {
   const base = JSON.stringify({ version: 4, terraform_version: '1.12.6', serial, lineage, outputs: {}, resources, check_results: null });
   const pad = Math.max(0, stateBytes - base.length - 20);
   return JSON.stringify({ version: 4, terraform_version: '1.12.6', serial, lineage, outputs: {}, resources, check_results: null, pad: 'x'.repeat(pad) });
+}
+
+/** CPU time (user + system, ms) a process used so far, from /proc (Linux); undefined elsewhere. */
+function cpuMs(pid: number): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in USER_HZ (100)
+  } catch {
+    return undefined;
+  }
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -93,6 +103,7 @@ async function main(): Promise<void> {
     const cycleMs: number[] = [];
     // warm-up: connection, SQLite pages
     for (let i = 0; i < 5; i += 1) await request(`${base}/bench-warmup`, 'GET');
+    const cpuBefore = cpuMs(server.pid!);
     for (let serial = 1; serial <= cycles; serial += 1) {
       const body = stateDoc(serial, lineage); // built outside the timed part
       const info = JSON.stringify({ ID: randomUUID(), Operation: 'OperationTypeApply', Who: 'bench@host', Version: '1.12.6', Created: new Date().toISOString() });
@@ -109,10 +120,15 @@ async function main(): Promise<void> {
       unlockMs.push(t3 - t2);
       cycleMs.push(t3 - t0);
     }
+    const cpuAfter = cpuMs(server.pid!);
     console.log(summary('cycle', cycleMs));
     console.log(summary('  LOCK', lockMs));
     console.log(summary('  POST 1MB', writeMs));
     console.log(summary('  UNLOCK', unlockMs));
+    if (cpuBefore !== undefined && cpuAfter !== undefined) {
+      // what a cycle costs the server in CPU, whatever else the host is running
+      console.log(`server CPU per cycle: ${((cpuAfter - cpuBefore) / cycles).toFixed(2)} ms`);
+    }
 
     const stormUrl = `${base}/bench-storm`;
     const ids = Array.from({ length: stormSize }, () => randomUUID());
