@@ -26,8 +26,6 @@ for f in env proc pki host control-plane node network-policy; do
   . "$CLUSTER_HERE/lib/$f.sh"
 done
 
-DAEMONS=(etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-router)
-
 require_root() {
   [ "$(id -u)" -eq 0 ] || cdie 2 "the local cluster needs root (containerd, kubelet, iptables)"
 }
@@ -182,6 +180,7 @@ down() {
   stop_daemons 30 kube-router kubelet kube-scheduler kube-controller-manager
   # Pods: stop them through containerd (systemd gets SIGRTMIN+3 and 20 s), then whatever is left.
   if containerd_ready; then
+    # shellcheck disable=SC2046 # one argument per pod ID
     timeout 45 "$CRICTL_BIN" --runtime-endpoint "unix://$CONTAINERD_SOCK" --timeout 40s stopp $(
       "$CRICTL_BIN" --runtime-endpoint "unix://$CONTAINERD_SOCK" --timeout 5s pods -q 2>/dev/null
     ) >/dev/null 2>&1 || true

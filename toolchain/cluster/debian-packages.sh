@@ -15,10 +15,10 @@ ensure_debian_packages() {
   fi
   echo "installing missing Debian packages: ${missing[*]}" >&2
   # Other scripts may run apt at the same time: wait for dpkg's lock, bounded.
-  apt-get -o DPkg::Lock::Timeout=600 update -qq >&2 &&
+  if ! { apt-get -o DPkg::Lock::Timeout=600 update -qq >&2 &&
     DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
-      --no-install-recommends "${missing[@]}" >&2 || {
+      --no-install-recommends "${missing[@]}" >&2; }; then
     echo "apt-get install ${missing[*]} failed; check the apt sources" >&2
     return 3
-  }
+  fi
 }
