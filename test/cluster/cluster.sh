@@ -104,6 +104,8 @@ up() {
   write_cluster_env
 
   wait_until 60 node_ready_or_dead || cdie 3 "node $NODE_NAME not Ready within 60 s (log: $S/log/kubelet.log)"
+  # A restarted kubelet finds its Node still Ready from before: wait for its own health too.
+  wait_until 30 kubelet_healthy || cdie 3 "kubelet not healthy within 30 s (log: $S/log/kubelet.log)"
   clog "node $NODE_NAME Ready after $((SECONDS - t0)) s"
   # kube-router exits when its Node object does not exist yet, so it starts now.
   start_kube_router
