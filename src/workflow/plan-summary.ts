@@ -115,7 +115,7 @@ function describe(s: NodeSummary, tagRef: string | undefined): string {
   if (s.claim === 'create') parts.push('create its /var/lib claim');
   if (s.claim === 'replace') parts.push('REPLACE its /var/lib claim (the data on it is lost)');
   if (s.retryAfterRollback) {
-    parts.push('try the rollout again: the last one failed and the cluster runs the previous image, while the state holds the failed one');
+    parts.push('try the rollout again: the last rollout failed, so the state holds the image that failed while the cluster runs the previous one (or none, on a first deploy)');
   } else if (s.rollout === 'create' || s.rollout === 'replace') parts.push(s.deployment === 'create' ? 'wait for its first pod' : 'replace its pod and wait for it to be ready');
   return parts.length === 0 ? 'no change' : parts.join('; ');
 }

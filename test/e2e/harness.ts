@@ -68,20 +68,21 @@ export class DeployHarness {
     return file;
   }
 
-  /** Runs `deploy <verb> --plan <file> --target all --json ...` and parses its JSON result. */
-  async deploy(verb: string, plan: string, args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<DeployRun> {
-    const r = await execa(process.execPath, [join(repoRoot, 'bin', 'deploy.js'), verb, '--plan', plan, '--json', ...args], {
+  /** Runs `bin/deploy <verb> --plan <file> [--json] ...` (JSON parsed unless `json: false`). */
+  async deploy(verb: string, plan: string, args: string[] = [], env: NodeJS.ProcessEnv = {}, opts: { json?: boolean } = {}): Promise<DeployRun> {
+    const json = opts.json ?? true;
+    const r = await execa(join(repoRoot, 'bin', 'deploy'), [verb, '--plan', plan, ...(json ? ['--json'] : []), ...args], {
       env: { ...this.env, ...env },
       reject: false,
       timeout: 900_000,
     });
-    let json: any;
+    let parsed: any;
     try {
-      json = JSON.parse(r.stdout);
+      parsed = json ? JSON.parse(r.stdout) : undefined;
     } catch {
-      json = undefined;
+      parsed = undefined;
     }
-    return { exitCode: r.exitCode ?? -1, stdout: r.stdout, stderr: r.stderr, json };
+    return { exitCode: r.exitCode ?? -1, stdout: r.stdout, stderr: r.stderr, json: parsed };
   }
 
   async kubectl(args: string[], opts: { input?: string; namespace?: string | null } = {}) {

@@ -31,7 +31,7 @@ describe('summarizePlan', () => {
     ], true);
     const beta = s.nodes.find((n) => n.node === 'beta')!;
     expect(beta.retryAfterRollback).toBe(true);
-    expect(beta.words).toContain('try the rollout again: the last one failed and the cluster runs the previous image');
+    expect(beta.words).toContain('try the rollout again: the last rollout failed, so the state holds the image that failed while the cluster runs the previous one');
   });
 
   it('GIVEN a Deployment changed behind the graph THEN it says it is set back', () => {
