@@ -3,7 +3,7 @@
 #
 #   bash .forgejo/scripts/deploy-step.sh plan|apply
 #
-# Runs `node bin/deploy.js <verb> --plan "$DEPLOY_PLAN" [--target "$DEPLOY_TARGET"] --json`
+# Runs `bin/deploy <verb> --plan "$DEPLOY_PLAN" [--target "$DEPLOY_TARGET"] --json`
 # with the coordinates that `. .forgejo/workflows/cd-env.sh k8s` exported, writes the per-node
 # result as Markdown to the step log and to $GITHUB_STEP_SUMMARY, and exits with deploy's exit
 # code, so a failed rollout (4 rolled back, 5 nothing to roll back, 6 rollback failed) fails
@@ -32,7 +32,7 @@ args=(--plan "${DEPLOY_PLAN:-group.json}" --json)
 
 out_dir=${RUNNER_TEMP:-${TMPDIR:-/tmp}}
 out=$(mktemp "$out_dir/deploy-$verb.XXXXXX.json")
-node "$repo/bin/deploy.js" "$verb" "${args[@]}" >"$out"
+"$repo/bin/deploy" "$verb" "${args[@]}" >"$out"
 code=$?
 
 summary=$(node "$here/deploy-summary.mjs" "$verb" "$out" "$code")

@@ -118,6 +118,8 @@ async function runWorkflow(planFile: string, label: string): Promise<ActRun> {
       '-W', '.forgejo/workflows/cd.yml',
       '-P', 'ubuntu-latest=-self-hosted',
       '--no-cache-server',
+      '--pull=false',
+      '--action-offline-mode',
       '--action-cache-path', actDir,
       '--secret-file', secrets,
       '--var', `K8S_REGISTRY=${registry}`,

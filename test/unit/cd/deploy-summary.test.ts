@@ -82,16 +82,16 @@ describe('deploy-summary.mjs and deploy-step.sh as programs', () => {
   });
 
   it('deploy-step.sh exits with the code of deploy and appends the summary to GITHUB_STEP_SUMMARY', async () => {
-    // A repository copy whose bin/deploy.js is a fixture printing a result and exiting 4.
+    // A repository copy whose bin/deploy is a fixture printing a result and exiting 4.
     const repo = join(dir, 'repo');
     await execa('mkdir', ['-p', join(repo, 'bin'), join(repo, '.forgejo/scripts'), join(dir, 'tmp')]);
     const stepScript = fileURLToPath(new URL('../../../.forgejo/scripts/deploy-step.sh', import.meta.url));
     await execa('cp', [stepScript, summaryScript, join(repo, '.forgejo/scripts/')]);
     await writeFile(
-      join(repo, 'bin/deploy.js'),
-      `process.stdout.write(JSON.stringify(${JSON.stringify(applied)}));\nprocess.stderr.write('args:' + process.argv.slice(2).join(' ') + ' pw:' + (process.env.TF_HTTP_PASSWORD ?? 'unset') + '\\n');\nprocess.exitCode = 4;\n`,
+      join(repo, 'bin/deploy'),
+      `#!/usr/bin/env node\nprocess.stdout.write(JSON.stringify(${JSON.stringify(applied)}));\nprocess.stderr.write('args:' + process.argv.slice(2).join(' ') + ' pw:' + (process.env.TF_HTTP_PASSWORD ?? 'unset') + '\\n');\nprocess.exitCode = 4;\n`,
     );
-    await chmod(join(repo, 'bin/deploy.js'), 0o755);
+    await chmod(join(repo, 'bin/deploy'), 0o755);
     const summary = join(dir, 'summary.md');
     const r = await execa('bash', [join(repo, '.forgejo/scripts/deploy-step.sh'), 'apply'], {
       reject: false,
