@@ -10,7 +10,7 @@ import { KubernetesProvider } from '@cdktf/provider-kubernetes/lib/provider/inde
 import { NullProvider } from '@cdktf/provider-null/lib/provider/index.js';
 import { RandomProvider } from '@cdktf/provider-random/lib/provider/index.js';
 import { ExternalProvider } from '@cdktf/provider-external/lib/provider/index.js';
-import { DataKubernetesResource } from '@cdktf/provider-kubernetes/lib/data-kubernetes-resource/index.js';
+import { DataKubernetesResources } from '@cdktf/provider-kubernetes/lib/data-kubernetes-resources/index.js';
 import { NamespaceV1 } from '@cdktf/provider-kubernetes/lib/namespace-v1/index.js';
 import { NetworkPolicyV1 } from '@cdktf/provider-kubernetes/lib/network-policy-v1/index.js';
 import type { TargetModel } from '../src/config/target-model.js';
@@ -30,14 +30,16 @@ export class TargetStack extends TerraformStack {
     // The http backend reads its address and credentials from TF_HTTP_* at run time.
     this.addOverride('terraform.backend', { http: {} });
 
-    const runtimeClass = new DataKubernetesResource(this, 'runtime-class', {
+    // A list filtered by name, not a get: the provider's single-object read answers a
+    // missing object with "Provider produced null object" instead of an error of ours.
+    const runtimeClass = new DataKubernetesResources(this, 'runtime-class', {
       apiVersion: 'node.k8s.io/v1',
       kind: 'RuntimeClass',
-      metadata: { name: model.runtimeClass },
+      fieldSelector: `metadata.name=${model.runtimeClass}`,
       lifecycle: {
         postcondition: [
           {
-            condition: '${self.object != null}',
+            condition: '${length(self.objects) == 1}',
             errorMessage: `The cluster has no RuntimeClass "${model.runtimeClass}", whose handler runs systemd as PID 1 with a writable cgroup file system. Nothing was pushed. Ask the cluster's operator for it, or name another one with K8S_RUNTIME_CLASS.`,
           },
         ],

@@ -48,11 +48,11 @@ describe('the graph of a target', () => {
 
   it('reads the RuntimeClass before any push, and fails the plan when it is missing', () => {
     const json = g.all!.json;
-    const rc = Object.values<any>(json.data.kubernetes_resource)[0];
-    expect(rc).toMatchObject({ api_version: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name: 'systemd' } });
-    expect(rc.lifecycle.postcondition[0].condition).toBe('${self.object != null}');
+    const rc = Object.values<any>(json.data.kubernetes_resources)[0];
+    expect(rc).toMatchObject({ api_version: 'node.k8s.io/v1', kind: 'RuntimeClass', field_selector: 'metadata.name=systemd' });
+    expect(rc.lifecycle.postcondition[0].condition).toBe('${length(self.objects) == 1}');
     expect(rc.lifecycle.postcondition[0].error_message).toMatch(/no RuntimeClass "systemd".*Nothing was pushed/);
-    const rcAddress = address(json, 'data', 'kubernetes_resource', 'runtime-class');
+    const rcAddress = address(json, 'data', 'kubernetes_resources', 'runtime-class');
     for (const push of Object.values(byPath(json, 'resource', 'null_resource')).filter((r: any) => r['//'].metadata.path.endsWith('/push'))) {
       expect(push.depends_on).toEqual([rcAddress]);
     }

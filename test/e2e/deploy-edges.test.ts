@@ -1,0 +1,180 @@
+/**
+ * The specification's edge cases and US3, against the real cluster: missing RuntimeClass,
+ * unreachable registry, unpullable image, no volume for the claim, a node removed, per-app
+ * targets, submissions, and destroy.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DeployHarness, images } from './harness.js';
+import { freePort, registry, type BuiltImage } from '../integration/images-scripts.js';
+
+let good: BuiltImage;
+beforeAll(async () => {
+  good = await images.good();
+});
+
+describe('edge: the cluster has no RuntimeClass of the method', () => {
+  let h: DeployHarness;
+  beforeAll(async () => (h = await DeployHarness.create('no-rc')));
+  afterAll(() => h?.cleanup());
+
+  it('the plan fails before the program pushes an image', async () => {
+    const plan = await h.writePlan('group', { lone: { image: good } });
+    for (const verb of ['plan', 'apply']) {
+      const r = await h.deploy(verb, plan, ['--target', 'all', '--runtime-class', 'no-such-class'], {}, { json: false });
+      expect(r.exitCode, r.stderr).toBe(3);
+      expect(r.stderr).toContain('The cluster has no RuntimeClass "no-such-class"');
+    }
+    expect(await h.registryDigest(`${h.env.K8S_REGISTRY}/${h.namespace}/lone:${good.tag}`)).toBeUndefined();
+    expect((await h.kubectl(['get', 'namespace', h.namespace], { namespace: null })).exitCode).not.toBe(0);
+  });
+});
+
+describe('edge: the registry is not reachable from the deployer', () => {
+  let h: DeployHarness;
+  beforeAll(async () => (h = await DeployHarness.create('no-reg')));
+  afterAll(() => h?.cleanup());
+
+  it('the push fails and the program changes nothing in the cluster', async () => {
+    const plan = await h.writePlan('group', { lone: { image: good } });
+    const r = await h.deploy('apply', plan, ['--target', 'all', '--registry', `127.0.0.1:${await freePort()}`], {}, { json: false });
+    expect(r.exitCode, r.stderr).toBe(3);
+    expect(r.stderr).toContain('connection refused');
+    expect((await h.kubectl(['get', 'namespace', h.namespace], { namespace: null })).exitCode).not.toBe(0);
+  });
+});
+
+describe('edge: the cluster cannot pull the image', () => {
+  let h: DeployHarness;
+  let port: number;
+  const name = `unpullable-${process.pid}`;
+  beforeAll(async () => {
+    h = await DeployHarness.create('no-pull');
+    port = await freePort();
+    // a second registry the deployer reaches but the cluster's containerd is not configured for
+    const up = await registry(['up', '--name', name, '--port', String(port)], { env: h.env });
+    expect(up.exitCode, up.stderr).toBe(0);
+  });
+  afterAll(async () => {
+    await registry(['down', '--name', name, '--purge'], { env: h.env });
+    await h?.cleanup();
+  });
+
+  it('the pod does not become ready and the program sets the Deployment back, failing fast on the pull error', async () => {
+    const plan = await h.writePlan('group', { lone: { image: good } });
+    expect((await h.deploy('apply', plan, ['--target', 'all'])).exitCode).toBe(0);
+    const previous = (await h.getJson(['get', 'deployment', 'lone'])).spec.template.spec.containers[0].image;
+    const started = Date.now();
+    const r = await h.deploy('apply', plan, ['--target', 'all', '--registry', `127.0.0.1:${port}`]);
+    expect(r.exitCode, r.stderr).toBe(4);
+    const [rep] = r.json.targets[0].rollouts;
+    expect(rep.outcome).toBe('rolled-back');
+    expect(rep.reason).toBe('image-pull');
+    expect(JSON.stringify(rep.events) + rep.message).toMatch(/ErrImagePull|ImagePullBackOff|pull/i);
+    expect(Date.now() - started).toBeLessThan(100_000); // not the whole 120 s timeout
+    expect((await h.getJson(['get', 'deployment', 'lone'])).spec.template.spec.containers[0].image).toBe(previous);
+    expect((await h.podOf('lone')).status.conditions.find((c: any) => c.type === 'Ready').status).toBe('True');
+  });
+});
+
+describe('edge: the cluster has no volume for the claim of a node', () => {
+  let h: DeployHarness;
+  beforeAll(async () => (h = await DeployHarness.create('no-vol')));
+  afterAll(() => h?.cleanup());
+
+  it('the pod is not scheduled and does not become ready; the program fails fast (a first deploy has nothing to set back)', async () => {
+    const plan = await h.writePlan('group', { lone: { image: good } });
+    const started = Date.now();
+    const r = await h.deploy('apply', plan, ['--target', 'all', '--storage-class', 'no-such-class']);
+    expect(r.exitCode, r.stderr).toBe(5);
+    const [rep] = r.json.targets[0].rollouts;
+    expect(rep.outcome).toBe('failed-no-previous');
+    expect(rep.reason).toMatch(/nschedulable|claim/);
+    expect(Date.now() - started).toBeLessThan(100_000);
+    expect((await h.getJson(['get', 'pvc', 'lone-state'])).status.phase).toBe('Pending');
+  });
+});
+
+describe('edge: a node is removed from the group', () => {
+  let h: DeployHarness;
+  beforeAll(async () => (h = await DeployHarness.create('removed')));
+  afterAll(() => h?.cleanup());
+
+  it('the graph removes its Deployment and its claim', async () => {
+    const both = await h.writePlan('both', { keep: { image: good }, gone: { image: good } });
+    expect((await h.deploy('apply', both, ['--target', 'all'])).exitCode).toBe(0);
+    expect((await h.kubectl(['get', 'pvc', 'gone-state'])).exitCode).toBe(0);
+    const one = await h.writePlan('one', { keep: { image: good } });
+    const plan = await h.deploy('plan', one, ['--target', 'all']);
+    expect(plan.json.targets[0].nodes.find((n: any) => n.node === 'gone')).toMatchObject({ removed: true });
+    const r = await h.deploy('apply', one, ['--target', 'all']);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect((await h.kubectl(['get', 'deployment', 'gone'])).exitCode).not.toBe(0);
+    expect((await h.kubectl(['get', 'pvc', 'gone-state'])).exitCode).not.toBe(0);
+    expect((await h.podOf('keep')).status.phase).toBe('Running');
+  });
+});
+
+describe('edge: per-app targets', () => {
+  let h: DeployHarness;
+  beforeAll(async () => (h = await DeployHarness.create('apps')));
+  afterAll(async () => {
+    for (const app of ['web', 'mail']) await h.kubectl(['delete', 'namespace', '--ignore-not-found', '--wait=false', `${h.namespace}-${app}`], { namespace: null });
+    await h?.cleanup();
+  });
+
+  it('use their own namespaces and never touch each other\'s Deployments', async () => {
+    const plan = await h.writePlan('group', { w: { image: good, apps: ['web'] }, m: { image: good, apps: ['mail'] } });
+    for (const t of ['web', 'mail']) expect((await h.deploy('apply', plan, ['--target', t])).exitCode).toBe(0);
+    const names = async (ns: string) => (await h.getJson(['get', 'deployments'], { namespace: ns })).items.map((d: any) => d.metadata.name);
+    expect(await names(`${h.namespace}-web`)).toEqual(['w']);
+    expect(await names(`${h.namespace}-mail`)).toEqual(['m']);
+    const mailBefore = await h.getJson(['get', 'deployment', 'm'], { namespace: `${h.namespace}-mail` });
+    const changed = await images.goodWith('apps=changed');
+    const plan2 = await h.writePlan('group2', { w: { image: changed, apps: ['web'] }, m: { image: good, apps: ['mail'] } });
+    expect((await h.deploy('apply', plan2, ['--target', 'web'])).exitCode).toBe(0);
+    const mailAfter = await h.getJson(['get', 'deployment', 'm'], { namespace: `${h.namespace}-mail` });
+    expect(mailAfter.metadata.generation).toBe(mailBefore.metadata.generation);
+    expect(mailAfter.metadata.resourceVersion).toBe(mailBefore.metadata.resourceVersion);
+  });
+});
+
+describe('edge: a submission', () => {
+  let h: DeployHarness;
+  beforeAll(async () => (h = await DeployHarness.create('submission')));
+  afterAll(() => h?.cleanup());
+
+  it('drops the nodes it turns off, and an apply with a different submission on the same state fails naming both', async () => {
+    const s1 = await h.writePlan('s1', { on: { image: good }, off: { image: good } }, { submission: { id: 'sub-1', turnsOff: ['off'] } });
+    const r = await h.deploy('apply', s1, ['--target', 'all']);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect((await h.kubectl(['get', 'deployment', 'on'])).exitCode).toBe(0);
+    expect((await h.kubectl(['get', 'deployment', 'off'])).exitCode).not.toBe(0);
+    const s2 = await h.writePlan('s2', { on: { image: good }, off: { image: good } }, { submission: { id: 'sub-2', turnsOff: [] } });
+    const other = await h.deploy('apply', s2, ['--target', 'all'], {}, { json: false });
+    expect(other.exitCode).toBe(2);
+    expect(other.stderr).toContain('belongs to submission "sub-1", and this apply is for submission "sub-2"');
+    expect((await h.kubectl(['get', 'deployment', 'off'])).exitCode).not.toBe(0);
+  });
+});
+
+describe('US3: remove the deployment of a group', () => {
+  let h: DeployHarness;
+  beforeAll(async () => (h = await DeployHarness.create('us3')));
+  afterAll(() => h?.cleanup());
+
+  it('destroy removes the namespace with all that is in it, claims included; the images stay in the registry', async () => {
+    const plan = await h.writePlan('group', { a: { image: good }, b: { image: good } });
+    expect((await h.deploy('apply', plan, ['--target', 'all'])).exitCode).toBe(0);
+    const claims = (await h.getJson(['get', 'pvc'])).items.map((c: any) => c.spec.volumeName);
+    expect(claims).toHaveLength(2);
+    const r = await h.deploy('destroy', plan, ['--target', 'all'], {}, { json: false });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`destroyed: namespace ${h.namespace}`);
+    expect((await h.kubectl(['get', 'namespace', h.namespace], { namespace: null })).exitCode).not.toBe(0);
+    const pvs = (await h.getJson(['get', 'pv'], { namespace: null })).items.map((p: any) => p.metadata.name);
+    for (const v of claims) expect(pvs).not.toContain(v);
+    for (const n of ['a', 'b']) expect(await h.registryDigest(`${h.env.K8S_REGISTRY}/${h.namespace}/${n}:${good.tag}`)).toMatch(/^sha256:/);
+    // and a second destroy has nothing left to do
+    expect((await h.deploy('destroy', plan, ['--target', 'all'])).exitCode).toBe(0);
+  });
+});
