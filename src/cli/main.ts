@@ -81,7 +81,7 @@ export async function runMain(argv: readonly string[]): Promise<never> {
   const onSignal = (sig: NodeJS.Signals) => {
     interrupts += 1;
     if (interrupts === 1) {
-      process.stderr.write(`\ndeploy: ${sig} received: stopping cleanly (tofu finishes the operations in flight, saves the state and releases the lock).\n`);
+      process.stderr.write(`\ndeploy: ${sig} received: stopping cleanly (work in flight finishes, state is saved, locks are released).\n`);
       controller.abort(new Error(sig));
     } else if (interrupts === 2) {
       process.stderr.write('deploy: still stopping cleanly; press Ctrl-C once more to leave without waiting (the state lock may then stay held: see `deploy state unlock`).\n');

@@ -1,0 +1,60 @@
+/**
+ * Ctrl-C during `deploy apply` (law 7): one SIGINT to the deploy process while the rollout
+ * step waits; tofu gets exactly one interrupt, the run ends with a clear message and exit
+ * 130, the state lock is released, and the next run converges.
+ */
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DeployHarness, images } from './harness.js';
+import { repoRoot } from '../integration/images-scripts.js';
+
+describe('an interrupted apply', () => {
+  let h: DeployHarness;
+  const bogus = `bogus-${process.pid}`;
+  beforeAll(async () => {
+    h = await DeployHarness.create('sigint');
+    // a RuntimeClass whose handler the node does not have: the pod's sandbox keeps failing,
+    // which the rollout step treats as slow, so the apply is still waiting when we interrupt
+    await h.kubectlOk(['apply', '-f', '-'], { namespace: null, input: JSON.stringify({ apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name: bogus }, handler: 'no-such-handler' }) });
+  });
+  afterAll(async () => {
+    await h.kubectl(['delete', 'runtimeclass', bogus, '--ignore-not-found'], { namespace: null });
+    await h?.cleanup();
+  });
+
+  it('GIVEN an apply waiting for its rollout WHEN it gets one SIGINT THEN it stops cleanly, releases the lock, and the next run converges', async () => {
+    const plan = await h.writePlan('group', { slow: { image: await images.good() } });
+    const child = execa(join(repoRoot, 'bin', 'deploy'), ['apply', '--plan', plan, '--target', 'all', '--runtime-class', bogus, '--rollout-timeout', '300s'], { env: h.env, reject: false, timeout: 600_000 });
+    let stderr = '';
+    let sent = false;
+    child.stderr!.on('data', (d) => {
+      stderr += String(d);
+      if (!sent && /slow_rollout_[0-9A-F]+: create started|rollout.*slow/.test(stderr)) {
+        sent = true;
+        // give the step a moment to be inside its wait, then one interrupt, like a Ctrl-C
+        setTimeout(() => child.kill('SIGINT'), 3000);
+      }
+    });
+    const r = await child;
+    expect(sent, stderr).toBe(true);
+    expect(r.exitCode, stderr).toBe(130);
+    expect(stderr).toContain('SIGINT received: stopping cleanly');
+    expect(stderr).not.toContain('Two interrupts');
+    expect(stderr.match(/Interrupt received/g)?.length ?? 0).toBeLessThanOrEqual(1);
+
+    // the lock is free: a plan takes it without waiting, and the embedded state has no holder
+    const list = await execa(join(repoRoot, 'bin', 'deploy'), ['state', 'list', '--json'], { env: h.env, reject: false });
+    expect(list.exitCode, list.stderr).toBe(0);
+    const states = JSON.parse(list.stdout);
+    expect(JSON.stringify(states)).toContain('e2e-all');
+    expect(JSON.stringify(states)).not.toMatch(/"lock(ed)?":\s*\{/);
+
+    // the next run, with the method's RuntimeClass, converges
+    const next = await h.deploy('apply', plan, ['--target', 'all']);
+    expect(next.exitCode, next.stderr).toBe(0);
+    expect((await h.podOf('slow')).status.conditions.find((c: any) => c.type === 'Ready').status).toBe('True');
+    const again = await h.deploy('plan', plan, ['--target', 'all']);
+    expect(again.json.targets[0].changes).toBe(false);
+  });
+});
