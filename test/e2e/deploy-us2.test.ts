@@ -79,7 +79,7 @@ describe('US2: keep the previous image when a node does not become ready', () =>
   });
 });
 
-describe('US2 AS2: a first deploy that does not become ready', () => {
+describe('US2 AS2 (and edge: degraded is not ready): a first deploy that does not become ready', () => {
   let h: DeployHarness;
   beforeAll(async () => (h = await DeployHarness.create('us2-first')));
   afterAll(() => h?.cleanup());
@@ -91,6 +91,11 @@ describe('US2 AS2: a first deploy that does not become ready', () => {
     const [rep] = r.json.targets[0].rollouts;
     expect(rep).toMatchObject({ node: 'first', outcome: 'failed-no-previous', previousImage: null });
     expect(rep.failedUnits).toContain('broken.service');
+    // edge: a unit failed, so systemd is degraded: the pod is not ready, and its events say why
+    const pod = await h.podOf('first');
+    expect(pod.status.conditions.find((c: any) => c.type === 'Ready').status).toBe('False');
+    const events = await h.getJson(['get', 'events', '--field-selector', `involvedObject.name=${pod.metadata.name}`]);
+    expect(events.items.some((e: any) => e.message.includes('systemd: degraded') && e.message.includes('broken.service'))).toBe(true);
     const again = await h.deploy('apply', plan, ['--target', 'all'], {}, { json: false });
     expect(again.exitCode).toBe(5);
     expect(again.stdout).toContain('there is no previous revision to set back (first deploy of this node)');
