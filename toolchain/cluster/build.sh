@@ -23,7 +23,7 @@ gobuild() { # MODULE-DIR go build args... (run inside the tools module)
   local dir="$1"; shift
   command -v go >/dev/null || { echo "cluster-build: go is not on PATH; install Go >= 1.26" >&2; return 3; }
   mkdir -p "$BUILD_OUT"
-  (cd "$here/$dir" && GOFLAGS="-mod=mod -buildvcs=false -trimpath" go build "$@")
+  (cd "$here/$dir" && GOFLAGS="-mod=readonly -buildvcs=false -trimpath" go build "$@")
 }
 
 build_kubernetes() {
