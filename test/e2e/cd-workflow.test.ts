@@ -100,9 +100,12 @@ async function runWorkflow(planFile: string, label: string): Promise<ActRun> {
     `KUBE_CONFIG=${dotenvValue(kubeConfig)}\nREGISTRY_AUTH=${dotenvValue(JSON.stringify({ auths: { [registry]: { auth: registryAuthToken } } }))}\n`,
     { mode: 0o600 },
   );
-  // A minimal environment: what a runner host has, nothing of the cluster's coordinates.
+  // A minimal environment: what a runner host has, nothing of the cluster's coordinates, and
+  // no node_modules/.bin or npm's Node 24 of this checkout on PATH (npm run/npx put them
+  // there; with them, npm ci in the job took minutes instead of seconds).
+  const path = (process.env.PATH ?? '/usr/bin:/bin').split(':').filter((p) => p !== '' && !p.includes('/node_modules/')).join(':');
   const actEnv: Record<string, string> = {
-    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    PATH: path,
     HOME: process.env.HOME ?? '/root',
     LANG: 'C.UTF-8',
     DEPLOY_STATE_DIR: join(work, 'state'),
@@ -183,7 +186,7 @@ afterAll(async () => {
 describe('the CD workflow under act', () => {
   let firstImages: Map<string, string>;
 
-  it('deploys the example group: job green, every node ready, secret files 0600 and gone, no secret in the output', async () => {
+  it('deploys the example group: job green, every node ready, secret files 0600 and gone, no secret in the output', { timeout: 1_200_000 }, async () => {
     const run = await runWorkflow(await writePlan('group.json', false), 'good');
     expect(run.exitCode, `act failed; log in ${work}/act-good.log:\n${run.output.slice(-4000)}`).toBe(0);
     expect(run.output).toContain('Job succeeded');
@@ -209,7 +212,7 @@ describe('the CD workflow under act', () => {
     }
   });
 
-  it('a broken node fails the job with the rollout exit code (4) and the summary names it; the node keeps the good image', async () => {
+  it('a broken node fails the job with the rollout exit code (4) and the summary names it; the node keeps the good image', { timeout: 1_200_000 }, async () => {
     expect(firstImages, 'needs the first run').toBeDefined();
     const run = await runWorkflow(await writePlan('group-broken.json', true), 'broken');
     expect(run.exitCode).not.toBe(0);
