@@ -27,16 +27,15 @@ interface NodeSettings {
 }
 
 async function nixInstantiate(args: string[]) {
-  const which = await execa('sh', ['-c', 'command -v nix-instantiate'], { reject: false });
-  if (which.exitCode !== 0) {
-    throw new Error('nix-instantiate is not installed: `npm run lint:ci` installs it as root, or apt-get install nix-bin');
-  }
   return execa('nix-instantiate', args, { cwd: repoRoot, reject: false, timeout: 60_000 });
 }
 
 let settings: NodeSettings;
 
 beforeAll(async () => {
+  // Debian's nix-bin, installed when missing (as root) by the same script lint:ci uses.
+  const tools = await execa('bash', [`${repoRoot}toolchain/cd/debian-tools.sh`, 'nix-instantiate:nix-bin'], { reject: false, timeout: 1_200_000 });
+  expect(tools.exitCode, tools.stderr).toBe(0);
   const r = await nixInstantiate(['--eval', '--strict', '--json', 'nix/node-settings.nix']);
   expect(r.exitCode, r.stderr).toBe(0);
   settings = JSON.parse(r.stdout) as NodeSettings;

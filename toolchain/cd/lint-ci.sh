@@ -8,7 +8,7 @@
 #                     by toolchain/cd/build.sh; it runs shellcheck on the `run:` scripts too)
 #   nix-instantiate   --parse of every *.nix file (syntax only: nothing is fetched or built)
 # Missing programs: shellcheck and nix-instantiate come from Debian (shellcheck, nix-bin) and
-# are installed with apt-get when this runs as root; otherwise it names the package and fails.
+# are installed by debian-tools.sh (apt-get, as root); otherwise it names the package and fails.
 # Exit status: 0 when every lint passes, 1 when one reports a problem, 3 when a tool is missing.
 set -uo pipefail
 
@@ -18,24 +18,7 @@ cd "$repo" || exit 3
 
 say() { printf 'lint-ci: %s\n' "$*" >&2; }
 
-apt_updated=0
-need() { # COMMAND DEBIAN-PACKAGE
-  command -v "$1" >/dev/null 2>&1 && return 0
-  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-    say "$1 is missing; installing the Debian package $2"
-    if [ "$apt_updated" = 0 ]; then
-      timeout 600 apt-get update -qq >/dev/null || true
-      apt_updated=1
-    fi
-    DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -qq "$2" >/dev/null || true
-  fi
-  command -v "$1" >/dev/null 2>&1 && return 0
-  say "$1 is missing: install the Debian package $2 (apt-get install $2)"
-  return 3
-}
-
-need shellcheck shellcheck || exit 3
-need nix-instantiate nix-bin || exit 3
+bash "$here/debian-tools.sh" shellcheck:shellcheck nix-instantiate:nix-bin || exit 3
 actionlint=$(bash "$here/build.sh" actionlint | sed -n 's/^ACTIONLINT=//p')
 [ -x "$actionlint" ] || {
   say "actionlint could not be built (toolchain/cd/build.sh actionlint)"
