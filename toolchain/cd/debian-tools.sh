@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Makes sure the Debian programs of the CI lints are installed: shellcheck (package
-# shellcheck) and nix-instantiate (package nix-bin, used offline for --parse/--eval only).
+# Makes sure the Debian programs of the CI lints are installed: the shellcheck program
+# (package shellcheck) and nix-instantiate (package nix-bin, used offline: --parse, --eval).
 # Missing ones are installed with apt-get when this runs as root (one `apt-get update` first);
 # otherwise it names the package and fails.
 #
