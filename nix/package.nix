@@ -15,7 +15,8 @@
 # prefetch-npm-deps package-lock.json; it changes whenever package-lock.json does.
 # The provider versions of nixpkgs must satisfy the graph's constraints (kubernetes 2.38.0,
 # null 3.2.4, random 3.7.2, external 2.3.5 pinned by the @cdktf/provider-* bindings);
-# pass `tofuProviders` to choose others.
+# pass `tofuProviders` to choose others (newer nixpkgs name them by owner, e.g.
+# p.hashicorp_kubernetes, where older ones say p.kubernetes).
 # Not built on the project's machines (no nixpkgs there); only parsed. See README "Nix".
 { lib
 , buildNpmPackage
