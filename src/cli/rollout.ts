@@ -39,7 +39,7 @@ export function registerRollout(program: Command, ctx: CliContext): void {
     .requiredOption('--node <name>', 'the node (the Deployment name)')
     .addOption(new Option('--timeout <duration>', 'how long the new pod may take to become ready').default('300s').argParser(durationArg))
     .addOption(new Option('--rollback-timeout <duration>', 'how long the previous pod may take after a rollback (default: --timeout)').argParser(durationArg))
-    .addOption(new Option('--report-dir <dir>', 'where to write rollout-<ns>-<node>.json').env('DEPLOY_RUN_DIR'))
+    .option('--report-dir <dir>', 'where to write rollout-<ns>-<node>.json (default: env DEPLOY_RUN_DIR, else no file)')
     .option('--json', 'print the report as JSON on stdout')
     .addHelpText(
       'after',
@@ -54,12 +54,14 @@ export function registerRollout(program: Command, ctx: CliContext): void {
         ...(Number.isFinite(rollbackMs) ? [] : [{ where: '--rollback-timeout', message: `not a duration: ${String(raw.rollbackTimeout)}` }]),
       ];
       if (issues.length > 0) throw new ConfigError('Bad rollout options.', issues);
+      const reportDir = typeof raw.reportDir === 'string' && raw.reportDir ? raw.reportDir : ctx.env.DEPLOY_RUN_DIR;
       const flags: RolloutFlags = {
         namespace: String(raw.namespace),
         node: String(raw.node),
         timeout: timeoutMs,
         rollbackTimeout: rollbackMs,
-        ...(typeof raw.reportDir === 'string' && raw.reportDir ? { reportDir: raw.reportDir } : {}),
+        // the run directory of `deploy apply` comes through the environment of the graph's step
+        ...(reportDir ? { reportDir } : {}),
         json: raw.json === true,
       };
       await runRolloutVerb(flags, ctx);
