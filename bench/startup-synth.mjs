@@ -3,7 +3,7 @@
 //   deploy --help, and deploy synth of 1, 50 and 200 nodes (wall time and peak RSS),
 // each run as a fresh process like an operator runs it. Goals (issue 3): --help < 150 ms;
 // synth of 200 nodes < 1 s and < 300 MB.
-// Usage: npm run bench:synth [-- --runs N]
+// Usage: npm run bench:synth [-- --runs N] [--json FILE]   (--json: also write the rows as JSON)
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +12,8 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const runs = Number(process.argv[process.argv.indexOf('--runs') + 1]) || 7;
+const jsonOut = process.argv.includes('--json') ? process.argv[process.argv.indexOf('--json') + 1] : undefined;
+const rows = [];
 const TIME = '/usr/bin/time';
 if (!existsSync(TIME)) {
   console.error('bench: /usr/bin/time is missing: apt-get install -y time');
@@ -61,6 +63,8 @@ for (const c of cases) {
   }
   const med = { ms: median(ms), mb: median(mb) };
   const met = c.goal ? (c.goal(med) ? 'yes' : 'NO') : '';
+  rows.push({ name: c.name, medianMs: med.ms, minMs: Math.min(...ms), maxMs: Math.max(...ms), rssMb: med.mb, goal: c.goalText, met: c.goal ? c.goal(med) : null, runs: ms });
   console.log(`| ${c.name} | ${med.ms.toFixed(0)} | ${Math.min(...ms).toFixed(0)}-${Math.max(...ms).toFixed(0)} | ${med.mb.toFixed(0)} | ${c.goalText} | ${met} |`);
 }
 rmSync(work, { recursive: true, force: true });
+if (jsonOut) writeFileSync(jsonOut, `${JSON.stringify({ node: process.versions.node, runs, rows }, null, 2)}\n`);

@@ -1,0 +1,121 @@
+// `npm run bench`: every benchmark of issue 11 in one run, against the local cluster; prints
+// every figure with its goal and whether it is met, and writes bench/results/report.md,
+// bench/results/bench.svg and bench/results/bench.json. Never part of `npm test`.
+//   P1 no-op plan of 50 nodes: deploy plan vs bare tofu plan   (goal: ratio <= 1.2)
+//   P2 scale-out: apply of 10 vs 1 changed node, curve 1..20     (goal: ratio <= 1.5)
+//   P3 time to roll back: deploy apply vs helm upgrade --rollback-on-failure (goal: <= 0.2)
+//   P4 no-op apply: pushes, pod restarts, rollout waits          (goal: all 0)
+//   P5 start-up and synth (bench/startup-synth.mjs)
+// Env: BENCH_RUNS (default 3), BENCH_NODES (default 50), BENCH_ROLLOUT_TIMEOUT (seconds, 60),
+// BENCH_ONLY (comma list of fleet,rollback,synth; default all). The cluster is brought up
+// when it does not answer (never down); namespaces are `bench-*` and deleted at the end.
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { cpus, hostname, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { benchFleet } from './fleet.ts';
+import { buildHelm, cacheDir, ensureCluster, kubectl, log, root } from './lib/bench-env.ts';
+import { renderChart } from './lib/chart-svg.ts';
+import { figures, renderReport, type BenchResults } from './lib/report-md.ts';
+import { benchRollback } from './rollback-vs-helm.ts';
+
+const runs = Number(process.env.BENCH_RUNS ?? 3);
+const nodes = Number(process.env.BENCH_NODES ?? 50);
+const timeoutSeconds = Number(process.env.BENCH_ROLLOUT_TIMEOUT ?? 60);
+const only = new Set((process.env.BENCH_ONLY ?? 'fleet,rollback,synth').split(','));
+const sizes = [1, 2, 5, 10, 20];
+const resultsDir = join(root, 'bench/results');
+
+/** `deploy state serve` on a free loopback port: the state backend both tofu and deploy use. */
+async function startBackend(dataDir: string, env: NodeJS.ProcessEnv): Promise<{ url: string; stop: () => void }> {
+  const child = spawn(join(root, 'bin/deploy'), ['state', 'serve', '--listen', '127.0.0.1:0', '--data', dataDir], { env, stdio: ['ignore', 'pipe', 'ignore'] });
+  const lines = createInterface({ input: child.stdout });
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('deploy state serve printed no address within 30 s')), 30_000);
+    lines.once('line', (l) => {
+      clearTimeout(timer);
+      resolve(l.trim());
+    });
+    child.once('exit', (code) => reject(new Error(`deploy state serve exited ${code}`)));
+  });
+  return { url, stop: () => child.kill('SIGTERM') };
+}
+
+async function main(): Promise<number> {
+  const cluster = ensureCluster();
+  execFileSync('bash', [join(root, 'toolchain/build-tools.sh')], { stdio: ['ignore', 'ignore', 'inherit'], timeout: 3_600_000 });
+  const tofuVersion = /^TOFU_VERSION=(\S+)$/m.exec(readFileSync(join(root, 'toolchain/build-tools.sh'), 'utf8'))?.[1] ?? '?';
+  const helm = only.has('rollback') ? buildHelm() : '';
+  const work = mkdtempSync(join(tmpdir(), 'bench-'));
+  const stamp = Math.random().toString(16).slice(2, 8);
+  const namespaces = { fleet: `bench-fleet-${stamp}`, deploy: `bench-rb-${stamp}`, helm: `bench-helm-${stamp}` };
+  const baseEnv: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    ...cluster,
+    DEPLOY_STATE_DIR: join(work, 'state'),
+    DEPLOY_CACHE_DIR: cacheDir,
+    DEPLOY_TOFU: join(cacheDir, 'tofu', tofuVersion, 'tofu'),
+    TF_CLI_CONFIG_FILE: join(cacheDir, 'tofu.rc'),
+    DEPLOY_LOG_LEVEL: 'warn',
+    DEPLOY_ROLLOUT_TIMEOUT: '300s',
+  };
+  const backend = await startBackend(join(work, 'backend'), baseEnv);
+  const env = { ...baseEnv, TF_HTTP_ADDRESS: backend.url };
+  const results: BenchResults = { date: new Date().toISOString(), host: `${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, ${hostname()}`, runs, nodes, errors: [] };
+  const attempt = async (name: string, f: () => Promise<void>) => {
+    if (!only.has(name)) return;
+    try {
+      await f();
+    } catch (err) {
+      const msg = err instanceof Error ? err.message : String(err);
+      log(`${name} failed: ${msg}`);
+      results.errors.push(`${name}: ${msg}`);
+    }
+  };
+  try {
+    await attempt('synth', async () => {
+      const out = join(work, 'synth.json');
+      execFileSync(process.execPath, [join(root, 'bench/startup-synth.mjs'), '--runs', String(Math.max(runs, 5)), '--json', out], { stdio: ['ignore', 2, 'inherit'], timeout: 600_000 });
+      results.synth = JSON.parse(readFileSync(out, 'utf8')).rows;
+    });
+    await attempt('rollback', async () => {
+      results.rollback = await benchRollback({ cluster, env, work, helm, deployNamespace: namespaces.deploy, helmNamespace: namespaces.helm, runs, timeoutSeconds });
+    });
+    await attempt('fleet', async () => {
+      results.fleet = await benchFleet({ cluster, env, work, namespace: namespaces.fleet, nodes, runs, sizes });
+    });
+  } finally {
+    for (const ns of Object.values(namespaces)) {
+      try {
+        kubectl(cluster, ['delete', 'namespace', ns, '--ignore-not-found', '--wait=false']);
+      } catch (err) {
+        log(`could not delete namespace ${ns}: ${String(err)}`);
+      }
+    }
+    backend.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+
+  mkdirSync(resultsDir, { recursive: true });
+  const svgName = 'bench.svg';
+  if (results.fleet || results.rollback) {
+    writeFileSync(join(resultsDir, svgName), renderChart({
+      title: `deploy: scale-out and rollback (${runs} runs, median with min-max)`,
+      scale: results.fleet?.scale ?? [],
+      rollback: results.rollback ? [{ name: 'deploy apply', ms: results.rollback.deploy.evidenceToReadyMs }, { name: 'helm --rollback-on-failure', ms: results.rollback.helm.evidenceToReadyMs }] : [],
+    }));
+  }
+  writeFileSync(join(resultsDir, 'bench.json'), `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(join(resultsDir, 'report.md'), renderReport(results, svgName));
+
+  const figs = figures(results);
+  console.log(`\n${'figure'.padEnd(6)} ${'what'.padEnd(70)} ${'result'.padEnd(50)} goal -> met`);
+  for (const f of figs) console.log(`${f.id.padEnd(6)} ${f.what.replace(/`/g, '').padEnd(70)} ${f.result.replace(/\*\*/g, '').padEnd(50)} ${f.goal} -> ${f.met === null ? '-' : f.met ? 'yes' : 'NO'}`);
+  for (const e of results.errors) console.log(`NOT MEASURED: ${e.split('\n')[0]}`);
+  console.log(`\nreport: bench/results/report.md, chart: bench/results/${svgName}`);
+  return results.errors.length ? 1 : 0;
+}
+
+process.exitCode = await main();

@@ -1,0 +1,136 @@
+/**
+ * P4 (no-op apply), P1 (no-op plan vs bare tofu) and P2 (scale-out) on one synthesized group
+ * of 50 nodes in a namespace of its own, against a state backend of the benchmark's own
+ * (`deploy state serve`), so that `deploy plan` and a bare `tofu plan` read the same state.
+ */
+import { execa } from 'execa';
+import { join } from 'node:path';
+import { buildImage, kubectl, log, type ClusterEnv, type NodeImage } from './lib/bench-env.ts';
+import { countApply, runDeploy, writePlan } from './lib/deploy-run.ts';
+import { shuffled, spread, type Spread } from './lib/stats.ts';
+
+export interface FleetOptions {
+  cluster: ClusterEnv;
+  env: NodeJS.ProcessEnv;
+  work: string;
+  namespace: string;
+  nodes: number;
+  runs: number;
+  sizes: number[];
+}
+
+export interface FleetResults {
+  initialApplyMs: number;
+  noopApply: { pushes: number; rollouts: number; podRestarts: number; podsReplaced: number; ms: number };
+  plan: { deploy: Spread; tofu: Spread; ratio: number; deployRuns: number[]; tofuRuns: number[] };
+  scale: { size: number; ms: Spread; runs: number[] }[];
+  scaleRatio: number;
+}
+
+const GROUP = 'bench';
+const nodeName = (i: number) => `n${String(i).padStart(2, '0')}`;
+
+function podsOf(opts: FleetOptions): Map<string, number> {
+  const pods = JSON.parse(kubectl(opts.cluster, ['-n', opts.namespace, 'get', 'pods', '-o', 'json'])).items as any[];
+  return new Map(pods.filter((p) => !p.metadata.deletionTimestamp).map((p) => [p.metadata.uid, (p.status.containerStatuses ?? []).reduce((a: number, c: any) => a + (c.restartCount ?? 0), 0)]));
+}
+
+function expectOk(what: string, r: { exitCode: number; stderr: string; stdout: string }): void {
+  if (r.exitCode !== 0) throw new Error(`${what} exited ${r.exitCode}: ${(r.stderr || r.stdout).split('\n').slice(-20).join('\n')}`);
+}
+
+export async function benchFleet(opts: FleetOptions): Promise<FleetResults> {
+  const env = { ...opts.env, K8S_NAMESPACE: opts.namespace };
+  const base = buildImage('good');
+  const images: Record<string, NodeImage> = {};
+  for (let i = 0; i < opts.nodes; i++) images[nodeName(i)] = base;
+  let plan = writePlan(opts.work, 'fleet-0', GROUP, images);
+
+  log(`fleet: first apply of ${opts.nodes} nodes into ${opts.namespace}`);
+  const first = await runDeploy(['apply', '--plan', plan, '--json'], env);
+  expectOk('the first apply', first);
+  log(`fleet: first apply ${(first.ms / 1000).toFixed(1)} s`);
+
+  // P4: a second apply of the same plan changes nothing: no push, no rollout, no pod replaced.
+  const before = podsOf(opts);
+  const again = await runDeploy(['apply', '--plan', plan, '--json'], env);
+  expectOk('the no-op apply', again);
+  const after = podsOf(opts);
+  const counted = countApply(again.json);
+  let podRestarts = 0;
+  let podsReplaced = 0;
+  for (const [uid, restarts] of after) {
+    if (!before.has(uid)) podsReplaced++;
+    else podRestarts += restarts - before.get(uid)!;
+  }
+  const noopApply = { pushes: counted.pushes, rollouts: counted.rollouts, podRestarts, podsReplaced, ms: again.ms };
+  log(`fleet: no-op apply ${JSON.stringify(noopApply)}`);
+
+  // P1: `deploy plan` vs a bare `tofu plan` in the same graph directory, interleaved.
+  const graphDir = join(opts.env.DEPLOY_STATE_DIR!, 'graphs', `${GROUP}-all`);
+  const tofuEnv = {
+    ...env,
+    TF_HTTP_ADDRESS: `${opts.env.TF_HTTP_ADDRESS}/${GROUP}-all`,
+    TF_IN_AUTOMATION: '1',
+  };
+  const deployRuns: number[] = [];
+  const tofuRuns: number[] = [];
+  for (let i = 0; i <= opts.runs; i++) {
+    const order = i % 2 ? ['tofu', 'deploy'] : ['deploy', 'tofu'];
+    for (const which of order) {
+      let ms: number;
+      if (which === 'deploy') {
+        const r = await runDeploy(['plan', '--plan', plan, '--json'], env);
+        expectOk('deploy plan', r);
+        if (r.json?.targets?.some((t: any) => t.changes)) throw new Error('deploy plan after apply shows changes');
+        ms = r.ms;
+      } else {
+        const t0 = performance.now();
+        const r = await execa(opts.env.DEPLOY_TOFU!, ['plan', '-input=false', '-no-color', '-lock-timeout=60s', '-detailed-exitcode'], { cwd: graphDir, env: tofuEnv, extendEnv: false, reject: false, timeout: 600_000 });
+        ms = performance.now() - t0;
+        if (r.exitCode !== 0) throw new Error(`tofu plan exited ${r.exitCode} (2 = changes): ${(r.stderr || r.stdout).split('\n').slice(-20).join('\n')}`);
+      }
+      // the first round warms the page cache and the providers: discarded
+      if (i > 0) (which === 'deploy' ? deployRuns : tofuRuns).push(ms);
+      log(`fleet: ${which} plan ${(ms / 1000).toFixed(2)} s${i === 0 ? ' (warm-up)' : ''}`);
+    }
+  }
+  const deploySpread = spread(deployRuns);
+  const tofuSpread = spread(tofuRuns);
+
+  // P2: apply of k changed nodes; every size in every run, in a shuffled order; disjoint node
+  // sets per size, so one new image per run serves all sizes and every push is a real upload.
+  const offsets = new Map<number, number>();
+  let next = 0;
+  for (const k of opts.sizes) {
+    offsets.set(k, next);
+    next += k;
+  }
+  if (next > opts.nodes) throw new Error(`the sizes ${opts.sizes.join(',')} need ${next} nodes, the group has ${opts.nodes}`);
+  const scaleRuns = new Map<number, number[]>(opts.sizes.map((k) => [k, []]));
+  for (let run = 1; run <= opts.runs; run++) {
+    const image = buildImage('good', `BENCH_SCALE=run-${run}`);
+    const order = shuffled(opts.sizes, run * 7919);
+    log(`fleet: scale-out run ${run}/${opts.runs}, order ${order.join(',')}`);
+    for (const k of order) {
+      const start = offsets.get(k)!;
+      for (let i = start; i < start + k; i++) images[nodeName(i)] = image;
+      plan = writePlan(opts.work, `fleet-${run}-${k}`, GROUP, images);
+      const r = await runDeploy(['apply', '--plan', plan, '--json'], env);
+      expectOk(`the apply of ${k} changed nodes`, r);
+      const c = countApply(r.json);
+      if (c.pushes !== k || c.rollouts !== k || c.outcomes.some((o) => o !== 'ready')) throw new Error(`apply of ${k} changed nodes: ${c.pushes} pushes, ${c.rollouts} rollouts (${c.outcomes.join(',')})`);
+      scaleRuns.get(k)!.push(r.ms);
+      log(`fleet: ${k} changed node(s): ${(r.ms / 1000).toFixed(1)} s`);
+    }
+  }
+  const scale = opts.sizes.map((size) => ({ size, ms: spread(scaleRuns.get(size)!), runs: scaleRuns.get(size)! }));
+  const m = (k: number) => scale.find((s) => s.size === k)?.ms.median ?? Number.NaN;
+  return {
+    initialApplyMs: first.ms,
+    noopApply,
+    plan: { deploy: deploySpread, tofu: tofuSpread, ratio: deploySpread.median / tofuSpread.median, deployRuns, tofuRuns },
+    scale,
+    scaleRatio: m(10) / m(1),
+  };
+}

@@ -1,0 +1,91 @@
+/**
+ * Where the benchmark runs: the local cluster's coordinates (its cluster.env), the programs
+ * from the build cache, a private state directory and a state backend of its own. The
+ * cluster is shared with the tests: the benchmark only creates namespaces named `bench-*`
+ * and deletes them at the end.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const home = process.env.HOME ?? '';
+export const defaultStateDir = process.env.DEPLOY_STATE_DIR ?? join(process.env.XDG_STATE_HOME ?? join(home, '.local/state'), 'k8s-deployer');
+export const cacheDir = process.env.DEPLOY_CACHE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(home, '.cache'), 'k8s-deployer');
+
+export function log(msg: string): void {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+}
+
+export function readExports(file: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    const m = /^export ([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line.trim());
+    if (m?.[1] && m[2] !== undefined) out[m[1]] = m[2].replace(/^'(.*)'$/, '$1');
+  }
+  return out;
+}
+
+export interface ClusterEnv {
+  KUBE_CONFIG_PATH: string;
+  K8S_REGISTRY: string;
+  K8S_REGISTRY_TLS_VERIFY: string;
+}
+
+const clusterEnvFile = () => join(defaultStateDir, 'cluster', 'cluster.env');
+
+function kubectlPath(): string {
+  const version = /^KUBERNETES_VERSION=(\S+)$/m.exec(readFileSync(join(root, 'toolchain/cluster/versions.sh'), 'utf8'))?.[1];
+  return join(cacheDir, 'kubernetes', version ?? '?', 'kubectl');
+}
+export const kubectlBin = kubectlPath();
+
+function clusterAnswers(env: Record<string, string>): boolean {
+  try {
+    execFileSync(kubectlBin, ['--kubeconfig', env.KUBE_CONFIG_PATH ?? '', 'get', '--raw', '/readyz'], { stdio: 'ignore', timeout: 20_000 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The cluster's coordinates; brings the cluster up (never down) when it does not answer. */
+export function ensureCluster(): ClusterEnv {
+  let env = existsSync(clusterEnvFile()) ? readExports(clusterEnvFile()) : {};
+  if (!existsSync(kubectlBin) || !clusterAnswers(env)) {
+    log('the local cluster does not answer: npm run cluster:up');
+    execFileSync('npm', ['run', '-s', 'cluster:up'], { cwd: root, stdio: ['ignore', 2, 2], timeout: 3_600_000 });
+    env = readExports(clusterEnvFile());
+  }
+  for (const k of ['KUBE_CONFIG_PATH', 'K8S_REGISTRY'] as const) {
+    if (!env[k]) throw new Error(`bench: ${clusterEnvFile()} has no ${k}`);
+  }
+  return { KUBE_CONFIG_PATH: env.KUBE_CONFIG_PATH!, K8S_REGISTRY: env.K8S_REGISTRY!, K8S_REGISTRY_TLS_VERIFY: env.K8S_REGISTRY_TLS_VERIFY ?? 'false' };
+}
+
+export function kubectl(cluster: ClusterEnv, args: string[], input?: string): string {
+  return execFileSync(kubectlBin, ['--kubeconfig', cluster.KUBE_CONFIG_PATH, ...args], { input, encoding: 'utf8', timeout: 180_000, stdio: ['pipe', 'pipe', 'pipe'] });
+}
+
+export interface NodeImage {
+  archive: string;
+  tag: string;
+}
+
+/** A node image from test/cluster/images/build.sh (cached by content: seconds when present). */
+export function buildImage(variant: 'good' | 'broken', config?: string): NodeImage {
+  const args = config ? [variant, '--config', config] : [variant];
+  const out = execFileSync(join(root, 'test/cluster/images/build.sh'), args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 1_800_000 });
+  const kv = Object.fromEntries(out.split('\n').map((l) => /^([A-Z_]+)=(.*)$/.exec(l)).filter((m) => m !== null).map((m) => [m[1], m[2]]));
+  if (!kv.ARCHIVE || !kv.TAG) throw new Error(`build.sh ${args.join(' ')} printed no ARCHIVE/TAG`);
+  return { archive: kv.ARCHIVE, tag: kv.TAG };
+}
+
+/** Helm 4.3.1 from toolchain/helm (built once into the cache). */
+export function buildHelm(): string {
+  const out = execFileSync('bash', [join(root, 'toolchain/helm/build.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 1_800_000 });
+  const m = /^HELM=(.+)$/m.exec(out);
+  if (!m?.[1]) throw new Error('toolchain/helm/build.sh printed no HELM=');
+  return m[1];
+}

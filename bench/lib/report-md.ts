@@ -1,0 +1,91 @@
+/** The results as one Markdown report: a table of every figure with its goal and verdict. */
+import type { FleetResults } from '../fleet.ts';
+import type { RollbackResults } from '../rollback-vs-helm.ts';
+import { secs, showSecs } from './stats.ts';
+
+export interface SynthRow {
+  name: string;
+  medianMs: number;
+  minMs: number;
+  maxMs: number;
+  rssMb: number;
+  goal: string;
+  met: boolean | null;
+}
+
+export interface Figure {
+  id: string;
+  what: string;
+  result: string;
+  goal: string;
+  met: boolean | null;
+}
+
+export interface BenchResults {
+  date: string;
+  host: string;
+  runs: number;
+  nodes: number;
+  fleet?: FleetResults;
+  rollback?: RollbackResults;
+  synth?: SynthRow[];
+  errors: string[];
+}
+
+const yes = (b: boolean | null) => (b === null ? '' : b ? 'yes' : '**NO**');
+
+export function figures(r: BenchResults): Figure[] {
+  const out: Figure[] = [];
+  const f = r.fleet;
+  if (f) {
+    out.push({ id: 'P1', what: `no-op plan, ${r.nodes} nodes: \`deploy plan\` / bare \`tofu plan\``, result: `${showSecs(f.plan.deploy)} / ${showSecs(f.plan.tofu)} = **${f.plan.ratio.toFixed(2)}**`, goal: 'ratio <= 1.2', met: f.plan.ratio <= 1.2 });
+    const one = f.scale.find((s) => s.size === 1);
+    const ten = f.scale.find((s) => s.size === 10);
+    if (one && ten) out.push({ id: 'P2', what: 'scale-out: apply of 10 changed nodes / 1 changed node', result: `${showSecs(ten.ms)} / ${showSecs(one.ms)} = **${f.scaleRatio.toFixed(2)}**`, goal: 'ratio <= 1.5', met: f.scaleRatio <= 1.5 });
+    const n = f.noopApply;
+    const zero = n.pushes === 0 && n.rollouts === 0 && n.podRestarts === 0 && n.podsReplaced === 0;
+    out.push({ id: 'P4', what: `no-op apply, ${r.nodes} nodes: pushes, rollout waits, pod restarts, pods replaced`, result: `${n.pushes}, ${n.rollouts}, ${n.podRestarts}, ${n.podsReplaced} (${secs(n.ms)} s)`, goal: 'all 0', met: zero });
+  }
+  const b = r.rollback;
+  if (b) {
+    out.push({ id: 'P3', what: `time to roll back (degraded -> previous image ready), timeout ${b.timeoutSeconds}s: deploy / Helm 4`, result: `${showSecs(b.deploy.evidenceToReadyMs)} / ${showSecs(b.helm.evidenceToReadyMs)} = **${b.ratio.toFixed(3)}**`, goal: 'ratio <= 0.2', met: b.ratio <= 0.2 });
+  }
+  for (const s of r.synth ?? []) {
+    out.push({ id: 'P5', what: s.name, result: `${s.medianMs.toFixed(0)} ms (${s.minMs.toFixed(0)}-${s.maxMs.toFixed(0)}), ${s.rssMb.toFixed(0)} MB peak RSS`, goal: s.goal || '(none)', met: s.met });
+  }
+  return out;
+}
+
+function indent(text: string, max = 25): string {
+  const lines = text.split('\n');
+  const kept = lines.length > max ? [...lines.slice(0, max), `... (${lines.length - max} more lines)`] : lines;
+  return kept.map((l) => `    ${l}`).join('\n');
+}
+
+export function renderReport(r: BenchResults, svgName: string): string {
+  const md: string[] = [];
+  md.push('# Benchmarks: deploy against bare OpenTofu and Helm 4', '');
+  md.push(`${r.date} on ${r.host}; ${r.runs} measured runs per variant (median, min-max), all variants of a figure interleaved in the same run. Written by \`npm run bench\`.`, '');
+  md.push('| figure | what | result (median, min-max) | goal | met |', '|---|---|---|---|---|');
+  for (const f of figures(r)) md.push(`| ${f.id} | ${f.what} | ${f.result} | ${f.goal} | ${yes(f.met)} |`);
+  md.push('');
+  if (r.errors.length) {
+    md.push('## Not measured in this run', '');
+    for (const e of r.errors) md.push(`- ${e.split('\n')[0]}`);
+    md.push('');
+  }
+  if (r.fleet) {
+    md.push('## P2: scale-out curve', '', '| changed nodes | apply (median, min-max) | runs (s) |', '|---:|---|---|');
+    for (const s of r.fleet.scale) md.push(`| ${s.size} | ${showSecs(s.ms)} | ${s.runs.map((x) => secs(x)).join(', ')} |`);
+    md.push('', `First apply of all ${r.nodes} nodes (pushes, pods from nothing): ${secs(r.fleet.initialApplyMs)} s.`, '');
+  }
+  md.push(`![scale-out curve and rollback times](${svgName})`, '');
+  if (r.rollback) {
+    const b = r.rollback;
+    md.push('## P3: rollback', '', '| tool | degraded -> previous image ready | whole command | exit codes |', '|---|---|---|---|');
+    md.push(`| deploy apply | ${showSecs(b.deploy.evidenceToReadyMs)} | ${showSecs(b.deploy.commandMs)} | ${b.deploy.runs.map((x) => x.exitCode).join(', ')} |`);
+    md.push(`| helm upgrade --rollback-on-failure | ${showSecs(b.helm.evidenceToReadyMs)} | ${showSecs(b.helm.commandMs)} | ${b.helm.runs.map((x) => x.exitCode).join(', ')} |`);
+    md.push('', 'What each printed about the cause (last run):', '', '`deploy apply` (stdout):', '', indent(b.deploy.printed || '(nothing)'), '', '`helm upgrade --rollback-on-failure` (stdout and stderr):', '', indent(b.helm.printed || '(nothing)'), '');
+  }
+  return `${md.join('\n')}\n`;
+}
