@@ -9,6 +9,7 @@ import { labelProblem } from './names.js';
 import type { InputIssue } from '../errors.js';
 
 import { COORDINATES, type CoordinateFlags } from './coordinate-table.js';
+import { resolveSpireCoordinates, type SpireCoordinates } from './spire-coordinates.js';
 
 export { COORDINATES, type CoordinateFlags };
 
@@ -39,7 +40,8 @@ const coordinatesSchema = z.object({
   registryTlsVerify: z.boolean(),
 });
 
-export type Coordinates = z.infer<typeof coordinatesSchema>;
+/** `spire`: present only when the SPIRE coordinates are set (K8S_SPIRE_NODE). */
+export type Coordinates = z.infer<typeof coordinatesSchema> & { readonly spire?: SpireCoordinates };
 
 function pick(flag: string | undefined, envValue: string | undefined): string | undefined {
   if (flag !== undefined) return flag;
@@ -70,14 +72,18 @@ export function resolveCoordinates(
     registryTlsVerify: tls === 'false' || tls === '0' || tls === 'no' ? false : tls === 'true' || tls === '1' || tls === 'yes' ? true : undefined,
   };
   const parsed = coordinatesSchema.safeParse(raw);
-  if (parsed.success) return { ok: true, value: parsed.data };
+  const spire = resolveSpireCoordinates(env);
+  if (parsed.success && spire.ok) return { ok: true, value: spire.value === undefined ? parsed.data : { ...parsed.data, spire: spire.value } };
   return {
     ok: false,
-    issues: parsed.error.issues.map((i) => {
-      const key = String(i.path[0] ?? '');
-      const message =
-        key === 'registryTlsVerify' ? `"${env.K8S_REGISTRY_TLS_VERIFY}" must be true or false` : i.message;
-      return { where: where[key] ?? key, message };
-    }),
+    issues: [
+      ...(parsed.success ? [] : parsed.error.issues).map((i) => {
+        const key = String(i.path[0] ?? '');
+        const message =
+          key === 'registryTlsVerify' ? `"${env.K8S_REGISTRY_TLS_VERIFY}" must be true or false` : i.message;
+        return { where: where[key] ?? key, message };
+      }),
+      ...(spire.ok ? [] : spire.issues),
+    ],
   };
 }
