@@ -6,8 +6,8 @@
 //   P3 time to roll back: deploy apply vs helm upgrade --rollback-on-failure (goal: <= 0.2)
 //   P4 no-op apply: pushes, pod restarts, rollout waits          (goal: all 0)
 //   P5 start-up and synth (bench/startup-synth.mjs)
-// Env: BENCH_RUNS (default 3), BENCH_NODES (default 50), BENCH_ROLLOUT_TIMEOUT (seconds, 60),
-// BENCH_ONLY (comma list of fleet,rollback,synth; default all). The cluster is brought up
+// Env: BENCH_RUNS (default 3), BENCH_NODES (default 50), BENCH_ROLLOUT_TIMEOUT (seconds, 90),
+// BENCH_SIZES (default 1,2,5,10,20), BENCH_ONLY (comma list of fleet,rollback,synth; default all). The cluster is brought up
 // when it does not answer (never down); namespaces are `bench-*` and deleted at the end.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
@@ -22,9 +22,9 @@ import { benchRollback } from './rollback-vs-helm.ts';
 
 const runs = Number(process.env.BENCH_RUNS ?? 3);
 const nodes = Number(process.env.BENCH_NODES ?? 50);
-const timeoutSeconds = Number(process.env.BENCH_ROLLOUT_TIMEOUT ?? 60);
+const timeoutSeconds = Number(process.env.BENCH_ROLLOUT_TIMEOUT ?? 90);
 const only = new Set((process.env.BENCH_ONLY ?? 'fleet,rollback,synth').split(','));
-const sizes = [1, 2, 5, 10, 20];
+const sizes = (process.env.BENCH_SIZES ?? '1,2,5,10,20').split(',').map(Number);
 const resultsDir = join(root, 'bench/results');
 
 /** `deploy state serve` on a free loopback port: the state backend both tofu and deploy use. */
