@@ -108,7 +108,7 @@ set_password() {
   else
     IFS= read -r pass || die 2 "--auth $user: give the password on stdin"
   fi
-  [ -n "$user" ] && [ -n "$pass" ] || die 2 "--auth wants USER:PASS (or USER, password on stdin)"
+  if [ -z "$user" ] || [ -z "$pass" ]; then die 2 "--auth wants USER:PASS (or USER, password on stdin)"; fi
   # The password goes to htpasswd on stdin, never in its argv.
   printf '%s\n' "$pass" | htpasswd -B -i -c "$dir/htpasswd.tmp" "$user" 2>/dev/null ||
     die 3 "htpasswd failed for user $user"

@@ -48,7 +48,8 @@ done
 ensure_commands runc:runc tar:tar
 [ -n "$uuid" ] || uuid=$(cat /proc/sys/kernel/random/uuid)
 
-# The readiness probe of the Deployment (see the lead's shared shapes).
+# The readiness probe of the Deployment (see the lead's shared shapes); it runs in the container.
+# shellcheck disable=SC2016
 PROBE='state=$(systemctl is-system-running 2>/dev/null); echo "systemd: ${state:-unknown}"; [ "$state" = running ] && exit 0; systemctl --failed --no-legend --plain 2>/dev/null; exit 1'
 
 id=deploy-image-check-$$-$RANDOM

@@ -97,5 +97,5 @@ fi
 manifest=$(tar --occurrence=1 -xOf "$archive" manifest.json)
 config_sha=$(sed -n 's/^\[{"Config":"\([0-9a-f]\{64\}\)\.json".*/\1/p' <<<"$manifest")
 tag=$(sed -n 's/.*"RepoTags":\["[^"]*:\([^":]*\)"\].*/\1/p' <<<"$manifest")
-[ -n "$config_sha" ] && [ -n "$tag" ] || die 1 "cannot read manifest.json of $archive; delete it and build again"
+if [ -z "$config_sha" ] || [ -z "$tag" ]; then die 1 "cannot read manifest.json of $archive; delete it and build again"; fi
 printf 'ARCHIVE=%q\nTAG=%s\nIMAGE_ID=sha256:%s\n' "$archive" "$tag" "$config_sha"

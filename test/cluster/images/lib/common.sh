@@ -69,7 +69,7 @@ unmount_under() {
 }
 
 remove_tree() {
-  [ -n "$1" ] && [ "$1" != / ] || die 1 "remove_tree: refusing '$1'"
+  if [ -z "$1" ] || [ "$1" = / ]; then die 1 "remove_tree: refusing '$1'"; fi
   [ -e "$1" ] || return 0
   unmount_under "$1"
   rm -rf --one-file-system "$1"
