@@ -39,6 +39,12 @@ set +e
 bin/deploy apply --plan "$demo/group.json"
 code=$?
 set -e
+kubectl=$(ls "${DEPLOY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/k8s-deployer}"/kubernetes/*/kubectl 2>/dev/null | head -n 1)
+if [ -n "$kubectl" ]; then
+  printf '\nThe nodes now (every Deployment made by deploy):\n' >&2
+  "$kubectl" --kubeconfig "$KUBE_CONFIG_PATH" get deployments -A -l app.kubernetes.io/managed-by=deploy \
+    -o custom-columns='NAMESPACE:.metadata.namespace,NODE:.metadata.name,READY:.status.readyReplicas,IMAGE:.spec.template.spec.containers[0].image' >&2 || true
+fi
 cat >&2 <<MSG
 
 [$((SECONDS - T0))s] done (deploy apply exited $code).
@@ -46,7 +52,7 @@ cat >&2 <<MSG
   registry:    $K8S_REGISTRY
 Try next (in a shell where you ran: . $STATE_DIR/cluster/cluster.env):
   bin/deploy plan --plan $demo/group.json        # shows no changes
-  kubectl --kubeconfig $KUBE_CONFIG_PATH get pods -A -o wide
+  ${kubectl:-kubectl} --kubeconfig $KUBE_CONFIG_PATH get pods -A -o wide
   bin/deploy destroy --plan $demo/group.json     # removes the namespaces; images stay
   npm run cluster:down                                     # stops the cluster, cleans the host
 MSG
