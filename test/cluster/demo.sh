@@ -41,8 +41,8 @@ code=$?
 set -e
 kubectl=$(ls "${DEPLOY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/k8s-deployer}"/kubernetes/*/kubectl 2>/dev/null | head -n 1)
 if [ -n "$kubectl" ]; then
-  printf '\nThe nodes now (every Deployment made by deploy):\n' >&2
-  "$kubectl" --kubeconfig "$KUBE_CONFIG_PATH" get deployments -A -l app.kubernetes.io/managed-by=deploy \
+  printf '\nThe nodes of group demo now:\n' >&2
+  "$kubectl" --kubeconfig "$KUBE_CONFIG_PATH" get deployments -A -l deploy.fediversity/group=demo \
     -o custom-columns='NAMESPACE:.metadata.namespace,NODE:.metadata.name,READY:.status.readyReplicas,IMAGE:.spec.template.spec.containers[0].image' >&2 || true
 fi
 cat >&2 <<MSG
