@@ -11,7 +11,7 @@
 // when it does not answer (never down); namespaces are `bench-*` and deleted at the end.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
-import { cpus, hostname, tmpdir, totalmem } from 'node:os';
+import { cpus, hostname, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { benchFleet } from './fleet.ts';
@@ -63,7 +63,7 @@ async function main(): Promise<number> {
   };
   const backend = await startBackend(join(work, 'backend'), baseEnv);
   const env = { ...baseEnv, TF_HTTP_ADDRESS: backend.url };
-  const results: BenchResults = { date: new Date().toISOString(), host: `${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, ${hostname()}`, runs, nodes, errors: [] };
+  const results: BenchResults = { date: new Date().toISOString(), host: `${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, ${hostname()}, load average ${loadavg()[1]!.toFixed(1)} (5 min) at the start`, runs, nodes, errors: [] };
   const attempt = async (name: string, f: () => Promise<void>) => {
     if (!only.has(name)) return;
     try {
@@ -98,6 +98,7 @@ async function main(): Promise<number> {
     rmSync(work, { recursive: true, force: true });
   }
 
+  results.host += `, ${loadavg()[1]!.toFixed(1)} at the end (other work on the machine shares its 2 cores)`;
   mkdirSync(resultsDir, { recursive: true });
   const svgName = 'bench.svg';
   if (results.fleet || results.rollback) {
