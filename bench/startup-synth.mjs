@@ -47,9 +47,12 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const cases = [
   { name: 'deploy --help', args: ['--help'], goal: (m) => m.ms < 150, goalText: '< 150 ms' },
-  ...[1, 50, 200].map((n) => ({ name: `synth ${n} node${n > 1 ? 's' : ''} (all targets)`, args: ['synth', '--plan', plan(n), '--out', join(work, `out-${n}`)], goal: n === 200 ? (m) => m.ms < 1000 && m.mb < 300 : undefined, goalText: n === 200 ? '< 1000 ms, < 300 MB' : '' })),
+  // one graph of n nodes (target all), the figure the goal is about
+  ...[1, 50, 200].map((n) => ({ name: `synth ${n} node${n > 1 ? 's' : ''} (target all)`, args: ['synth', '--plan', plan(n), '--target', 'all', '--out', join(work, `out-${n}`)], goal: n === 200 ? (m) => m.ms < 1000 && m.mb < 300 : undefined, goalText: n === 200 ? '< 1000 ms, < 300 MB' : '' })),
+  // and every target of that plan: all + 2 apps, i.e. 400 node graphs in 3 stacks
+  { name: 'synth 200 nodes (every target: 3 graphs)', args: ['synth', '--plan', plan(200), '--out', join(work, 'out-200-all')], goalText: '' },
 ];
-console.log(`node ${process.versions.node}, ${runs} runs each (first run discarded as warm-up)\n`);
+console.log(`node ${process.versions.node}, ${runs} runs each (first run discarded as warm-up); load average ${(await import('node:os')).loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
 console.log('| case | median ms | min-max ms | peak RSS MB (median) | goal | met |');
 console.log('|---|---:|---:|---:|---|---|');
 for (const c of cases) {
