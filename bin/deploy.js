@@ -18,6 +18,12 @@ if (major < 22 || (major === 22 && minor < 12)) {
   process.exit(2);
 }
 
+// Cache the compiled code of the program and its dependencies (CDKTF is large) on disk:
+// later starts skip most of the parsing and compiling. Node's own cache directory under the
+// OS temp dir; NODE_COMPILE_CACHE overrides it, NODE_DISABLE_COMPILE_CACHE=1 turns it off.
+const { enableCompileCache } = await import('node:module');
+enableCompileCache?.();
+
 // CDKTF 0.21 calls util.isArray (DEP0044) on every synth; the warning tells an operator nothing.
 const emitWarning = process.emitWarning;
 process.emitWarning = function (warning, ...rest) {
