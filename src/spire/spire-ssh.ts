@@ -1,0 +1,106 @@
+/**
+ * ssh to the spire node with the SPIRE coordinates (FR-017): the key of SSH_PRIVATE_KEY_FILE,
+ * the host key of SSH_NODES as the only accepted one, the node's ssh options after ours (ssh
+ * takes the first value of an option, so they cannot loosen the checks). Secrets go through
+ * stdin, never argv.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { SpireCoordinates } from '../config/spire-coordinates.js';
+import { ToolError } from '../errors.js';
+import { runTool, withTail, type RunResult } from '../tools/run.js';
+
+/**
+ * The name the host key is filed under in our known_hosts (ssh's HostKeyAlias): the check is
+ * then independent of how the node is addressed (name, IP, a Port option).
+ */
+export const SPIRE_HOST_KEY_ALIAS = 'spire-node';
+
+/** The known_hosts line that accepts the spire node's host key and no other. */
+export function knownHostsLine(spire: SpireCoordinates): string {
+  return `${SPIRE_HOST_KEY_ALIAS} ${spire.hostKey}\n`;
+}
+
+/** The ssh arguments for running `remote` (words, joined by ssh with spaces) on the spire node. */
+export function sshArgs(spire: SpireCoordinates, knownHostsFile: string, remote: readonly string[]): string[] {
+  return [
+    '-i', spire.sshPrivateKeyFile,
+    '-o', 'IdentitiesOnly=yes',
+    '-o', 'BatchMode=yes',
+    '-o', 'StrictHostKeyChecking=yes',
+    '-o', `UserKnownHostsFile=${knownHostsFile}`,
+    '-o', 'GlobalKnownHostsFile=/dev/null',
+    '-o', `HostKeyAlias=${SPIRE_HOST_KEY_ALIAS}`,
+    '-o', 'UpdateHostKeys=no',
+    '-o', 'ConnectTimeout=15',
+    '-o', 'ServerAliveInterval=10',
+    ...spire.sshOptions,
+    '-l', spire.sshUser,
+    '--',
+    spire.node,
+    ...remote,
+  ];
+}
+
+export interface SpireSshOptions {
+  /** Written to the remote command's stdin (a token, a kubeconfig): never in argv. */
+  readonly input?: string;
+  readonly timeoutMs?: number;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Runs `remote` on the spire node and returns its result; a failure (unreachable node, wrong
+ * host key, refused key, failing command) is a ToolError that names the node.
+ */
+export async function runOnSpireNode(spire: SpireCoordinates, remote: readonly string[], opts: SpireSshOptions = {}): Promise<RunResult> {
+  const dir = await mkdtemp(join(tmpdir(), 'deploy-spire-ssh-'));
+  try {
+    const knownHosts = join(dir, 'known_hosts');
+    await writeFile(knownHosts, knownHostsLine(spire), { mode: 0o600 });
+    const r = await runTool('ssh', sshArgs(spire, knownHosts, remote), {
+      timeoutMs: opts.timeoutMs ?? 60_000,
+      ...(opts.input !== undefined ? { input: opts.input } : {}),
+      ...(opts.signal !== undefined ? { signal: opts.signal } : {}),
+      reject: false,
+      installHint: 'install the OpenSSH client (Debian: apt-get install openssh-client)',
+    });
+    if (r.exitCode !== 0) {
+      const what = r.exitCode === 255 ? `the spire node ${spire.node} is not reachable over ssh as ${spire.sshUser}` : `\`${remote.join(' ')}\` failed on the spire node ${spire.node} (exit ${r.exitCode})`;
+      throw new ToolError(withTail(what, r.tail), {
+        hint:
+          r.exitCode === 255
+            ? 'check K8S_SPIRE_NODE, that the node is up, the host key in SSH_NODES, and that SSH_PRIVATE_KEY_FILE is authorised for SSH_USER'
+            : 'check the SPIRE server on the spire node (spire-server healthcheck)',
+      });
+    }
+    return r;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** The spire node's machine ID (/etc/machine-id): a new node has a new one. */
+export async function readSpireMachineId(spire: SpireCoordinates, opts: SpireSshOptions = {}): Promise<string> {
+  const r = await runOnSpireNode(spire, ['cat', '/etc/machine-id'], opts);
+  const id = r.stdout.trim();
+  if (!/^[0-9a-f]{32}$/.test(id)) {
+    throw new ToolError(`the spire node ${spire.node} answered no machine ID (/etc/machine-id: ${JSON.stringify(id.slice(0, 80))})`, {
+      hint: 'the spire node must have a systemd machine ID in /etc/machine-id',
+    });
+  }
+  return id;
+}
+
+/** The SPIRE server's X.509 trust bundle, PEM (`spire-server bundle show -format pem`). */
+export async function readTrustBundle(spire: SpireCoordinates, opts: SpireSshOptions = {}): Promise<string> {
+  const r = await runOnSpireNode(spire, ['spire-server', 'bundle', 'show', '-format', 'pem'], opts);
+  const pem = r.stdout.trim();
+  if (!/^-----BEGIN CERTIFICATE-----\n[\s\S]+\n-----END CERTIFICATE-----$/.test(pem)) {
+    throw new ToolError(`the SPIRE server on ${spire.node} gave no PEM trust bundle`, {
+      hint: 'check the SPIRE server on the spire node (spire-server healthcheck)',
+    });
+  }
+  return `${pem}\n`;
+}

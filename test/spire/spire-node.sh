@@ -1,0 +1,392 @@
+#!/usr/bin/env bash
+# The test spire node: a SPIRE server and an sshd outside the cluster, in their own network
+# namespace on this machine, reached by the deployer over ssh with a real host key check.
+#
+#   test/spire/spire-node.sh up       start it (idempotent)
+#   test/spire/spire-node.sh status   exit 0 only when the netns, both daemons and ssh are up
+#   test/spire/spire-node.sh down     stop it and remove everything up made (netns, veth,
+#                                     processes, its state directory)
+#   (npm run spire:up | spire:status | spire:down; build first: npm run spire:build)
+#
+# The node: netns $SPIRE_NODE_NETNS (default dpl-spire), a veth pair (host side
+# $SPIRE_NODE_NETNS-h, $SPIRE_NODE_HOST_IP/30; node side eth0, $SPIRE_NODE_IP/30, default route
+# via the host, so the node reaches the cluster's API server). Both daemons run in a private
+# mount namespace in which the node's own directories replace the host's:
+#   /var/lib  <- $S/root/var/lib   (spire-server data; k8s hand-off files in /var/lib/spire/k8s)
+#   /tmp      <- $S/root/tmp       (the server's API socket, /tmp/spire-server/private/api.sock)
+#   /usr/local/bin <- $S/root/bin  (spire-server and sshd, bound from the cache)
+#   /etc/ssh <- $S/root/etc/ssh    (sshd's config, host key, authorized_keys)
+#   /etc/machine-id, /etc/passwd (plus the sshd privilege separation user), /run (tmpfs)
+# so nothing of the host changes, and `down` + `up` make the node again with a new machine ID,
+# a new CA and a new host key (the spec's "spire node made again").
+#
+# SPIRE: trust domain $SPIRE_NODE_TRUST_DOMAIN (fediversity), server on $SPIRE_NODE_IP:8081,
+# node attestor k8s_psat with one cluster per namespace: the cluster name is the namespace,
+# its kubeconfig is /var/lib/spire/k8s/<ns>/kubeconfig (written later by the deployer; the
+# server reads it at each attestation), its allowed service accounts come from
+# SPIRE_NODE_CLUSTERS="<ns>:<sa>[,<sa>...] ..." (default "fediversity:node-web").
+#
+# Writes $S/spire-node.env (`export` lines) for the deployer:
+#   K8S_SPIRE_NODE, SSH_USER, SSH_PRIVATE_KEY_FILE, SSH_NODES (JSON: host key + ssh options),
+#   SPIRE_NODE_KNOWN_HOSTS, SPIRE_NODE_SERVER_ADDRESS, SPIRE_NODE_TRUST_DOMAIN, SPIRE_NODE_NETNS
+# where S=${DEPLOY_STATE_DIR:-${XDG_STATE_HOME:-$HOME/.local/state}/k8s-deployer}/spire-node.
+# Exit codes: 0 ok, 2 usage or configuration, 3 a program or the host failed.
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+# shellcheck source=toolchain/cache.sh
+. "$REPO/toolchain/cache.sh"
+# shellcheck source=toolchain/cluster/debian-packages.sh
+. "$REPO/toolchain/cluster/debian-packages.sh"
+
+SPIRE_VERSION=1.13.3
+DEPLOY_STATE_DIR="${DEPLOY_STATE_DIR:-${XDG_STATE_HOME:-$HOME/.local/state}/k8s-deployer}"
+S="$DEPLOY_STATE_DIR/spire-node"
+NETNS="${SPIRE_NODE_NETNS:-dpl-spire}"
+VETH_HOST="${NETNS}-h"
+# A /30 apart from the host's networks and the local cluster's (10.255.254.1/32 node,
+# 10.244.0.0/16 pods, 10.96.0.0/16 services).
+HOST_IP="${SPIRE_NODE_HOST_IP:-10.253.0.1}"
+NODE_IP="${SPIRE_NODE_IP:-10.253.0.2}"
+TRUST_DOMAIN="${SPIRE_NODE_TRUST_DOMAIN:-fediversity}"
+CLUSTERS="${SPIRE_NODE_CLUSTERS:-fediversity:node-web}"
+SSH_USER_NAME=root
+SPIRE_SERVER_BIN="$(cache_path "spire/$SPIRE_VERSION/spire-server")"
+
+slog() { printf '%s spire-node: %s\n' "$(date -u +%H:%M:%S.%2N)" "$*" >&2; }
+sdie() { local code=$1; shift; slog "error: $*"; exit "$code"; }
+
+wait_until() { # SECS CMD...: retries CMD until it succeeds or SECS pass
+  local deadline=$((SECONDS + $1)) delay=0.1
+  shift
+  until "$@"; do
+    [ "$SECONDS" -lt "$deadline" ] || return 1
+    sleep "$delay"
+    case $delay in 0.1) delay=0.2 ;; 0.2) delay=0.5 ;; *) delay=1 ;; esac
+  done
+}
+
+# ---- the programs -------------------------------------------------------------------------
+
+# Debian's sshd, unpacked from its package into the cache: installing openssh-server would
+# start an sshd on the host (its postinst) and add a user; we need neither.
+sshd_version() {
+  apt-cache policy openssh-server 2>/dev/null | sed -n 's/^ *Candidate: *//p' | head -n1
+}
+
+fetch_sshd() {
+  mkdir -p "$BUILD_OUT.deb"
+  (cd "$BUILD_OUT.deb" && apt-get -o APT::Sandbox::User=root download -qq openssh-server >&2) || { rm -rf "$BUILD_OUT.deb"; return 3; }
+  dpkg-deb -x "$BUILD_OUT.deb"/openssh-server_*.deb "$BUILD_OUT"
+  rm -rf "$BUILD_OUT.deb"
+}
+
+ensure_programs() {
+  [ "$(id -u)" -eq 0 ] || sdie 2 "the test spire node needs root (network namespace, mounts)"
+  [ -x "$SPIRE_SERVER_BIN" ] || sdie 3 "spire-server $SPIRE_VERSION is missing ($SPIRE_SERVER_BIN); build it: npm run spire:build"
+  # sshd's own libraries (openssh-client brings the rest), ssh-keygen, ip, unshare.
+  ensure_debian_packages libwrap0 openssh-client iproute2 util-linux || sdie 3 "Debian packages missing (above)"
+  local v
+  v=$(sshd_version)
+  if [ -z "$v" ] || [ "$v" = "(none)" ]; then
+    apt-get -o DPkg::Lock::Timeout=600 update -qq >&2 || true
+    v=$(sshd_version)
+  fi
+  if [ -z "$v" ] || [ "$v" = "(none)" ]; then sdie 3 "apt knows no openssh-server package; check the apt sources"; fi
+  local key="debian/openssh-server/${v//:/_}"
+  build_once "$key" fetch_sshd || sdie 3 "could not fetch Debian's openssh-server $v"
+  SSHD_BIN="$(cache_path "$key")/usr/sbin/sshd"
+  [ -x "$SSHD_BIN" ] || sdie 3 "no sshd in $(cache_path "$key")"
+}
+
+# ---- daemons: one pidfile each ("<pid> <exe>"), by PID only -------------------------------
+
+daemon_pid() {
+  local name=$1 pid exe
+  [ -f "$S/run/$name.pid" ] || return 1
+  read -r pid exe <"$S/run/$name.pid" || true
+  [[ $pid =~ ^[0-9]+$ ]] || return 1
+  [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$exe" ] || return 1
+  echo "$pid"
+}
+
+not_alive() { ! kill -0 "$1" 2>/dev/null; }
+
+stop_daemon() {
+  local name=$1 pid
+  if pid=$(daemon_pid "$name"); then
+    kill -TERM "$pid" 2>/dev/null || true
+    if ! wait_until 15 not_alive "$pid"; then
+      slog "$name (pid $pid) did not stop within 15s: SIGKILL"
+      kill -KILL "$pid" 2>/dev/null || true
+      wait_until 5 not_alive "$pid" || slog "$name (pid $pid) survives SIGKILL"
+    fi
+    slog "$name stopped (pid $pid)"
+  fi
+  rm -f "$S/run/$name.pid"
+}
+
+# Runs a program of the node (spire-server or sshd, by name) as the node: in its netns and a
+# private mount namespace whose /etc/ssh, /var/lib, /tmp, /usr/local/bin, /etc/machine-id and
+# /etc/passwd are the node's own. Nothing the node reads afterwards is a host path, so a
+# state or cache directory under /tmp works too (/tmp is replaced last). Every step execs, so
+# the PID that start_daemon records is the program's own.
+node_exec() {
+  local name=$1
+  shift
+  # shellcheck disable=SC2016 # expanded by the inner shell
+  SSHD_BIN=$SSHD_BIN SPIRE_SERVER_BIN=$SPIRE_SERVER_BIN exec setsid ip netns exec "$NETNS" unshare --mount --propagation private -- /bin/sh -euc '
+    root=$1 name=$2; shift 2
+    mount --bind "$root/bin" /usr/local/bin
+    # Both programs in every daemon'"'"'s namespace: ssh sessions (children of sshd) run spire-server.
+    mount --bind "$SSHD_BIN" /usr/local/bin/sshd
+    mount --bind "$SPIRE_SERVER_BIN" /usr/local/bin/spire-server
+    mount --bind "$root/etc/ssh" /etc/ssh
+    mount --bind "$root/etc/machine-id" /etc/machine-id
+    mount --bind "$root/etc/passwd" /etc/passwd
+    mount --bind "$root/var/lib" /var/lib
+    mount -t tmpfs -o mode=0755,size=16m tmpfs /run
+    mkdir -m 0755 /run/sshd
+    mount --bind "$root/tmp" /tmp
+    unset SSHD_BIN SPIRE_SERVER_BIN
+    exec "/usr/local/bin/$name" "$@"' node-exec "$S/root" "$name" "$@"
+}
+
+start_daemon() {
+  local name=$1 pid
+  shift
+  if pid=$(daemon_pid "$name"); then
+    slog "$name already running (pid $pid)"
+    return 0
+  fi
+  mkdir -p "$S/run" "$S/log"
+  (node_exec "$name" "$@") >>"$S/log/$name.log" 2>&1 </dev/null &
+  pid=$!
+  # The program's path as its own mount namespace shows it (daemon_pid compares /proc/PID/exe).
+  echo "$pid /usr/local/bin/$name" >"$S/run/$name.pid"
+  slog "$name started (pid $pid, log $S/log/$name.log)"
+}
+
+require_alive() {
+  local name=$1
+  daemon_pid "$name" >/dev/null && return 0
+  tail -n 20 "$S/log/$name.log" >&2 2>/dev/null || true
+  sdie 3 "$name exited (log above: $S/log/$name.log)"
+}
+
+# ---- network ------------------------------------------------------------------------------
+
+netns_exists() { ip netns list | awk '{print $1}' | grep -qx "$NETNS"; }
+
+check_addresses_free() {
+  # Refuse addresses the host already uses or routes somewhere other than the default route.
+  local ip
+  for ip in "$HOST_IP" "$NODE_IP"; do
+    if ip -o addr show | awk '{print $4}' | cut -d/ -f1 | grep -qx "$ip"; then
+      sdie 2 "address $ip is already on an interface of this host; set SPIRE_NODE_HOST_IP/SPIRE_NODE_IP"
+    fi
+    if ip route show to match "$ip" | grep -qv '^default'; then
+      sdie 2 "address $ip is already routed on this host ($(ip route show to match "$ip" | grep -v '^default' | head -n1)); set SPIRE_NODE_HOST_IP/SPIRE_NODE_IP"
+    fi
+  done
+}
+
+network_up() {
+  if netns_exists; then
+    slog "netns $NETNS present"
+    return 0
+  fi
+  check_addresses_free
+  ip netns add "$NETNS"
+  ip link add "$VETH_HOST" type veth peer name eth0 netns "$NETNS"
+  ip addr add "$HOST_IP/30" dev "$VETH_HOST"
+  ip link set "$VETH_HOST" up
+  ip -n "$NETNS" link set lo up
+  ip -n "$NETNS" addr add "$NODE_IP/30" dev eth0
+  ip -n "$NETNS" link set eth0 up
+  ip -n "$NETNS" route add default via "$HOST_IP"
+  slog "netns $NETNS: $NODE_IP/30 via $VETH_HOST ($HOST_IP)"
+}
+
+network_down() {
+  # Deleting the netns deletes its veth end, which deletes the pair.
+  if netns_exists; then ip netns del "$NETNS"; fi
+  if ip link show "$VETH_HOST" >/dev/null 2>&1; then ip link del "$VETH_HOST"; fi
+}
+
+# ---- the node's files ---------------------------------------------------------------------
+
+hcl_clusters() {
+  local entry ns sas first=1 sa list
+  printf 'clusters = {\n'
+  for entry in $CLUSTERS; do
+    ns=${entry%%:*}
+    sas=${entry#*:}
+    [[ $ns =~ ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$ ]] || sdie 2 "SPIRE_NODE_CLUSTERS: \"$ns\" is not a namespace name"
+    list=""
+    first=1
+    for sa in ${sas//,/ }; do
+      [[ $sa =~ ^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$ ]] || sdie 2 "SPIRE_NODE_CLUSTERS: \"$sa\" is not a service account name"
+      [ $first -eq 1 ] || list+=", "
+      list+="\"$ns:$sa\""
+      first=0
+    done
+    [ -n "$list" ] || sdie 2 "SPIRE_NODE_CLUSTERS: namespace $ns has no service account (<ns>:<sa>[,<sa>...])"
+    printf '          "%s" = {\n            service_account_allow_list = [%s]\n            kube_config_file = "/var/lib/spire/k8s/%s/kubeconfig"\n          }\n' \
+      "$ns" "$list" "$ns"
+  done
+  printf '        }\n'
+}
+
+write_node_files() {
+  umask 077
+  # $S/ssh: the deployer's side (its key, its known_hosts); $S/root: the node's file system.
+  mkdir -p "$S/run" "$S/log" "$S/ssh" "$S/root/var/lib/spire/server" "$S/root/var/lib/spire/k8s" \
+    "$S/root/tmp" "$S/root/bin" "$S/root/etc/ssh"
+  chmod 1777 "$S/root/tmp"
+  chmod 0755 "$S/root" "$S/root/var/lib" "$S/root/bin" "$S/root/etc" "$S/root/etc/ssh"
+  # The node's identity: made once per `up` from nothing; `down` forgets it.
+  [ -s "$S/root/etc/machine-id" ] ||
+    { od -An -N16 -tx1 /dev/urandom | tr -d ' \n'; echo; } >"$S/root/etc/machine-id"
+  chmod 0444 "$S/root/etc/machine-id"
+  # sshd's privilege separation user, only inside the node's mount namespace.
+  if [ ! -s "$S/root/etc/passwd" ]; then
+    cp /etc/passwd "$S/root/etc/passwd"
+    getent passwd sshd >/dev/null || echo 'sshd:x:65533:65534::/run/sshd:/usr/sbin/nologin' >>"$S/root/etc/passwd"
+    chmod 0644 "$S/root/etc/passwd"
+  fi
+  # Mount points for the programs (node_exec binds the cache's binaries onto them).
+  touch "$S/root/bin/spire-server" "$S/root/bin/sshd"
+  chmod 0755 "$S/root/bin/spire-server" "$S/root/bin/sshd"
+
+  [ -s "$S/root/etc/ssh/ssh_host_ed25519_key" ] || ssh-keygen -q -t ed25519 -N '' -C "spire-node-host" -f "$S/root/etc/ssh/ssh_host_ed25519_key"
+  [ -s "$S/ssh/id_ed25519" ] || ssh-keygen -q -t ed25519 -N '' -C "deployer" -f "$S/ssh/id_ed25519"
+  cp "$S/ssh/id_ed25519.pub" "$S/root/etc/ssh/authorized_keys"
+  # The deployer's side of the host key check.
+  printf '%s %s\n' "$NODE_IP" "$(cut -d' ' -f1,2 "$S/root/etc/ssh/ssh_host_ed25519_key.pub")" >"$S/ssh/known_hosts"
+
+  cat >"$S/root/etc/ssh/sshd_config" <<EOF
+ListenAddress $NODE_IP:22
+HostKey /etc/ssh/ssh_host_ed25519_key
+AuthorizedKeysFile /etc/ssh/authorized_keys
+PermitRootLogin prohibit-password
+AllowUsers $SSH_USER_NAME
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+X11Forwarding no
+AllowTcpForwarding no
+PrintMotd no
+LogLevel VERBOSE
+EOF
+
+  cat >"$S/root/var/lib/spire/server.conf" <<EOF
+# Written by test/spire/spire-node.sh
+server {
+  bind_address = "$NODE_IP"
+  bind_port = "8081"
+  trust_domain = "$TRUST_DOMAIN"
+  data_dir = "/var/lib/spire/server"
+  log_level = "INFO"
+  ca_subject {
+    country = ["XX"]
+    organization = ["deploy test spire node"]
+    common_name = ""
+  }
+}
+plugins {
+  DataStore "sql" {
+    plugin_data {
+      database_type = "sqlite3"
+      connection_string = "/var/lib/spire/server/datastore.sqlite3"
+    }
+  }
+  KeyManager "disk" {
+    plugin_data {
+      keys_path = "/var/lib/spire/server/keys.json"
+    }
+  }
+  NodeAttestor "k8s_psat" {
+    plugin_data {
+      $(hcl_clusters)
+    }
+  }
+}
+EOF
+}
+
+write_env() {
+  local hostkey ssh_nodes
+  hostkey=$(cut -d' ' -f1,2 "$S/root/etc/ssh/ssh_host_ed25519_key.pub")
+  ssh_nodes=$(printf '{"%s":{"hostKey":"%s","sshOpts":["-o","ConnectTimeout=10"]}}' "$NODE_IP" "$hostkey")
+  {
+    echo "export K8S_SPIRE_NODE=$NODE_IP"
+    echo "export SSH_USER=$SSH_USER_NAME"
+    echo "export SSH_PRIVATE_KEY_FILE=$S/ssh/id_ed25519"
+    echo "export SSH_NODES='$ssh_nodes'"
+    echo "export SPIRE_NODE_KNOWN_HOSTS=$S/ssh/known_hosts"
+    echo "export SPIRE_NODE_SERVER_ADDRESS=$NODE_IP:8081"
+    echo "export SPIRE_NODE_TRUST_DOMAIN=$TRUST_DOMAIN"
+    echo "export SPIRE_NODE_NETNS=$NETNS"
+  } >"$S/spire-node.env.tmp"
+  mv "$S/spire-node.env.tmp" "$S/spire-node.env"
+}
+
+# ---- checks -------------------------------------------------------------------------------
+
+ssh_node() {
+  ssh -n -i "$S/ssh/id_ed25519" -o IdentitiesOnly=yes -o BatchMode=yes \
+    -o StrictHostKeyChecking=yes -o UserKnownHostsFile="$S/ssh/known_hosts" \
+    -o ConnectTimeout=5 "$SSH_USER_NAME@$NODE_IP" "$@"
+}
+
+sshd_answers() { ssh_node true 2>/dev/null; }
+server_healthy() {
+  ip netns exec "$NETNS" "$SPIRE_SERVER_BIN" healthcheck -socketPath "$S/root/tmp/spire-server/private/api.sock" >/dev/null 2>&1
+}
+
+# ---- verbs --------------------------------------------------------------------------------
+
+cmd_up() {
+  ensure_programs
+  write_node_files
+  network_up
+  start_daemon sshd -D -e -f /etc/ssh/sshd_config
+  start_daemon spire-server run -config /var/lib/spire/server.conf
+  wait_until 30 sshd_answers || { require_alive sshd; sdie 3 "sshd on $NODE_IP does not answer within 30s (log: $S/log/sshd.log)"; }
+  wait_until 60 server_healthy || { require_alive spire-server; sdie 3 "spire-server is not healthy within 60s (log: $S/log/spire-server.log)"; }
+  write_env
+  slog "up: ssh $SSH_USER_NAME@$NODE_IP, spire-server $NODE_IP:8081 (trust domain $TRUST_DOMAIN); env: $S/spire-node.env"
+  echo "$S/spire-node.env"
+}
+
+cmd_status() {
+  local ok=0 pid
+  if netns_exists; then echo "netns $NETNS: present"; else echo "netns $NETNS: absent"; ok=1; fi
+  for d in sshd spire-server; do
+    if pid=$(daemon_pid "$d"); then echo "$d: running (pid $pid)"; else echo "$d: stopped"; ok=1; fi
+  done
+  if [ "$ok" -eq 0 ]; then
+    if sshd_answers; then echo "ssh $SSH_USER_NAME@$NODE_IP: ok"; else echo "ssh $SSH_USER_NAME@$NODE_IP: failing"; ok=1; fi
+    if server_healthy; then echo "spire-server: healthy"; else echo "spire-server: unhealthy"; ok=1; fi
+  fi
+  [ "$ok" -eq 0 ] && echo "env: $S/spire-node.env"
+  return "$ok"
+}
+
+cmd_down() {
+  [ "$(id -u)" -eq 0 ] || sdie 2 "the test spire node needs root"
+  stop_daemon spire-server
+  stop_daemon sshd
+  network_down
+  rm -rf "$S"
+  slog "down: nothing left"
+}
+
+case "${1:-}" in
+  up) cmd_up ;;
+  status) cmd_status ;;
+  down) cmd_down ;;
+  *) echo "usage: $0 up|status|down" >&2; exit 2 ;;
+esac
