@@ -331,6 +331,8 @@ describe('the local cluster', () => {
     const sysctlsBefore = parseSysctls(await readFile(join(s, 'host-before/sysctls.env'), 'utf8'));
     const pathsBefore = (await readFile(join(s, 'host-before/paths'), 'utf8')).split('\n').filter(Boolean);
     const socket = join(s, 'containerd.sock');
+    const clusterPrograms = new Set(['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler',
+      'kubelet', 'containerd', 'containerd-shim-runc-v2', 'runc', 'systemd-runtime', 'systemd-runc', 'kube-router']);
     // WHEN down runs
     const down = await execa('bash', [clusterScript, 'down'], { reject: false, timeout: 300_000 });
     expect(down.exitCode, down.stderr).toBe(0);
@@ -340,7 +342,12 @@ describe('the local cluster', () => {
       for (const pid of await readdir('/proc')) {
         if (!/^\d+$/.test(pid)) continue;
         const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-        if (cmdline.includes(`${s}/`) || cmdline.includes(socket)) leftovers.push(`${pid}: ${cmdline.replaceAll('\0', ' ')}`);
+        // The cluster's own programs (clients such as kubectl or helm pointed at its
+        // kubeconfig by other work on this machine are not the cluster's leftovers).
+        const program = (cmdline.split('\0')[0] ?? '').split('/').pop() ?? '';
+        if ((clusterPrograms.has(program) && cmdline.includes(`${s}/`)) || cmdline.includes(socket)) {
+          leftovers.push(`${pid}: ${cmdline.replaceAll('\0', ' ')}`);
+        }
         const cgroup = await readFile(`/proc/${pid}/cgroup`, 'utf8').catch(() => '');
         if (cgroup.includes('/kubepods')) leftovers.push(`${pid} in ${cgroup}`);
       }
