@@ -2,7 +2,8 @@
  * One target through OpenTofu: graph -> backend -> init -> plan -> (apply | destroy) ->
  * rollout reports. Each verb module calls this with its own mode; nothing here exits.
  */
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError, DeployError, ExitCode } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -44,6 +45,12 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
   if (!opts.kubeconfig) {
     throw new ConfigError('no kubeconfig for the cluster', [{ where: 'KUBE_CONFIG_PATH (or --kubeconfig)', message: 'is not set: name the kubeconfig file of the cluster' }]);
   }
+  const readable = await access(opts.kubeconfig, constants.R_OK).then(() => stat(opts.kubeconfig!).then((s) => s.isFile()), () => false);
+  if (!readable) {
+    throw new ConfigError('the kubeconfig of the cluster cannot be read', [{ where: 'KUBE_CONFIG_PATH (or --kubeconfig)', message: `${opts.kubeconfig} is not a readable file` }], {
+      hint: 'point KUBE_CONFIG_PATH at the kubeconfig of the cluster (for the local cluster: npm run cluster:up prints it)',
+    });
+  }
   const tofu = await import('../tools/tofu.js');
   const { providerEnv, requireTool } = await import('../tools/discover.js');
   const tofuPath = requireTool('tofu', opts.env).path;
@@ -61,18 +68,23 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
       DEPLOY_RUN_DIR: runDir,
       TF_IN_AUTOMATION: '1',
     };
+    const verbose = ['debug', 'trace'].includes(opts.env.DEPLOY_LOG_LEVEL ?? '');
+    const show = (quiet: ReadonlySet<string>) => (e: import('../tools/tofu.js').TofuEvent) => {
+      if (!verbose && (quiet.has(e.kind) || (e.kind === 'diagnostic' && e.diagnostic.severity !== 'error' && quiet.has('warning')))) return;
+      const line = tofu.describeTofuEvent(e);
+      if (line) opts.progress(`[${model.target}] ${line}`);
+    };
     const base = {
       dir: graphDir,
       env,
       signal,
       tofuPath,
-      onEvent: (e: import('../tools/tofu.js').TofuEvent) => {
-        const line = tofu.describeTofuEvent(e);
-        if (line) opts.progress(`[${model.target}] ${line}`);
-      },
+      // what people need to follow a run; DEPLOY_LOG_LEVEL=debug shows everything tofu says
+      onEvent: show(new Set(['version', 'log', 'drift', 'refresh'])),
     };
     opts.progress(`[${model.target}] tofu init (graph ${graphDir})`);
-    await tofu.initGraph(base);
+    // init's chatter (provider lookups, the lock file's checksum warning) is noise here
+    await tofu.initGraph({ ...base, onEvent: show(new Set(['version', 'log', 'warning'])) });
     if (mode === 'apply') await checkSubmission(model, await tofu.readOutputs(base));
 
     opts.progress(`[${model.target}] tofu plan${mode === 'destroy' ? ' -destroy' : ''}`);

@@ -148,3 +148,25 @@ describe('deploy synth with bad input', () => {
     expect(graph).not.toContain('env.test');
   });
 });
+
+describe('deploy plan|apply|destroy without a usable kubeconfig', () => {
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  beforeEach(async () => ({ dir, cleanup } = await tempDir()));
+  afterEach(() => cleanup());
+
+  it.each(['plan', 'apply', 'destroy'])('%s: unset KUBE_CONFIG_PATH is named, exit 2, nothing run', async (verb) => {
+    const file = await writeJson(join(dir, 'group.json'), samplePlan());
+    const r = await runCli([verb, '--plan', file, '--target', 'all', '--out', join(dir, 'out')], { ...baseEnv, DEPLOY_STATE_DIR: join(dir, 'state') });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('KUBE_CONFIG_PATH (or --kubeconfig): is not set');
+    expect(await listTree(join(dir, 'state'))).toEqual([]);
+  });
+
+  it('a kubeconfig that is not a readable file is named, exit 2', async () => {
+    const file = await writeJson(join(dir, 'group.json'), samplePlan());
+    const r = await runCli(['plan', '--plan', file, '--target', 'all', '--kubeconfig', dir], { ...baseEnv, DEPLOY_STATE_DIR: join(dir, 'state') });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`KUBE_CONFIG_PATH (or --kubeconfig): ${dir} is not a readable file`);
+  });
+});
