@@ -42,6 +42,26 @@ async function startBackend(dataDir: string, env: NodeJS.ProcessEnv): Promise<{ 
   return { url, stop: () => child.kill('SIGTERM') };
 }
 
+/**
+ * With BENCH_ONLY, the parts not run now are kept from the previous bench/results/bench.json
+ * (each part says when it was measured), so one part can be measured again on its own, e.g.
+ * after the shared cluster was restarted under a run.
+ */
+function keepEarlierParts(results: BenchResults): void {
+  if (!process.env.BENCH_ONLY) return;
+  let earlier: BenchResults;
+  try {
+    earlier = JSON.parse(readFileSync(join(resultsDir, 'bench.json'), 'utf8'));
+  } catch {
+    return;
+  }
+  for (const part of ['fleet', 'rollback', 'synth'] as const) {
+    if (only.has(part) || earlier[part] === undefined) continue;
+    (results as any)[part] = earlier[part];
+    results.measuredAt[part] = earlier.measuredAt?.[part] ?? earlier.date;
+  }
+}
+
 async function main(): Promise<number> {
   const cluster = ensureCluster();
   execFileSync('bash', [join(root, 'toolchain/build-tools.sh')], { stdio: ['ignore', 'ignore', 'inherit'], timeout: 3_600_000 });
@@ -63,11 +83,13 @@ async function main(): Promise<number> {
   };
   const backend = await startBackend(join(work, 'backend'), baseEnv);
   const env = { ...baseEnv, TF_HTTP_ADDRESS: backend.url };
-  const results: BenchResults = { date: new Date().toISOString(), host: `${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, ${hostname()}, load average ${loadavg()[1]!.toFixed(1)} (5 min) at the start`, runs, nodes, errors: [] };
+  const results: BenchResults = { date: new Date().toISOString(), host: `${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, ${hostname()}, load average ${loadavg()[1]!.toFixed(1)} (5 min) at the start`, runs, nodes, errors: [], measuredAt: {} };
+  keepEarlierParts(results);
   const attempt = async (name: string, f: () => Promise<void>) => {
     if (!only.has(name)) return;
     try {
       await f();
+      results.measuredAt[name] = new Date().toISOString();
     } catch (err) {
       const msg = err instanceof Error ? err.message : String(err);
       log(`${name} failed: ${msg}`);

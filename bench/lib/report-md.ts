@@ -30,6 +30,8 @@ export interface BenchResults {
   rollback?: RollbackResults;
   synth?: SynthRow[];
   errors: string[];
+  /** when each part (fleet, rollback, synth) was measured */
+  measuredAt: Record<string, string>;
 }
 
 const yes = (b: boolean | null) => (b === null ? '' : b ? 'yes' : '**NO**');
@@ -66,6 +68,8 @@ export function renderReport(r: BenchResults, svgName: string): string {
   const md: string[] = [];
   md.push('# Benchmarks: deploy against bare OpenTofu and Helm 4', '');
   md.push(`${r.date} on ${r.host}; ${r.runs} measured runs per variant (median, min-max), all variants of a figure interleaved in the same run. Written by \`npm run bench\`.`, '');
+  const when = Object.entries(r.measuredAt ?? {});
+  if (new Set(when.map(([, d]) => d.slice(0, 13))).size > 1) md.push(`Parts measured at: ${when.map(([p, d]) => `${p} ${d}`).join(', ')}.`, '');
   md.push('| figure | what | result (median, min-max) | goal | met |', '|---|---|---|---|---|');
   for (const f of figures(r)) md.push(`| ${f.id} | ${f.what} | ${f.result} | ${f.goal} | ${yes(f.met)} |`);
   md.push('');
