@@ -22,10 +22,12 @@ export function knownHostsLine(spire: SpireCoordinates): string {
   return `${SPIRE_HOST_KEY_ALIAS} ${spire.hostKey}\n`;
 }
 
-/** The ssh arguments for running `remote` (words, joined by ssh with spaces) on the spire node. */
-export function sshArgs(spire: SpireCoordinates, knownHostsFile: string, remote: readonly string[]): string[] {
+/**
+ * The options that pin the host key and the key, before the node's own ssh options (ssh keeps
+ * the first value of each). Shared with the graph's shell steps (stacks/spire-identity.ts).
+ */
+export function sshCheckOptions(knownHostsFile: string): string[] {
   return [
-    '-i', spire.sshPrivateKeyFile,
     '-o', 'IdentitiesOnly=yes',
     '-o', 'BatchMode=yes',
     '-o', 'StrictHostKeyChecking=yes',
@@ -35,12 +37,12 @@ export function sshArgs(spire: SpireCoordinates, knownHostsFile: string, remote:
     '-o', 'UpdateHostKeys=no',
     '-o', 'ConnectTimeout=15',
     '-o', 'ServerAliveInterval=10',
-    ...spire.sshOptions,
-    '-l', spire.sshUser,
-    '--',
-    spire.node,
-    ...remote,
   ];
+}
+
+/** The ssh arguments for running `remote` (words, joined by ssh with spaces) on the spire node. */
+export function sshArgs(spire: SpireCoordinates, knownHostsFile: string, remote: readonly string[]): string[] {
+  return ['-i', spire.sshPrivateKeyFile, ...sshCheckOptions(knownHostsFile), ...spire.sshOptions, '-l', spire.sshUser, '--', spire.node, ...remote];
 }
 
 export interface SpireSshOptions {

@@ -1,0 +1,113 @@
+import { describe, expect, it } from 'vitest';
+import { App, TerraformStack } from 'cdktf';
+import { KubernetesProvider } from '@cdktf/provider-kubernetes/lib/provider/index.js';
+import { NullProvider } from '@cdktf/provider-null/lib/provider/index.js';
+import { ExternalProvider } from '@cdktf/provider-external/lib/provider/index.js';
+import { SpireIdentity, type SpireGraphCoordinates } from '../../../stacks/spire-identity.js';
+import { dropFile, spireNames } from '../../../src/spire/spire-names.js';
+
+const spire: SpireGraphCoordinates = {
+  node: 'spire.central.example.org',
+  sshUser: 'deploy',
+  hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHnU1vq8oTjWkDmmXG0vWq4m7Kq8lYk3dQ2dN3bq7c0X',
+  sshOptions: ['-o', 'Port=2222'],
+  apiServer: 'https://api.cluster.example.org:6443',
+};
+
+function render(over: Partial<SpireGraphCoordinates> = {}, nodes = ['alpha', 'beta']): any {
+  const app = new App({ outdir: '/nonexistent', skipValidation: true, stackTraces: false });
+  const stack = new TerraformStack(app, 'g1-all');
+  new KubernetesProvider(stack, 'kubernetes', {});
+  new NullProvider(stack, 'null', {});
+  new ExternalProvider(stack, 'external', {});
+  new SpireIdentity(stack, 'spire', { namespace: 'fediversity', nodes, spire: { ...spire, ...over }, labels: { 'app.kubernetes.io/managed-by': 'deploy' }, after: [] });
+  return JSON.parse(JSON.stringify(stack.toTerraform()));
+}
+
+const one = (json: any, kind: 'resource' | 'data', type: string, id?: string) => {
+  const all = Object.entries<any>(json[kind][type]);
+  const hit = id === undefined ? all : all.filter(([k]) => k.includes(id));
+  expect(hit, `${type} ${id ?? ''}`).toHaveLength(1);
+  return hit[0]![1];
+};
+
+describe('SPIRE identity of a target', () => {
+  const g = render();
+
+  it('GIVEN the coordinates THEN the spire-server account may review tokens, get nodes, and get pods of its namespace only', () => {
+    expect(one(g, 'resource', 'kubernetes_service_account_v1').metadata).toMatchObject({ name: 'spire-server', namespace: 'fediversity' });
+    expect(one(g, 'resource', 'kubernetes_cluster_role_v1').rule).toEqual([{ api_groups: [''], resources: ['nodes'], verbs: ['get'] }]);
+    const bindings = Object.values<any>(g.resource.kubernetes_cluster_role_binding_v1);
+    expect(bindings.map((b) => b.role_ref.name).sort()).toEqual(['deploy-spire-server-fediversity', 'system:auth-delegator']);
+    expect(one(g, 'resource', 'kubernetes_cluster_role_v1').metadata.name).toBe('deploy-spire-server-fediversity');
+    for (const b of bindings) expect(b.subject).toEqual([{ kind: 'ServiceAccount', name: 'spire-server', namespace: 'fediversity' }]);
+    expect(bindings.map((b) => b.metadata.name).sort()).toEqual(['deploy-spire-server-fediversity', 'deploy-spire-server-fediversity-auth-delegator']);
+    const role = one(g, 'resource', 'kubernetes_role_v1');
+    expect(role.metadata.namespace).toBe('fediversity');
+    expect(role.rule).toEqual([{ api_groups: [''], resources: ['pods'], verbs: ['get'] }]);
+  });
+
+  it('GIVEN the coordinates THEN the machine ID and the bundle are read at plan time over ssh with the host key, and the key only from the environment', () => {
+    for (const id of ['machine-id', 'bundle']) {
+      const d = one(g, 'data', 'external', id);
+      expect(d.depends_on).toBeUndefined();
+      const script: string = d.program[2];
+      expect(script).toContain('$${SSH_PRIVATE_KEY_FILE:?');
+      expect(script).toContain(`'spire-node ${spire.hostKey}\n'`);
+      expect(script).toContain("'StrictHostKeyChecking=yes'");
+      expect(script.indexOf("'StrictHostKeyChecking=yes'")).toBeLessThan(script.indexOf("'Port=2222'"));
+      expect(script).toContain("-l 'deploy' -- 'spire.central.example.org'");
+      expect(script).toContain('deploy: the spire node spire.central.example.org is not reachable over ssh as deploy');
+    }
+    expect(one(g, 'data', 'external', 'bundle').program[2]).toContain('spire-server bundle show -format pem');
+  });
+
+  it('GIVEN the bundle read THEN the ConfigMap spire-agent holds it as bundle.crt', () => {
+    const cm = one(g, 'resource', 'kubernetes_config_map_v1');
+    expect(cm.metadata).toMatchObject({ name: 'spire-agent', namespace: 'fediversity' });
+    expect(cm.data['bundle.crt']).toMatch(/^\$\{base64decode\(data\.external\.spire_spire-bundle_[A-Z0-9]+\.result\["bundle_b64"\]\)\}$/);
+  });
+
+  it('GIVEN the hand-off THEN it is replaced by a new spire machine ID or new names, runs after the RBAC, and pipes the token', () => {
+    const h = one(g, 'resource', 'null_resource');
+    expect(h.triggers).toMatchObject({ spire_node: spire.node, ssh_user: 'deploy', host_key: spire.hostKey, ssh_options: "'-o' 'Port=2222'", api_server: spire.apiServer });
+    expect(h.triggers.spire_machine_id).toMatch(/^\$\{data\.external\.spire_spire-machine-id_[A-Z0-9]+\.result\["machine_id"\]\}$/);
+    expect(h.depends_on).toHaveLength(3);
+    const [create, destroy] = h.provisioner.map((p: any) => p['local-exec']);
+    expect(create.when).toBeUndefined();
+    expect(create.command).toContain('token=$(kc -n \'fediversity\' create token spire-server');
+    expect(create.command).toMatch(/\| spire_ssh '/);
+    expect(create.command).toContain("server='https://api.cluster.example.org:6443'");
+    expect(destroy.when).toBe('destroy');
+    expect(destroy.command).toContain('-l "${self.triggers.ssh_user}" -- "${self.triggers.spire_node}"');
+    expect(destroy.command).toContain("'spire-node ${self.triggers.host_key}\n'");
+    expect(destroy.command).toContain("rm -rf '\\''/var/lib/spire/k8s/fediversity'\\''");
+  });
+
+  it('GIVEN the drop-files THEN each node has its alias (k8s_psat selectors) and its host entry', () => {
+    expect(JSON.parse(dropFile('fediversity', 'alpha'))).toEqual({
+      entries: [
+        {
+          spiffe_id: 'spiffe://fediversity/k8s/fediversity/fediversity/node-alpha',
+          parent_id: 'spiffe://fediversity/spire/server',
+          selectors: [
+            { type: 'k8s_psat', value: 'cluster:fediversity' },
+            { type: 'k8s_psat', value: 'agent_ns:fediversity' },
+            { type: 'k8s_psat', value: 'agent_sa:node-alpha' },
+          ],
+        },
+        { spiffe_id: 'spiffe://fediversity/host/fediversity-alpha', parent_id: 'spiffe://fediversity/k8s/fediversity/fediversity/node-alpha', selectors: [{ type: 'unix', value: 'uid:0' }] },
+      ],
+    });
+    expect(spireNames.kubeconfig('fediversity')).toBe('/var/lib/spire/k8s/fediversity/kubeconfig');
+    const h = one(g, 'resource', 'null_resource');
+    expect(render({}, ['alpha']).resource.null_resource[Object.keys(g.resource.null_resource)[0]!].triggers.names).not.toBe(h.triggers.names);
+  });
+
+  it('GIVEN no API server THEN the kubeconfig server is read at run time; the render is deterministic', () => {
+    const h = one(render({ apiServer: undefined }), 'resource', 'null_resource');
+    expect(h.triggers.api_server).toBe('');
+    expect(h.provisioner[0]['local-exec'].command).toContain("server=$(kc config view --minify -o jsonpath='{.clusters[0].cluster.server}')");
+    expect(JSON.stringify(render())).toBe(JSON.stringify(g));
+  });
+});
