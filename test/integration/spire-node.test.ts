@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dropFile } from '../../src/spire/spire-names.js';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const script = join(repo, 'test', 'spire', 'spire-node.sh');
@@ -20,7 +21,7 @@ let stateDir: string;
 let env: NodeJS.ProcessEnv;
 let nodeEnv: Record<string, string>;
 
-function spireNode(verb: 'up' | 'down' | 'status') {
+function spireNode(verb: 'up' | 'down' | 'status' | 'sync') {
   return execa('bash', [script, verb], { env, reject: false, timeout: 180_000 });
 }
 
@@ -132,6 +133,34 @@ describe('test spire node', () => {
     expect(conf.stdout).toMatch(/"other" = \{\s*service_account_allow_list = \["other:node-x"\]/);
     // The host's own /var/lib is not the node's.
     await expect(access('/var/lib/spire/server.conf')).rejects.toThrow();
+  });
+
+  it('GIVEN drop-files of a hand-off WHEN synced THEN the allow list has their accounts and the server their entries; removed files retire them', async () => {
+    const put = await ssh(['sh', '-c', `'mkdir -p /var/lib/spire/k8s/team/entries && printf %s ${Buffer.from(dropFile('team', 'alpha')).toString('base64')} | base64 -d > /var/lib/spire/k8s/team/entries/alpha.json'`]);
+    expect(put.exitCode, put.stderr).toBe(0);
+    const first = await spireNode('sync');
+    expect(first.exitCode, first.stderr).toBe(0);
+    const conf = await ssh(['cat', '/var/lib/spire/server.conf']);
+    expect(conf.stdout).toMatch(/"team" = \{\s*service_account_allow_list = \["team:node-alpha"\]\s*kube_config_file = "\/var\/lib\/spire\/k8s\/team\/kubeconfig"/);
+    expect(conf.stdout).toContain('"fediversity:node-web", "fediversity:node-db"');
+    const health = await ssh(['spire-server', 'healthcheck']);
+    expect(health.exitCode, health.stderr).toBe(0);
+    const shown = await ssh(['spire-server', 'entry', 'show']);
+    expect(shown.stdout).toContain('spiffe://fediversity/k8s/team/team/node-alpha');
+    expect(shown.stdout).toContain('spiffe://fediversity/host/team-alpha');
+    expect(shown.stdout).toContain('k8s_psat:agent_sa:node-alpha');
+
+    // a second sync changes nothing (no duplicate entries, no restart)
+    const again = await spireNode('sync');
+    expect(again.exitCode, again.stderr).toBe(0);
+    expect(again.stderr).not.toContain('registered');
+    expect(again.stderr).not.toContain('restarting');
+
+    await ssh(['rm', '-rf', '/var/lib/spire/k8s/team']);
+    const gone = await spireNode('sync');
+    expect(gone.exitCode, gone.stderr).toBe(0);
+    expect(gone.stderr).toContain('retired spiffe://fediversity/host/team-alpha');
+    expect((await ssh(['spire-server', 'entry', 'show'])).stdout).not.toContain('team');
   });
 
   it('GIVEN up twice THEN the second up keeps the same daemons and status is ok', async () => {

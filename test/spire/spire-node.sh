@@ -6,6 +6,8 @@
 #   test/spire/spire-node.sh status   exit 0 only when the netns, both daemons and ssh are up
 #   test/spire/spire-node.sh down     stop it and remove everything up made (netns, veth,
 #                                     processes, its state directory)
+#   test/spire/spire-node.sh sync     turn the hand-off's drop-files into the k8s_psat allow
+#                                     list and registration entries (see cmd_sync)
 #   (npm run spire:up | spire:status | spire:down; build first: npm run spire:build)
 #
 # The node: netns $SPIRE_NODE_NETNS (default dpl-spire), a veth pair (host side
@@ -281,7 +283,13 @@ PrintMotd no
 LogLevel VERBOSE
 EOF
 
-  cat >"$S/root/var/lib/spire/server.conf" <<EOF
+  # Once: later changes to the allow list come from `sync`, which an `up` must not undo.
+  [ -s "$S/root/var/lib/spire/server.conf" ] || write_server_conf "$S/root/var/lib/spire/server.conf"
+}
+
+# server.conf of the node, to $1; the k8s_psat clusters from $CLUSTERS.
+write_server_conf() {
+  cat >"$1" <<EOF
 # Written by test/spire/spire-node.sh
 server {
   bind_address = "$NODE_IP"
@@ -346,6 +354,73 @@ server_healthy() {
   ip netns exec "$NETNS" "$SPIRE_SERVER_BIN" healthcheck -socketPath "$S/root/tmp/spire-server/private/api.sock" >/dev/null 2>&1
 }
 
+# ---- sync: what the spire node's own service does with the hand-off ------------------------
+# The test node's stand-in for the spire node's service (the spire spec's FR-017): the k8s_psat
+# allow list from the drop-files (/var/lib/spire/k8s/<ns>/entries/<node>.json: service account
+# node-<node> of cluster <ns>; SPIRE_NODE_CLUSTERS for namespaces without drop-files), the
+# server restarted when that changes, and the entries of the drop-files registered; entries
+# under spiffe://<td>/k8s/ and /host/ that no drop-file names any more are deleted.
+
+sock() { printf '%s' "$S/root/tmp/spire-server/private/api.sock"; }
+server_cli() { "$SPIRE_SERVER_BIN" "$@" -socketPath "$(sock)"; }
+
+merged_clusters() {
+  local -A sas=()
+  local entry ns f d
+  for entry in $CLUSTERS; do sas[${entry%%:*}]=${entry#*:}; done
+  for d in "$S"/root/var/lib/spire/k8s/*/; do
+    [ -d "$d/entries" ] || continue
+    ns=$(basename "$d")
+    local list=""
+    for f in "$d"entries/*.json; do
+      [ -e "$f" ] || continue
+      list+="${list:+,}node-$(basename "$f" .json)"
+    done
+    [ -n "$list" ] && sas[$ns]=$list
+  done
+  for ns in $(printf '%s\n' "${!sas[@]}" | sort); do printf '%s:%s ' "$ns" "${sas[$ns]}"; done
+}
+
+cmd_sync() {
+  ensure_programs
+  ensure_debian_packages jq || sdie 3 "Debian packages missing (above)"
+  daemon_pid spire-server >/dev/null || sdie 3 "the test spire node is not up: npm run spire:up"
+  CLUSTERS=$(merged_clusters)
+  local conf="$S/root/var/lib/spire/server.conf"
+  write_server_conf "$conf.new"
+  if ! cmp -s "$conf.new" "$conf"; then
+    mv "$conf.new" "$conf"
+    slog "sync: k8s_psat clusters now: $CLUSTERS; restarting spire-server"
+    stop_daemon spire-server
+    start_daemon spire-server run -config /var/lib/spire/server.conf
+    wait_until 60 server_healthy || { require_alive spire-server; sdie 3 "spire-server is not healthy within 60s after the restart"; }
+  else
+    rm -f "$conf.new"
+  fi
+  local have want f id
+  have=$(server_cli entry show -output json | jq -r '.entries[]? | "\(.id) spiffe://\(.spiffe_id.trust_domain)\(.spiffe_id.path) spiffe://\(.parent_id.trust_domain)\(.parent_id.path)"')
+  want=""
+  for f in "$S"/root/var/lib/spire/k8s/*/entries/*.json; do
+    [ -e "$f" ] || continue
+    want+=$(jq -r '.entries[] | "\(.spiffe_id) \(.parent_id)"' "$f")$'\n'
+    # register the file's entries that are not there yet (create refuses a whole file with one)
+    local missing
+    missing=$(jq -c --arg have "$have" '{entries: [.entries[] | select(("\(.spiffe_id) \(.parent_id)") as $k | ($have | split("\n") | map(split(" ")[1:] | join(" ")) | index($k)) == null)]}' "$f")
+    if [ "$(jq '.entries | length' <<<"$missing")" -gt 0 ]; then
+      server_cli entry create -data /dev/stdin <<<"$missing" >/dev/null || sdie 3 "spire-server entry create failed for $f"
+      slog "sync: registered $(jq -r '[.entries[].spiffe_id] | join(", ")' <<<"$missing")"
+    fi
+  done
+  while read -r id sid pid; do
+    [ -n "$id" ] || continue
+    case $sid in spiffe://"$TRUST_DOMAIN"/k8s/* | spiffe://"$TRUST_DOMAIN"/host/*) ;; *) continue ;; esac
+    if ! grep -qxF "$sid $pid" <<<"$want"; then
+      server_cli entry delete -entryID "$id" >/dev/null || sdie 3 "spire-server entry delete $id failed"
+      slog "sync: retired $sid"
+    fi
+  done <<<"$have"
+}
+
 # ---- verbs --------------------------------------------------------------------------------
 
 cmd_up() {
@@ -388,5 +463,6 @@ case "${1:-}" in
   up) cmd_up ;;
   status) cmd_status ;;
   down) cmd_down ;;
-  *) echo "usage: $0 up|status|down" >&2; exit 2 ;;
+  sync) cmd_sync ;;
+  *) echo "usage: $0 up|status|down|sync" >&2; exit 2 ;;
 esac
