@@ -39,7 +39,10 @@ set +e
 bin/deploy apply --plan "$demo/group.json"
 code=$?
 set -e
-kubectl=$(ls "${DEPLOY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/k8s-deployer}"/kubernetes/*/kubectl 2>/dev/null | head -n 1)
+kubectl=
+for k in "${DEPLOY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/k8s-deployer}"/kubernetes/*/kubectl; do
+  [ -x "$k" ] && kubectl=$k
+done
 if [ -n "$kubectl" ]; then
   printf '\nThe nodes of group demo now:\n' >&2
   "$kubectl" --kubeconfig "$KUBE_CONFIG_PATH" get deployments -A -l deploy.fediversity/group=demo \
