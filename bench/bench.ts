@@ -7,7 +7,7 @@
 //   P4 no-op apply: pushes, pod restarts, rollout waits          (goal: all 0)
 //   P5 start-up and synth (bench/startup-synth.mjs)
 // Env: BENCH_RUNS (default 3), BENCH_NODES (default 50), BENCH_ROLLOUT_TIMEOUT (seconds, 90),
-// BENCH_SIZES (default 1,2,5,10,20), BENCH_ONLY (comma list of fleet,rollback,synth; default all). The cluster is brought up
+// BENCH_SIZES (default 1,2,5,10,20), BENCH_BATCH (nodes per first apply, 10), BENCH_ONLY (comma list of fleet,rollback,synth; default all). The cluster is brought up
 // when it does not answer (never down); namespaces are `bench-*` and deleted at the end.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
@@ -106,7 +106,7 @@ async function main(): Promise<number> {
       results.rollback = await benchRollback({ cluster, env, work, helm, deployNamespace: namespaces.deploy, helmNamespace: namespaces.helm, runs, timeoutSeconds });
     });
     await attempt('fleet', async () => {
-      results.fleet = await benchFleet({ cluster, env, work, namespace: namespaces.fleet, nodes, runs, sizes });
+      results.fleet = await benchFleet({ cluster, env, work, namespace: namespaces.fleet, nodes, runs, sizes, batch: Number(process.env.BENCH_BATCH ?? 10) });
     });
   } finally {
     for (const ns of Object.values(namespaces)) {
