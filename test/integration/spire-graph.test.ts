@@ -24,6 +24,9 @@ import { SpireIdentity } from '../../stacks/spire-identity.js';
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const script = join(repo, 'test', 'spire', 'spire-node.sh');
 const netns = `dpl-spg-${process.pid % 10000}`;
+// Its own /30 per run (third octet from the pid): another run of this suite at the same time
+// (another checkout) gets other addresses, and spire-node.sh refuses addresses in use.
+const subnet = `10.253.${1 + (process.pid % 250)}`;
 const NS = 'spire-graph';
 
 let stateDir: string;
@@ -41,7 +44,7 @@ beforeAll(async () => {
   const build = await execa('bash', [join(repo, 'toolchain', 'spire', 'build.sh')], { reject: false, timeout: 3_600_000 });
   expect(build.exitCode, build.stderr).toBe(0);
   stateDir = await mkdtemp(join(tmpdir(), 'spire-graph-'));
-  nodeEnv = { ...process.env, DEPLOY_STATE_DIR: stateDir, SPIRE_NODE_NETNS: netns, SPIRE_NODE_HOST_IP: '10.253.3.1', SPIRE_NODE_IP: '10.253.3.2' };
+  nodeEnv = { ...process.env, DEPLOY_STATE_DIR: stateDir, SPIRE_NODE_NETNS: netns, SPIRE_NODE_HOST_IP: `${subnet}.9`, SPIRE_NODE_IP: `${subnet}.10` };
   const up = await spireNode('up');
   expect(up.exitCode, up.stderr).toBe(0);
   const out = await execa('bash', ['-c', 'set -a; . "$1"; env -0', 'load', up.stdout.trim()], { env: {} });

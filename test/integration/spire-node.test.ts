@@ -15,7 +15,10 @@ import { dropFile } from '../../src/spire/spire-names.js';
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const script = join(repo, 'test', 'spire', 'spire-node.sh');
 const netns = `dpl-spt-${process.pid % 10000}`;
-const nodeIp = '10.253.1.2';
+// Its own /30 per run (third octet from the pid): another run of this suite at the same time
+// (another checkout) gets other addresses, and spire-node.sh refuses addresses in use.
+const subnet = `10.253.${1 + (process.pid % 250)}`;
+const nodeIp = `${subnet}.2`;
 
 let stateDir: string;
 let env: NodeJS.ProcessEnv;
@@ -72,7 +75,7 @@ beforeAll(async () => {
   const build = await execa('bash', [join(repo, 'toolchain', 'spire', 'build.sh')], { reject: false, timeout: 3_600_000 });
   expect(build.exitCode, build.stderr).toBe(0);
   stateDir = await mkdtemp(join(tmpdir(), 'spire-node-'));
-  env = { ...process.env, DEPLOY_STATE_DIR: stateDir, SPIRE_NODE_NETNS: netns, SPIRE_NODE_HOST_IP: '10.253.1.1', SPIRE_NODE_IP: nodeIp, SPIRE_NODE_CLUSTERS: 'fediversity:node-web,node-db other:node-x' };
+  env = { ...process.env, DEPLOY_STATE_DIR: stateDir, SPIRE_NODE_NETNS: netns, SPIRE_NODE_HOST_IP: `${subnet}.1`, SPIRE_NODE_IP: nodeIp, SPIRE_NODE_CLUSTERS: 'fediversity:node-web,node-db other:node-x' };
   await up();
 }, 3_700_000);
 

@@ -16,6 +16,9 @@ import { readSpireMachineId, readTrustBundle, runOnSpireNode } from '../../src/s
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const script = join(repo, 'test', 'spire', 'spire-node.sh');
 const netns = `dpl-sps-${process.pid % 10000}`;
+// Its own /30 per run (third octet from the pid): another run of this suite at the same time
+// (another checkout) gets other addresses, and spire-node.sh refuses addresses in use.
+const subnet = `10.253.${1 + (process.pid % 250)}`;
 
 let stateDir: string;
 let env: NodeJS.ProcessEnv;
@@ -29,7 +32,7 @@ beforeAll(async () => {
   const build = await execa('bash', [join(repo, 'toolchain', 'spire', 'build.sh')], { reject: false, timeout: 3_600_000 });
   expect(build.exitCode, build.stderr).toBe(0);
   stateDir = await mkdtemp(join(tmpdir(), 'spire-ssh-'));
-  env = { ...process.env, DEPLOY_STATE_DIR: stateDir, SPIRE_NODE_NETNS: netns, SPIRE_NODE_HOST_IP: '10.253.2.1', SPIRE_NODE_IP: '10.253.2.2' };
+  env = { ...process.env, DEPLOY_STATE_DIR: stateDir, SPIRE_NODE_NETNS: netns, SPIRE_NODE_HOST_IP: `${subnet}.5`, SPIRE_NODE_IP: `${subnet}.6` };
   const r = await spireNode('up');
   expect(r.exitCode, r.stderr).toBe(0);
   // The coordinates exactly as an operator would export them from the env file.
