@@ -72,6 +72,7 @@ up() {
   mkdir -p "$S"
   require_ports_free
   record_host
+  raise_inotify_limit
   ensure_pki
   ensure_node_address
   ensure_pod_isolation

@@ -10,7 +10,8 @@
 
 HOST_SYSCTLS=(kernel.panic kernel.panic_on_oops vm.overcommit_memory net.ipv4.ip_forward
   net.ipv4.conf.all.forwarding net.ipv6.conf.all.forwarding
-  net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables)
+  net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables
+  fs.inotify.max_user_instances)
 # Written by containerd, its shims, the CNI library, the kubelet, iptables and the
 # controller-manager's host-path provisioner, whatever their configured roots.
 HOST_FIXED_PATHS=(/run/containerd /var/lib/cni /var/lib/kubelet /var/log/containers
@@ -143,6 +144,17 @@ restore_ipsets() {
     [ -f "$r/ipsets" ] && grep -qxF -- "$set" "$r/ipsets" && continue
     ipset destroy "$set" 2>/dev/null || clog "could not destroy ipset $set"
   done < <(ipset list -n 2>/dev/null)
+}
+
+# Every systemd pod takes several inotify instances, and a user namespace's instances are
+# also charged to the user that made it (root, via containerd) in the initial namespace: the
+# default limit of 128 is gone after a dozen node pods ("Failed to create inotify object: Too
+# many open files" in every systemd). Raised on `up` (recorded before), restored on `down`.
+INOTIFY_INSTANCES=8192
+raise_inotify_limit() {
+  local k=fs.inotify.max_user_instances
+  [ "$(sysctl -n "$k")" -ge "$INOTIFY_INSTANCES" ] || sysctl -q -w "$k=$INOTIFY_INSTANCES" >/dev/null ||
+    clog "could not raise $k to $INOTIFY_INSTANCES: systemd pods may fail with 'Too many open files'"
 }
 
 restore_sysctls() {
