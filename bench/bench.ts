@@ -7,7 +7,7 @@
 //   P4 no-op apply: pushes, pod restarts, rollout waits          (goal: all 0)
 //   P5 start-up and synth (bench/startup-synth.mjs)
 // Env: BENCH_RUNS (default 3), BENCH_NODES (default 50), BENCH_ROLLOUT_TIMEOUT (seconds, 90),
-// BENCH_SIZES (default 1,2,5,10,20), BENCH_BATCH (nodes per first apply, 10), BENCH_ONLY (comma list of fleet,rollback,synth; default all). The cluster is brought up
+// BENCH_SIZES (default 1,2,5,10,20; none: P2 kept from the previous bench.json), BENCH_BATCH (nodes per first apply, 10), BENCH_ONLY (comma list of fleet,rollback,synth; default all). The cluster is brought up
 // when it does not answer (never down); namespaces are `bench-*` and deleted at the end.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
@@ -24,7 +24,7 @@ const runs = Number(process.env.BENCH_RUNS ?? 3);
 const nodes = Number(process.env.BENCH_NODES ?? 50);
 const timeoutSeconds = Number(process.env.BENCH_ROLLOUT_TIMEOUT ?? 90);
 const only = new Set((process.env.BENCH_ONLY ?? 'fleet,rollback,synth').split(','));
-const sizes = (process.env.BENCH_SIZES ?? '1,2,5,10,20').split(',').map(Number);
+const sizes = process.env.BENCH_SIZES === 'none' ? [] : (process.env.BENCH_SIZES ?? '1,2,5,10,20').split(',').map(Number);
 const resultsDir = join(root, 'bench/results');
 
 /** `deploy state serve` on a free loopback port: the state backend both tofu and deploy use. */
@@ -47,14 +47,18 @@ async function startBackend(dataDir: string, env: NodeJS.ProcessEnv): Promise<{ 
  * (each part says when it was measured), so one part can be measured again on its own, e.g.
  * after the shared cluster was restarted under a run.
  */
+function readEarlier(): BenchResults | undefined {
+  try {
+    return JSON.parse(readFileSync(join(resultsDir, 'bench.json'), 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
 function keepEarlierParts(results: BenchResults): void {
   if (!process.env.BENCH_ONLY) return;
-  let earlier: BenchResults;
-  try {
-    earlier = JSON.parse(readFileSync(join(resultsDir, 'bench.json'), 'utf8'));
-  } catch {
-    return;
-  }
+  const earlier = readEarlier();
+  if (!earlier) return;
   for (const part of ['fleet', 'rollback', 'synth'] as const) {
     if (only.has(part) || earlier[part] === undefined) continue;
     (results as any)[part] = earlier[part];
@@ -106,7 +110,13 @@ async function main(): Promise<number> {
       results.rollback = await benchRollback({ cluster, env, work, helm, deployNamespace: namespaces.deploy, helmNamespace: namespaces.helm, runs, timeoutSeconds });
     });
     await attempt('fleet', async () => {
+      const earlier = sizes.length ? undefined : readEarlier();
       results.fleet = await benchFleet({ cluster, env, work, namespace: namespaces.fleet, nodes, runs, sizes, batch: Number(process.env.BENCH_BATCH ?? 10) });
+      if (earlier?.fleet?.scale.length) {
+        results.fleet.scale = earlier.fleet.scale;
+        results.fleet.scaleRatio = earlier.fleet.scaleRatio;
+        results.fleet.scaleFrom = earlier.fleet.scaleFrom ?? { nodes: earlier.nodes, date: earlier.measuredAt?.fleet ?? earlier.date };
+      }
     });
   } finally {
     for (const ns of Object.values(namespaces)) {

@@ -27,6 +27,8 @@ export interface FleetResults {
   plan: { deploy: Spread; tofu: Spread; ratio: number; deployRuns: number[]; tofuRuns: number[] };
   scale: { size: number; ms: Spread; runs: number[] }[];
   scaleRatio: number;
+  /** set when P2 comes from an earlier run (BENCH_SIZES=none): its group size and date */
+  scaleFrom?: { nodes: number; date: string };
 }
 
 const GROUP = 'bench';
@@ -127,7 +129,7 @@ export async function benchFleet(opts: FleetOptions): Promise<FleetResults> {
   }
   if (next > opts.nodes) throw new Error(`the sizes ${opts.sizes.join(',')} need ${next} nodes, the group has ${opts.nodes}`);
   const scaleRuns = new Map<number, number[]>(opts.sizes.map((k) => [k, []]));
-  for (let run = 1; run <= opts.runs; run++) {
+  for (let run = 1; run <= (opts.sizes.length ? opts.runs : 0); run++) {
     const image = buildImage('good', `BENCH_SCALE=run-${run}`);
     const order = shuffled(opts.sizes, run * 7919);
     log(`fleet: scale-out run ${run}/${opts.runs}, order ${order.join(',')}`);
