@@ -10,14 +10,14 @@
 // BENCH_SIZES (default 1,2,5,10,20; none: P2 kept from the previous bench.json), BENCH_BATCH (nodes per first apply, 10), BENCH_ONLY (comma list of fleet,rollback,synth; default all). The cluster is brought up
 // when it does not answer (never down); namespaces are `bench-*` and deleted at the end.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, hostname, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { benchFleet } from './fleet.ts';
 import { buildHelm, cacheDir, ensureCluster, kubectl, log, root } from './lib/bench-env.ts';
-import { renderChart } from './lib/chart-svg.ts';
-import { figures, renderReport, type BenchResults } from './lib/report-md.ts';
+import { figures, type BenchResults } from './lib/report-md.ts';
+import { resultsDir, writeResults } from './lib/write-results.ts';
 import { benchRollback } from './rollback-vs-helm.ts';
 
 const runs = Number(process.env.BENCH_RUNS ?? 3);
@@ -25,7 +25,6 @@ const nodes = Number(process.env.BENCH_NODES ?? 50);
 const timeoutSeconds = Number(process.env.BENCH_ROLLOUT_TIMEOUT ?? 90);
 const only = new Set((process.env.BENCH_ONLY ?? 'fleet,rollback,synth').split(','));
 const sizes = process.env.BENCH_SIZES === 'none' ? [] : (process.env.BENCH_SIZES ?? '1,2,5,10,20').split(',').map(Number);
-const resultsDir = join(root, 'bench/results');
 
 /** `deploy state serve` on a free loopback port: the state backend both tofu and deploy use. */
 async function startBackend(dataDir: string, env: NodeJS.ProcessEnv): Promise<{ url: string; stop: () => void }> {
@@ -131,23 +130,13 @@ async function main(): Promise<number> {
   }
 
   results.host += `, ${loadavg()[1]!.toFixed(1)} at the end (other work on the machine shares its 2 cores)`;
-  mkdirSync(resultsDir, { recursive: true });
-  const svgName = 'bench.svg';
-  if (results.fleet || results.rollback) {
-    writeFileSync(join(resultsDir, svgName), renderChart({
-      title: `deploy: scale-out and rollback (${runs} runs, median with min-max)`,
-      scale: results.fleet?.scale ?? [],
-      rollback: results.rollback ? [{ name: 'deploy apply', ms: results.rollback.deploy.evidenceToReadyMs }, { name: 'helm --rollback-on-failure', ms: results.rollback.helm.evidenceToReadyMs }] : [],
-    }));
-  }
-  writeFileSync(join(resultsDir, 'bench.json'), `${JSON.stringify(results, null, 2)}\n`);
-  writeFileSync(join(resultsDir, 'report.md'), renderReport(results, svgName));
+  writeResults(results, { json: true });
 
   const figs = figures(results);
   console.log(`\n${'figure'.padEnd(6)} ${'what'.padEnd(70)} ${'result'.padEnd(50)} goal -> met`);
   for (const f of figs) console.log(`${f.id.padEnd(6)} ${f.what.replace(/`/g, '').padEnd(70)} ${f.result.replace(/\*\*/g, '').padEnd(50)} ${f.goal} -> ${f.met === null ? '-' : f.met ? 'yes' : 'NO'}`);
   for (const e of results.errors) console.log(`NOT MEASURED: ${e.split('\n')[0]}`);
-  console.log(`\nreport: bench/results/report.md, chart: bench/results/${svgName}`);
+  console.log('\nreport: bench/results/report.md, chart: bench/results/bench.svg');
   return results.errors.length ? 1 : 0;
 }
 
