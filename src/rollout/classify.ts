@@ -211,6 +211,7 @@ function classifyUnschedulable(snap: RolloutSnapshot, pod: Pod, schedulerMessage
   const claimNames = (pod.spec.volumes ?? []).flatMap((v) => (v.persistentVolumeClaim ? [v.persistentVolumeClaim.claimName] : []));
   const notes: string[] = [];
   let provisioning = false;
+  let provisioningFailed = false;
   for (const claimName of claimNames) {
     const claim = snap.claims.find((c) => c.metadata.name === claimName);
     if (!claim) {
@@ -220,11 +221,15 @@ function classifyUnschedulable(snap: RolloutSnapshot, pod: Pod, schedulerMessage
     if (claim.status?.phase === 'Bound') continue;
     const atWork = PROVISIONER_ANNOTATIONS.some((a) => claim.metadata.annotations?.[a]);
     if (claim.status?.phase === 'Pending' && atWork) provisioning = true;
+    if (eventsFor(snap, 'PersistentVolumeClaim', claim.metadata).some((e) => e.type === 'Warning' && e.reason === 'ProvisioningFailed')) provisioningFailed = true;
     notes.push(describeClaim(snap, claim, atWork));
   }
+  // A provisioner at work that has not said it failed is slow, not terminal: with many
+  // claims at once (a fleet's first deploy) provisioning takes longer than any fixed grace.
+  // Once it reports ProvisioningFailed, the grace is all it gets.
   const grace = ctx.claimGraceMs ?? DEFAULT_CLAIM_GRACE_MS;
   const start = Math.max(since, ctx.watchStartedAt);
-  if (provisioning && ctx.now - start < grace) {
+  if (provisioning && (!provisioningFailed || ctx.now - start < grace)) {
     return waiting('scheduling', `pod ${name} waits for its claim to be provisioned (${notes.join('; ')})`, name);
   }
   const message = [`pod ${name} cannot be scheduled: ${schedulerMessage}`.trim(), ...notes].join('; ');

@@ -58,12 +58,30 @@ describe('classifyRollout on recorded API objects', () => {
     expect(msg).toContain('storageclass.storage.k8s.io "does-not-exist" not found');
   });
 
-  it('gives a claim that a provisioner works on 10 s of grace, then fails as unschedulable', () => {
+  it("waits for a claim a provisioner works on (a fleet's first deploy), until the deadline", () => {
     const within = classify('slow-unschedulable-claim-provisioning', WATCH_STARTED + 9_000);
     expect(within).toMatchObject({ kind: 'waiting', phase: 'scheduling' });
-    const after = classify('slow-unschedulable-claim-provisioning', WATCH_STARTED + 10_500);
+    const later = classify('slow-unschedulable-claim-provisioning', WATCH_STARTED + 60_000);
+    expect(later).toMatchObject({ kind: 'waiting', phase: 'scheduling' });
+  });
+
+  it('gives a provisioner that reported ProvisioningFailed 10 s of grace, then fails as unschedulable', () => {
+    const fx = loadFixture('slow-unschedulable-claim-provisioning');
+    const claim = fx.snapshot.claims[0]!;
+    const failedEvent = {
+      ...fx.snapshot.events[0]!,
+      metadata: { ...fx.snapshot.events[0]!.metadata, name: `${claim.metadata.name}.provisioning-failed`, uid: 'e0000000-0000-4000-8000-0000000009f1' },
+      involvedObject: { kind: 'PersistentVolumeClaim', namespace: claim.metadata.namespace, name: claim.metadata.name, uid: claim.metadata.uid },
+      type: 'Warning',
+      reason: 'ProvisioningFailed',
+      message: 'failed to provision volume: out of space',
+    };
+    const snapshot = { ...fx.snapshot, events: [...fx.snapshot.events, failedEvent] } as typeof fx.snapshot;
+    const within = classifyRollout(snapshot, { now: WATCH_STARTED + 9_000, watchStartedAt: WATCH_STARTED });
+    expect(within).toMatchObject({ kind: 'waiting', phase: 'scheduling' });
+    const after = classifyRollout(snapshot, { now: WATCH_STARTED + 10_500, watchStartedAt: WATCH_STARTED });
     expect(after).toMatchObject({ kind: 'failed', reason: 'unschedulable' });
-    expect(after.kind === 'failed' && after.message).toContain('a provisioner is at work');
+    expect(after.kind === 'failed' && after.message).toContain('a provisioner is at work: failed to provision volume: out of space');
   });
 
   it('reports the pull error of a digest that does not exist', () => {
