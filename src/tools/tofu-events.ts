@@ -51,6 +51,28 @@ const hook = <T extends z.ZodRawShape>(shape: T) => z.object({ resource, ...shap
 
 const base = { '@level': z.string().optional(), '@message': z.string().optional() };
 
+/** A diagnostic as tofu writes it in -json output (the stream and `validate -json`). */
+export const diagnosticSchema = z
+  .object({
+    severity: z.string(),
+    summary: z.string(),
+    detail: z.string().optional(),
+    address: z.string().optional(),
+    range: z.object({ filename: z.string(), start: z.object({ line: z.number() }).loose() }).loose().optional(),
+  })
+  .loose();
+
+/** tofu's diagnostic -> ours. */
+export function toDiagnostic(d: z.infer<typeof diagnosticSchema>): TofuDiagnostic {
+  return {
+    severity: d.severity === 'error' ? 'error' : 'warning',
+    summary: d.summary,
+    detail: d.detail ?? '',
+    address: d.address,
+    where: d.range ? `${d.range.filename}:${d.range.start.line}` : undefined,
+  };
+}
+
 const messageSchema = z.discriminatedUnion('type', [
   z.object({ ...base, type: z.literal('version'), tofu: z.string().optional(), terraform: z.string().optional() }).loose(),
   z.object({ ...base, type: z.literal('log') }).loose(),
@@ -58,15 +80,7 @@ const messageSchema = z.discriminatedUnion('type', [
     .object({
       ...base,
       type: z.literal('diagnostic'),
-      diagnostic: z
-        .object({
-          severity: z.string(),
-          summary: z.string(),
-          detail: z.string().optional(),
-          address: z.string().optional(),
-          range: z.object({ filename: z.string(), start: z.object({ line: z.number() }).loose() }).loose().optional(),
-        })
-        .loose(),
+      diagnostic: diagnosticSchema,
     })
     .loose(),
   z.object({ ...base, type: z.literal('planned_change'), change: z.object({ resource, action: z.string(), reason: z.string().optional() }).loose() }).loose(),
@@ -131,22 +145,8 @@ export function parseTofuLine(line: string): ParsedLine {
       }
       return { event: { kind: 'log', level, message } };
     }
-    case 'diagnostic': {
-      const d = m.diagnostic;
-      const where = d.range ? `${d.range.filename}:${d.range.start.line}` : undefined;
-      return {
-        event: {
-          kind: 'diagnostic',
-          diagnostic: {
-            severity: d.severity === 'error' ? 'error' : 'warning',
-            summary: d.summary,
-            detail: d.detail ?? '',
-            address: d.address,
-            where,
-          },
-        },
-      };
-    }
+    case 'diagnostic':
+      return { event: { kind: 'diagnostic', diagnostic: toDiagnostic(m.diagnostic) } };
     case 'planned_change':
       return { event: { kind: 'planned-change', address: m.change.resource.addr, action: m.change.action, reason: m.change.reason } };
     case 'resource_drift':

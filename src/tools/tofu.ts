@@ -21,8 +21,10 @@ import { InterruptedError, ToolError, type ErrorDetails } from '../errors.js';
 import { findProviderConfig, INSTALL_HINTS, requireTool } from './discover.js';
 import { runTool, type RunResult } from './run.js';
 import {
+  diagnosticSchema,
   formatDiagnostic,
   parseTofuLine,
+  toDiagnostic,
   type ChangeAction,
   type ChangeSummary,
   type TofuDiagnostic,
@@ -127,19 +129,7 @@ export interface ValidateResult {
 
 const validateSchema = z.object({
   valid: z.boolean(),
-  diagnostics: z
-    .array(
-      z
-        .object({
-          severity: z.string(),
-          summary: z.string(),
-          detail: z.string().optional(),
-          address: z.string().optional(),
-          range: z.object({ filename: z.string(), start: z.object({ line: z.number() }).loose() }).loose().optional(),
-        })
-        .loose(),
-    )
-    .default([]),
+  diagnostics: z.array(diagnosticSchema).default([]),
 }).loose();
 
 /** `tofu validate -json` (after init). Returns the verdict; does not throw on an invalid graph. */
@@ -149,13 +139,7 @@ export async function validateGraph(opts: TofuOptions): Promise<ValidateResult> 
   if (!parsed.success) throw unexpectedOutput('tofu validate -json', r);
   return {
     valid: parsed.data.valid,
-    diagnostics: parsed.data.diagnostics.map((d) => ({
-      severity: d.severity === 'error' ? 'error' : 'warning',
-      summary: d.summary,
-      detail: d.detail ?? '',
-      address: d.address,
-      where: d.range ? `${d.range.filename}:${d.range.start.line}` : undefined,
-    })),
+    diagnostics: parsed.data.diagnostics.map(toDiagnostic),
   };
 }
 
