@@ -12,8 +12,8 @@
  *
  * Only file-system look-ups here (no process is started), so discovery is cheap and exact.
  */
+import { cacheDir } from '../paths.js';
 import { accessSync, constants, readdirSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { ConfigError, ToolError } from '../errors.js';
 import { MIRROR_PLATFORM, PINNED_PROVIDERS, TOFU_VERSION, type PinnedProvider } from './versions.js';
@@ -56,12 +56,7 @@ export const INSTALL_HINTS: Readonly<Record<ToolName, string>> = {
     'or set DEPLOY_KUBECTL to its path',
 };
 
-/** `${DEPLOY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/k8s-deployer}`, as in toolchain/cache.sh. */
-export function cacheDir(env: Env = process.env): string {
-  if (env.DEPLOY_CACHE_DIR) return env.DEPLOY_CACHE_DIR;
-  const base = env.XDG_CACHE_HOME || join(env.HOME ?? homedir(), '.cache');
-  return join(base, 'k8s-deployer');
-}
+export { cacheDir };
 
 /**
  * Finds a program. Returns undefined when it is nowhere; throws a ConfigError when an
