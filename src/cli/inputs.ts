@@ -6,6 +6,7 @@ import { Option, type Command } from 'commander';
 import { resolve } from 'node:path';
 import { COORDINATES, type CoordinateFlags } from '../config/coordinate-table.js';
 import type { TargetModel } from '../config/target-model.js';
+import type { Coordinates } from '../config/coordinates.js';
 import { defaultGraphsDir } from '../paths.js';
 import type { CliContext } from './context.js';
 import { EXIT_CODES_HELP } from './exit-codes-help.js';
@@ -37,8 +38,8 @@ export function addInputOptions(cmd: Command): Command {
   return cmd;
 }
 
-/** Plan file + coordinates -> the target models; throws ConfigError with every problem. */
-export async function loadTargets(flags: InputFlags, ctx: CliContext): Promise<TargetModel[]> {
+/** Plan file + coordinates -> the target models (and the coordinates, for what stays out of the graph, like the kubeconfig path); throws ConfigError with every problem. */
+export async function loadTargets(flags: InputFlags, ctx: CliContext): Promise<{ targets: TargetModel[]; coordinates: Coordinates }> {
   const { readGroupPlan, loadCoordinates, buildTargets } = await import('../config/load.js');
   const file = resolve(ctx.cwd, flags.plan);
   // read both, then report the problems of both at once
@@ -53,7 +54,7 @@ export async function loadTargets(flags: InputFlags, ctx: CliContext): Promise<T
   }
   if (plan.status === 'rejected') throw plan.reason;
   if (coords.status === 'rejected') throw coords.reason;
-  return buildTargets(plan.value, coords.value, file, flags.target);
+  return { targets: buildTargets(plan.value, coords.value, file, flags.target), coordinates: coords.value };
 }
 
 export function graphsDir(flags: InputFlags, ctx: CliContext): string {

@@ -7,7 +7,7 @@ export function registerSynth(program: Command, ctx: CliContext): void {
     .command('synth')
     .description('write the OpenTofu graph (cdk.tf.json) of each target and print its directory; touches nothing else');
   addInputOptions(cmd).action(async (flags: InputFlags) => {
-    const targets = await loadTargets(flags, ctx);
+    const { targets } = await loadTargets(flags, ctx);
     const { writeGraph } = await import('../graph/synth.js');
     const out = graphsDir(flags, ctx);
     const dirs: { target: string; stateKey: string; dir: string }[] = [];

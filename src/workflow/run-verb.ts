@@ -9,9 +9,7 @@ import { formatTargetSummary } from './plan-summary.js';
 import { runTarget, type Mode, type TargetRunResult } from './run-target.js';
 
 export async function runVerb(mode: Mode, flags: InputFlags, ctx: CliContext): Promise<void> {
-  const targets = await loadTargets(flags, ctx);
-  const { loadCoordinates } = await import('../config/load.js');
-  const coords = loadCoordinates(flags, ctx.env);
+  const { targets, coordinates: coords } = await loadTargets(flags, ctx);
   const logger = ctx.logger();
   const started = Date.now();
   const progress = (line: string) => {
