@@ -5,12 +5,18 @@
 # handler adds that (test/cluster, part A); this checks the image itself.
 #
 #   test/cluster/images/boot-check.sh <archive.tar> [--uuid UUID] [--var-lib DIR] [--timeout SECONDS] [--journal]
+#                                     [--mount SRC:DEST]... [--settle SECONDS] [--unit UNIT]...
 #
 # --var-lib DIR   bind-mounts DIR on /var/lib (as the node's state claim is); by default an
 #                 empty temporary directory, so the first boot of a fresh claim is checked.
 # --timeout       deadline for boot and for shutdown each (default 60 s).
 # --journal       print the boot's journal (warnings and worse) to stderr; it is printed
 #                 anyway when the state is not `running`.
+# --mount SRC:DEST  bind-mounts the host's SRC read-only on DEST (a pod's volume, e.g. the
+#                 SPIRE token and ConfigMap of the `spire` variant); repeatable.
+# --settle S      waits S seconds after boot before reading the state (a unit that restarts
+#                 or fails late shows then).
+# --unit UNIT     prints UNIT=<name> <ActiveState>/<SubState> restarts=<NRestarts>; repeatable.
 # Prints KEY=VALUE lines on stdout (values on one line, newlines as \n):
 #   STATE           `systemctl is-system-running` once boot is over (running, degraded, ...)
 #   FAILED_UNITS    failed units, comma-separated
@@ -33,9 +39,18 @@ export LOG_TAG=images/boot-check
 
 archive=${1:?usage: boot-check.sh <archive.tar> [--uuid UUID] [--var-lib DIR] [--timeout SECONDS] [--journal]}
 shift
-uuid="" var_lib="" timeout=60 journal=0
+uuid="" var_lib="" timeout=60 journal=0 settle=0
+extra_mounts="" units=()
 while [ "$#" -gt 0 ]; do
   case $1 in
+    --mount)
+      [[ $2 == /*:/* ]] || die 2 "--mount wants SRC:DEST, both absolute, got '$2'"
+      [ -e "${2%%:*}" ] || die 2 "--mount: no ${2%%:*}"
+      extra_mounts+=", {\"destination\": \"${2#*:}\", \"type\": \"bind\", \"source\": \"${2%%:*}\", \"options\": [\"rbind\", \"ro\"]}"
+      shift 2
+      ;;
+    --settle) settle=$2; shift 2 ;;
+    --unit) units+=("$2"); shift 2 ;;
     --uuid) uuid=$2; shift 2 ;;
     --var-lib) var_lib=$2; shift 2 ;;
     --timeout) timeout=$2; shift 2 ;;
@@ -131,7 +146,7 @@ cat >"$bundle/config.json" <<JSON
     {"destination": "/run", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "nodev", "mode=755"]},
     {"destination": "/run/lock", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "nodev", "noexec"]},
     {"destination": "/tmp", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "nodev", "mode=1777"]},
-    {"destination": "/var/lib", "type": "bind", "source": "$var_lib", "options": ["rbind", "rw"]}
+    {"destination": "/var/lib", "type": "bind", "source": "$var_lib", "options": ["rbind", "rw"]}$extra_mounts
   ],
   "linux": {
     "namespaces": [{"type": "pid"}, {"type": "ipc"}, {"type": "uts"}, {"type": "mount"}, {"type": "network", "path": "/run/netns/$netns"}],
@@ -174,6 +189,10 @@ if ! wait_until "$timeout" boot_over; then
   die 3 "systemd did not finish booting within ${timeout}s (last state: ${state:-none})"
 fi
 boot_ms=$(($(now_ms) - t0))
+if [ "$settle" != 0 ]; then
+  sleep "$settle"
+  state=$(in_container systemctl is-system-running 2>/dev/null) || true
+fi
 # Boot is over; let a oneshot that fails late (and sshd's key generation) settle.
 failed=$(in_container systemctl --failed --no-legend --plain 2>/dev/null | awk '{print $1}' | paste -sd, -)
 machine_id=$(in_container cat /etc/machine-id)
@@ -183,6 +202,11 @@ networkd=$(in_container systemctl is-enabled systemd-networkd.service 2>/dev/nul
 eth0_after=$(eth0_of in_container ip)
 ssh=$(in_container systemctl is-active ssh.service 2>/dev/null) || true
 host_key=$(in_container cat /var/lib/ssh/ssh_host_ed25519_key.pub 2>/dev/null | cut -d' ' -f1,2) || true
+unit_lines=""
+for u in "${units[@]+"${units[@]}"}"; do
+  unit_lines+=$(in_container systemctl show -p ActiveState -p SubState -p NRestarts "$u" 2>/dev/null |
+    awk -F= -v u="$u" '{v[$1] = $2} END {printf "UNIT=%s %s/%s restarts=%s", u, v["ActiveState"], v["SubState"], v["NRestarts"]}')$'\n'
+done
 if [ "$state" != running ] || [ "$journal" = 1 ]; then
   in_container journalctl -b --no-pager -p warning 2>/dev/null | tail -n 20 >&2 || true
 fi
@@ -195,3 +219,4 @@ stop_ms=$(($(now_ms) - t1))
 printf 'STATE=%s\nFAILED_UNITS=%s\nMACHINE_ID=%s\nUUID=%s\nPROBE_EXIT=%s\nPROBE_OUTPUT=%s\nNETWORKD=%s\nETH0_BEFORE=%s\nETH0=%s\nSSH=%s\nSSH_HOST_KEY=%s\nBOOT_MS=%s\nSTOP_MS=%s\n' \
   "$state" "$failed" "$machine_id" "$uuid" "$probe_exit" "$(printf '%s' "$probe_output" | one_line)" \
   "$networkd" "$eth0_before" "$eth0_after" "$ssh" "$host_key" "$boot_ms" "$stop_ms"
+printf '%s' "$unit_lines"

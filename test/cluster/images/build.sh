@@ -7,6 +7,9 @@
 # Variants:
 #   good     boots to `running` with no failed units
 #   broken   good + broken.service, a unit that always fails: systemd ends `degraded`
+#   spire    good + the SPIRE agent (/usr/local/bin/spire-agent from toolchain/spire, built
+#            first when missing), its user and units (variants/spire/): it attests when the
+#            pod has the SPIRE volumes and is skipped without them (README.md)
 # --config NAME=VALUE (repeatable) writes the pairs, one per line, to /etc/node-config: a
 #   changed configuration, hence a new image with its own tag, made from the cached root
 #   file system in seconds.
@@ -28,13 +31,13 @@ export LOG_TAG=images/build
 IMAGE_REPO=localhost/deploy-node
 
 usage() {
-  echo "usage: build.sh good|broken [--config NAME=VALUE]... | build.sh prune" >&2
+  echo "usage: build.sh good|broken|spire [--config NAME=VALUE]... | build.sh prune" >&2
   exit 2
 }
 
 variant=${1:-}
 [ "$#" -gt 0 ] && shift
-case $variant in good | broken | prune) ;; *) usage ;; esac
+case $variant in good | broken | spire | prune) ;; *) usage ;; esac
 configs=()
 while [ "$#" -gt 0 ]; do
   case $1 in
@@ -51,8 +54,22 @@ while [ "$#" -gt 0 ]; do
   esac
 done
 
+# The spire variant's program, from the SPIRE build cache (built there once when missing,
+# so a cold machine works; root is not needed for that).
+SPIRE_VERSION=1.13.3
+if [ "$variant" = spire ]; then
+  SPIRE_AGENT_BIN=$(cache_path "spire/$SPIRE_VERSION/spire-agent")
+  if [ ! -x "$SPIRE_AGENT_BIN" ]; then
+    log "spire-agent $SPIRE_VERSION is not built yet: bash toolchain/spire/build.sh"
+    bash "$HERE/../../../toolchain/spire/build.sh" >&2 || die 3 "building SPIRE failed (above); the spire variant needs spire-agent"
+  fi
+  [ -x "$SPIRE_AGENT_BIN" ] || die 3 "no spire-agent at $SPIRE_AGENT_BIN after the SPIRE build"
+  export SPIRE_AGENT_BIN
+fi
+
 # Content keys: the tree depends on rootfs.sh and files/; an archive on the tree,
-# variant.sh, the archive writer, the variant and the configuration.
+# variant.sh, the archive writer, the variant and the configuration, and for `spire` on
+# variants/spire/ and the agent program's bytes (its sha256: a rebuilt agent, a new image).
 hash_inputs() {
   (
     cd "$HERE"
@@ -69,6 +86,10 @@ archive_key=$({
   printf '%s\n%s\n' "$rootfs_key" "$variant"
   printf 'config %s\n' "${configs[@]+"${configs[@]}"}"
   hash_inputs variant.sh lib/docker-archive.sh
+  if [ "$variant" = spire ]; then
+    hash_inputs variants/spire
+    printf 'spire-agent %s %s\n' "$SPIRE_VERSION" "$(sha256sum <"$SPIRE_AGENT_BIN" | cut -d' ' -f1)"
+  fi
 } | sha256sum | cut -c1-12)
 archive_rel=images/$rootfs_key/node-$variant-$archive_key.tar
 archive=$(cache_path "$archive_rel")

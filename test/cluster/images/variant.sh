@@ -2,6 +2,7 @@
 # Writes the docker archive of one node image variant to $BUILD_OUT (set by build_once):
 #   variant.sh <rootfs-dir> <variant> <repo> [NAME=VALUE]...
 # The archive's tag is <variant>-<12 hex of the image config digest>.
+# Variant `spire` also needs SPIRE_AGENT_BIN (the spire-agent program, set by build.sh).
 # <rootfs-dir> is a cached tree of rootfs.sh; it is hard-linked, never written to.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -20,6 +21,7 @@ trap 'rm -rf "$scratch"' EXIT
 cp -al "$rootfs/root" "$scratch/root"
 r=$scratch/root
 added=()
+SPIRE_AGENT_ID=990 # below Debian's dynamic system IDs in use here (998, 999)
 case $variant in
   good) ;;
   broken)
@@ -39,6 +41,43 @@ UNIT
     ln -sfn ../broken.service "$r/etc/systemd/system/multi-user.target.wants/broken.service"
     added+=(etc/systemd/system/broken.service etc/systemd/system/multi-user.target.wants/broken.service
       etc/systemd/system/multi-user.target.wants etc/systemd/system)
+    ;;
+  spire)
+    # good + the SPIRE agent: its program, its user, units and root helper (variants/spire/).
+    [ -x "${SPIRE_AGENT_BIN:-}" ] || die 2 "variant spire needs SPIRE_AGENT_BIN (the spire-agent program)"
+    install -D -m 0755 "$SPIRE_AGENT_BIN" "$r/usr/local/bin/spire-agent"
+    added+=(usr/local/bin/spire-agent usr/local/bin)
+    while read -r f; do
+      mode=0644
+      [ -x "$HERE/variants/spire/$f" ] && mode=0755
+      rm -f "$r/$f"
+      install -D -m "$mode" "$HERE/variants/spire/$f" "$r/$f"
+      added+=("$f" "$(dirname "$f")")
+    done < <(cd "$HERE/variants/spire" && find . -type f | sed 's|^\./||' | LC_ALL=C sort)
+    # A system user without login for the agent (fixed IDs: the same image, the same owner).
+    # The account files are replaced, never written in place (hard links into the cache).
+    add_line() { # FILE LINE: FILE again with LINE appended, its mode and owner kept
+      cp -p "$r/$1" "$scratch/account"
+      printf '%s\n' "$2" >>"$scratch/account"
+      rm -f "$r/$1"
+      mv "$scratch/account" "$r/$1"
+      added+=("$1")
+    }
+    if awk -F: -v id="$SPIRE_AGENT_ID" '$3 == id || $1 == "spire-agent"' "$r/etc/passwd" "$r/etc/group" | grep -q .; then
+      die 1 "the tree already has the user or ID spire-agent/$SPIRE_AGENT_ID; choose another SPIRE_AGENT_ID"
+    fi
+    add_line etc/passwd "spire-agent:x:$SPIRE_AGENT_ID:$SPIRE_AGENT_ID:SPIRE agent:/nonexistent:/usr/sbin/nologin"
+    add_line etc/group "spire-agent:x:$SPIRE_AGENT_ID:"
+    add_line etc/shadow 'spire-agent:!*:::::::'
+    add_line etc/gshadow 'spire-agent:!*::'
+    units=etc/systemd/system
+    for link in multi-user.target.wants/spire-agent.service timers.target.wants/spire-agent-token.timer \
+      timers.target.wants/spire-agent-bundle.timer paths.target.wants/spire-agent-bundle.path; do
+      mkdir -p "$r/$units/$(dirname "$link")"
+      ln -sfn "../$(basename "$link")" "$r/$units/$link"
+      added+=("$units/$link" "$units/$(dirname "$link")")
+    done
+    added+=(etc/systemd/system etc/systemd etc usr/local/sbin usr/local usr)
     ;;
   *) die 2 "unknown variant '$variant'" ;;
 esac
