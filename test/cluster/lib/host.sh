@@ -93,11 +93,23 @@ ensure_node_address() {
 # mangle table, because kube-router's filter FORWARD chain comes first and ACCEPTs every
 # packet that complies with the policies (no policy = complies), so a filter rule after it
 # never sees them; mangle allows no REJECT, hence DROP.
+# One exception, ahead of the DROP: the SPIRE server of a test spire node
+# (test/spire/spire-node.sh: its netns addresses are in $SPIRE_NODES_CIDR, the server on tcp
+# 8081), which the node pods' agents must reach (issue 10). Its replies are not pod traffic
+# (the DROP matches the pod source only) and pass kube-router's filter FORWARD as
+# ESTABLISHED. In the cluster's own chain, so it exists whether the spire node is up or not
+# (either start order) and goes with the chain on `down`.
+SPIRE_NODES_CIDR="${K8S_CLUSTER_SPIRE_NODES_CIDR:-10.253.0.0/16}"
+SPIRE_SERVER_PORT=8081
 ensure_pod_isolation() {
   local rule=(-s "$POD_CIDR" ! -d "$POD_CIDR" -j DROP)
+  local spire=(-s "$POD_CIDR" -d "$SPIRE_NODES_CIDR" -p tcp --dport "$SPIRE_SERVER_PORT" -j RETURN)
   iptables -w 5 -t mangle -N DEPLOY-CLUSTER-EGRESS 2>/dev/null || true
   iptables -w 5 -t mangle -C DEPLOY-CLUSTER-EGRESS "${rule[@]}" 2>/dev/null ||
     iptables -w 5 -t mangle -A DEPLOY-CLUSTER-EGRESS "${rule[@]}"
+  # first in the chain (-I 1), also in a chain made by an older `up` that has the DROP already
+  iptables -w 5 -t mangle -C DEPLOY-CLUSTER-EGRESS "${spire[@]}" 2>/dev/null ||
+    iptables -w 5 -t mangle -I DEPLOY-CLUSTER-EGRESS 1 "${spire[@]}"
   iptables -w 5 -t mangle -C FORWARD -j DEPLOY-CLUSTER-EGRESS 2>/dev/null ||
     iptables -w 5 -t mangle -I FORWARD 1 -j DEPLOY-CLUSTER-EGRESS
 }
