@@ -7,7 +7,12 @@
 #   test/spire/spire-node.sh down     stop it and remove everything up made (netns, veth,
 #                                     processes, its state directory)
 #   test/spire/spire-node.sh sync     turn the hand-off's drop-files into the k8s_psat allow
-#                                     list and registration entries (see cmd_sync)
+#                                     list and registration entries (see cmd_sync) now; `up`
+#                                     also starts a syncer that does it whenever the hand-off
+#                                     changes (a look every 2 s), so a `deploy apply` or
+#                                     destroy needs no call (see cmd_sync_loop)
+#   test/spire/spire-node.sh rotate-ca  rotate the server's X.509 CA (prepare + activate): the
+#                                     trust bundle changes; prints the authorities and roots
 #   (npm run spire:up | spire:status | spire:down; build first: npm run spire:build)
 #
 # The node: netns $SPIRE_NODE_NETNS (default dpl-spire), a veth pair (host side
@@ -19,6 +24,7 @@
 #   /usr/local/bin <- $S/root/bin  (spire-server and sshd, bound from the cache)
 #   /etc/ssh <- $S/root/etc/ssh    (sshd's config, host key, authorized_keys)
 #   /etc/machine-id, /etc/passwd (plus the sshd privilege separation user), /run (tmpfs)
+# The syncer (a bash loop) runs beside them in the host's namespaces (see cmd_sync_loop).
 # so nothing of the host changes, and `down` + `up` make the node again with a new machine ID,
 # a new CA and a new host key (the spec's "spire node made again").
 #
@@ -103,13 +109,23 @@ ensure_programs() {
 
 # ---- daemons: one pidfile each ("<pid> <exe>"), by PID only -------------------------------
 
+# The third field, when there, is the process's start time (/proc/PID/stat): the syncer is a
+# bash like many others, so its program alone does not tell it from a reused PID.
 daemon_pid() {
-  local name=$1 pid exe
+  local name=$1 pid exe start
   [ -f "$S/run/$name.pid" ] || return 1
-  read -r pid exe <"$S/run/$name.pid" || true
+  read -r pid exe start <"$S/run/$name.pid" || true
   [[ $pid =~ ^[0-9]+$ ]] || return 1
   [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$exe" ] || return 1
+  [ -z "$start" ] || [ "$(proc_start "$pid")" = "$start" ] || return 1
   echo "$pid"
+}
+
+proc_start() { # PID: its start time in clock ticks since boot (field 22 of /proc/PID/stat)
+  local stat
+  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  # the fields after the command name, which may hold spaces: ") S ppid ..." -> field 22 is the 20th
+  awk '{print $20}' <<<"${stat##*) }"
 }
 
 not_alive() { ! kill -0 "$1" 2>/dev/null; }
@@ -162,7 +178,8 @@ start_daemon() {
     return 0
   fi
   mkdir -p "$S/run" "$S/log"
-  (node_exec "$name" "$@") >>"$S/log/$name.log" 2>&1 </dev/null &
+  # 8>&-: not the sync lock (a server restarted by a sync would hold it for ever)
+  (node_exec "$name" "$@") >>"$S/log/$name.log" 2>&1 </dev/null 8>&- &
   pid=$!
   # The program's path as its own mount namespace shows it (daemon_pid compares /proc/PID/exe).
   echo "$pid /usr/local/bin/$name" >"$S/run/$name.pid"
@@ -381,10 +398,18 @@ merged_clusters() {
   for ns in $(printf '%s\n' "${!sas[@]}" | sort); do printf '%s:%s ' "$ns" "${sas[$ns]}"; done
 }
 
+# One sync at a time (the syncer and a `sync` by hand): $S/run/sync.lock.
 cmd_sync() {
   ensure_programs
   ensure_debian_packages jq || sdie 3 "Debian packages missing (above)"
   daemon_pid spire-server >/dev/null || sdie 3 "the test spire node is not up: npm run spire:up"
+  (
+    flock -w 120 8 || sdie 3 "another sync holds $S/run/sync.lock for over 120s"
+    sync_once
+  ) 8>"$S/run/sync.lock"
+}
+
+sync_once() {
   CLUSTERS=$(merged_clusters)
   local conf="$S/root/var/lib/spire/server.conf"
   write_server_conf "$conf.new"
@@ -421,6 +446,90 @@ cmd_sync() {
   done <<<"$have"
 }
 
+# ---- the syncer: sync whenever the hand-off changed ----------------------------------------
+# A real spire node reacts to the hand-off by itself; the test node's stand-in is a loop,
+# started by `up` and stopped by `down` like the daemons (pidfile, by PID), that runs a sync
+# whenever the files under /var/lib/spire/k8s changed (a look every 2 s). A sync that fails
+# (say the server restarting) is tried again on the next look. It runs in the host's mount
+# namespace, not the node's: it restarts spire-server, which node_exec puts in a fresh one.
+
+SYNC_EVERY=2
+
+handoff_signature() {
+  find "$S/root/var/lib/spire/k8s" -mindepth 1 -printf '%P %y %s %T@\n' 2>/dev/null | LC_ALL=C sort | sha256sum
+}
+
+cmd_sync_loop() {
+  ensure_programs
+  ensure_debian_packages jq || sdie 3 "Debian packages missing (above)"
+  local last="" now
+  slog "syncer: watching $S/root/var/lib/spire/k8s every ${SYNC_EVERY}s"
+  while :; do
+    now=$(handoff_signature)
+    if [ "$now" != "$last" ]; then
+      if (
+        flock -w 120 8 || exit 1
+        sync_once
+      ) 8>"$S/run/sync.lock"; then
+        last=$now
+      else
+        slog "syncer: sync failed; trying again in ${SYNC_EVERY}s"
+      fi
+    fi
+    sleep "$SYNC_EVERY"
+  done
+}
+
+start_syncer() {
+  local pid bash_exe
+  if pid=$(daemon_pid syncer); then
+    slog "syncer already running (pid $pid)"
+    return 0
+  fi
+  bash_exe=$(readlink -f "$BASH")
+  # setsid: its own session, so it outlives the caller; every descriptor to the log or null
+  # (a caller reading up's stdout must not wait for the syncer).
+  setsid "$bash_exe" "$HERE/spire-node.sh" sync-loop >>"$S/log/syncer.log" 2>&1 </dev/null 8>&- &
+  pid=$!
+  # the start time is set at fork, the same after setsid execs bash
+  echo "$pid $bash_exe $(proc_start "$pid")" >"$S/run/syncer.pid"
+  slog "syncer started (pid $pid, log $S/log/syncer.log)"
+}
+
+# ---- CA rotation (for the tests) ----------------------------------------------------------
+# SPIRE 1.13.3's local authority: `x509 prepare` makes the next X.509 CA (its root joins the
+# bundle at once), `x509 activate` signs with it from then on. The old root stays in the
+# bundle until it expires (no taint/revoke: agents and workloads that hold the old bundle go
+# on working until they get the new one).
+bundle_fingerprints() {
+  local pem=$1
+  while [ -n "$pem" ]; do
+    openssl x509 -noout -fingerprint -sha256 <<<"$pem" | sed 's/^.*=//'
+    pem=$(sed '1,/-----END CERTIFICATE-----/d' <<<"$pem")
+  done
+}
+
+cmd_rotate_ca() {
+  ensure_programs
+  ensure_debian_packages jq openssl || sdie 3 "Debian packages missing (above)"
+  daemon_pid spire-server >/dev/null || sdie 3 "the test spire node is not up: npm run spire:up"
+  local before after prepared id old
+  before=$(server_cli bundle show -format pem) || sdie 3 "spire-server bundle show failed"
+  old=$(server_cli localauthority x509 show -output json | jq -r '.active.authority_id // empty') || true
+  prepared=$(server_cli localauthority x509 prepare -output json) || sdie 3 "spire-server localauthority x509 prepare failed"
+  id=$(jq -r '.prepared_authority.authority_id // empty' <<<"$prepared")
+  [ -n "$id" ] || sdie 3 "x509 prepare named no authority: $prepared"
+  server_cli localauthority x509 activate -authorityID "$id" -output json >/dev/null ||
+    sdie 3 "spire-server localauthority x509 activate -authorityID $id failed"
+  after=$(server_cli bundle show -format pem) || sdie 3 "spire-server bundle show failed"
+  [ "$before" != "$after" ] || sdie 3 "the trust bundle did not change after activating $id"
+  echo "X.509 authority: ${old:-?} -> $id (active)"
+  echo "bundle roots before (sha256):"
+  bundle_fingerprints "$before" | sed 's/^/  /'
+  echo "bundle roots after (sha256):"
+  bundle_fingerprints "$after" | sed 's/^/  /'
+}
+
 # ---- verbs --------------------------------------------------------------------------------
 
 cmd_up() {
@@ -431,6 +540,7 @@ cmd_up() {
   start_daemon spire-server run -config /var/lib/spire/server.conf
   wait_until 30 sshd_answers || { require_alive sshd; sdie 3 "sshd on $NODE_IP does not answer within 30s (log: $S/log/sshd.log)"; }
   wait_until 60 server_healthy || { require_alive spire-server; sdie 3 "spire-server is not healthy within 60s (log: $S/log/spire-server.log)"; }
+  start_syncer
   write_env
   slog "up: ssh $SSH_USER_NAME@$NODE_IP, spire-server $NODE_IP:8081 (trust domain $TRUST_DOMAIN); env: $S/spire-node.env"
   echo "$S/spire-node.env"
@@ -439,7 +549,7 @@ cmd_up() {
 cmd_status() {
   local ok=0 pid
   if netns_exists; then echo "netns $NETNS: present"; else echo "netns $NETNS: absent"; ok=1; fi
-  for d in sshd spire-server; do
+  for d in sshd spire-server syncer; do
     if pid=$(daemon_pid "$d"); then echo "$d: running (pid $pid)"; else echo "$d: stopped"; ok=1; fi
   done
   if [ "$ok" -eq 0 ]; then
@@ -452,6 +562,8 @@ cmd_status() {
 
 cmd_down() {
   [ "$(id -u)" -eq 0 ] || sdie 2 "the test spire node needs root"
+  # the syncer first: it would start spire-server again
+  stop_daemon syncer
   stop_daemon spire-server
   stop_daemon sshd
   network_down
@@ -464,5 +576,7 @@ case "${1:-}" in
   status) cmd_status ;;
   down) cmd_down ;;
   sync) cmd_sync ;;
-  *) echo "usage: $0 up|status|down|sync" >&2; exit 2 ;;
+  sync-loop) cmd_sync_loop ;;
+  rotate-ca) cmd_rotate_ca ;;
+  *) echo "usage: $0 up|status|down|sync|rotate-ca" >&2; exit 2 ;;
 esac
