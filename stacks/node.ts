@@ -15,6 +15,7 @@ import type { NodeModel, TargetModel } from '../src/config/target-model.js';
 import { names } from '../src/config/names.js';
 import { deploymentManifest, FIELD_MANAGER } from './pod-template.js';
 import { shq, tfEscape } from './shell.js';
+import { withSpireVolumes } from './spire-pod.js';
 
 export interface NodePushProps {
   readonly target: TargetModel;
@@ -68,6 +69,11 @@ export interface NodeWorkloadProps {
   readonly imageByDigest: string;
   /** The NetworkPolicy: Deployments come after it (FR-010). */
   readonly after: ITerraformDependable[];
+  /**
+   * Set when the SPIRE coordinates are: the pod gets the SPIRE volumes, and the Deployment
+   * comes after the hand-off and the ConfigMap spire-agent (FR-015, FR-016).
+   */
+  readonly spire?: { readonly after: ITerraformDependable[] };
 }
 
 /** What runs the node: machine ID, claim, service account, Deployment and rollout step. */
@@ -96,13 +102,14 @@ export class NodeWorkload extends Construct {
     });
     // the literal namespace: kubernetes_manifest needs its metadata known at plan time; the
     // order (namespace, policy, claim first) comes from dependsOn
-    const manifest = deploymentManifest(target, node, target.namespace, props.imageByDigest, machineId.result);
+    const plain = deploymentManifest(target, node, target.namespace, props.imageByDigest, machineId.result);
+    const manifest = props.spire !== undefined ? withSpireVolumes(plain) : plain;
     this.deployment = new Manifest(this, 'deployment', {
       manifest,
       // server-side apply with our own manager; force so that the rollout step's rollback
       // (another manager) never wedges the next apply, which takes the fields back
       fieldManager: { name: FIELD_MANAGER, forceConflicts: true },
-      dependsOn: [...props.after, claim, account],
+      dependsOn: [...props.after, claim, account, ...(props.spire?.after ?? [])],
     });
     // Everything of the pod template but the two graph references, hashed at synth time.
     const templateHash = createHash('sha256').update(JSON.stringify(manifest.spec.template, (k, v) => (k === 'image' || k === 'value' ? undefined : v))).digest('hex');

@@ -20,13 +20,12 @@ import { RoleV1 } from '@cdktf/provider-kubernetes/lib/role-v1/index.js';
 import { RoleBindingV1 } from '@cdktf/provider-kubernetes/lib/role-binding-v1/index.js';
 import { ConfigMapV1 } from '@cdktf/provider-kubernetes/lib/config-map-v1/index.js';
 import { createHash } from 'node:crypto';
-import type { SpireCoordinates } from '../src/config/spire-coordinates.js';
+import type { SpireGraphCoordinates } from '../src/config/spire-coordinates.js';
 import { knownHostsLine, sshCheckOptions } from '../src/spire/spire-ssh.js';
-import { dropFile, SPIRE_AGENT_CONFIG_MAP, SPIRE_SERVER_ACCOUNT, spireNames } from '../src/spire/spire-names.js';
+import { dropFile, SPIRE_AGENT_CONFIG_MAP, SPIRE_SERVER_ACCOUNT, SPIRE_SERVER_PORT, SPIRE_TRUST_DOMAIN, spireNames } from '../src/spire/spire-names.js';
 import { shq, tfEscape } from './shell.js';
 
-/** What the graph may know of the SPIRE coordinates: everything but the key's path. */
-export type SpireGraphCoordinates = Omit<SpireCoordinates, 'sshPrivateKeyFile'>;
+export type { SpireGraphCoordinates };
 
 export interface SpireIdentityProps {
   /** The literal namespace (= the k8s_psat cluster name). */
@@ -56,7 +55,8 @@ export function spireSshPrelude(spire: Pick<SpireGraphCoordinates, 'node' | 'ssh
     'kh=$tmp/known_hosts',
     `printf '%s' ${shq(knownHostsLine({ ...spire, sshPrivateKeyFile: '', apiServer: undefined }))} >"$kh"`,
     // ssh's own complaint goes to a file, so that our line comes first in tofu's diagnostic
-    `spire_ssh() { ssh -i "$key" ${opts.join(' ')} -l ${shq(spire.sshUser)} -- ${shq(spire.node)} "$@" 2>"$tmp/ssh.err"; }`,
+    // DEPLOY_SSH: the ssh the run found (src/tools/discover.ts); a plain `ssh` otherwise
+    `spire_ssh() { "\${DEPLOY_SSH:-ssh}" -i "$key" ${opts.join(' ')} -l ${shq(spire.sshUser)} -- ${shq(spire.node)} "$@" 2>"$tmp/ssh.err"; }`,
     `unreachable() { echo "deploy: the spire node ${spire.node} is not reachable over ssh as ${spire.sshUser} ($1); check K8S_SPIRE_NODE, the node, the host key in SSH_NODES and SSH_PRIVATE_KEY_FILE" >&2; sed -n 1,4p "$tmp/ssh.err" >&2; exit 1; }`,
   ].join('\n');
 }
@@ -151,7 +151,15 @@ export class SpireIdentity extends Construct {
     // The bundle as read: the same bytes give no change; a CA rotation changes it at the next plan.
     this.configMap = new ConfigMapV1(this, 'agent-config-map', {
       metadata: { name: SPIRE_AGENT_CONFIG_MAP, namespace, labels },
-      data: { 'bundle.crt': Fn.base64decode(bundle.result.lookup('bundle_b64')) },
+      // the contract with the node image (README "Workload identity with SPIRE"): the agent
+      // reads these files from /etc/spire-agent/bundle/
+      data: {
+        'bundle.crt': Fn.base64decode(bundle.result.lookup('bundle_b64')),
+        server_address: spire.node,
+        server_port: String(SPIRE_SERVER_PORT),
+        trust_domain: SPIRE_TRUST_DOMAIN,
+        cluster: spireNames.cluster(namespace),
+      },
       dependsOn: props.after,
     });
 
@@ -202,8 +210,9 @@ export class SpireIdentity extends Construct {
         spire_node: spire.node,
         ssh_user: spire.sshUser,
         host_key: spire.hostKey,
-        // quoted for sh: the destroy step pastes it into its ssh command
-        ssh_options: shellWords(spire.sshOptions),
+        // quoted for sh: the destroy step pastes it into its ssh command (a `${` in an option
+        // is escaped for tofu, which gives the step the literal text)
+        ssh_options: tfEscape(shellWords(spire.sshOptions)),
         api_server: spire.apiServer ?? '',
         names: createHash('sha256').update(JSON.stringify(dropFiles)).digest('hex').slice(0, 16),
       },

@@ -1,8 +1,9 @@
 /**
  * The graph of one (group, target): ../shared DESIGN.md "The graph of one target".
  * Order: RuntimeClass read -> pushes -> digests; namespace after the pushes -> NetworkPolicy
- * -> claims, service accounts -> Deployments -> rollout steps. Pure: the same model gives
- * the same JSON.
+ * -> claims, service accounts -> Deployments -> rollout steps. With the SPIRE coordinates:
+ * namespace -> SPIRE identity (RBAC, ConfigMap spire-agent, hand-off) -> Deployments, whose
+ * pods get the SPIRE volumes. Pure: the same model gives the same JSON.
  */
 import { Construct } from 'constructs';
 import { TerraformOutput, TerraformStack } from 'cdktf';
@@ -17,6 +18,7 @@ import type { TargetModel } from '../src/config/target-model.js';
 import { names } from '../src/config/names.js';
 import { LABEL_GROUP, LABEL_MANAGED_BY } from './pod-template.js';
 import { NodeImage, NodeWorkload } from './node.js';
+import { SpireIdentity } from './spire-identity.js';
 
 export class TargetStack extends TerraformStack {
   constructor(scope: Construct, id: string, model: TargetModel) {
@@ -66,6 +68,19 @@ export class TargetStack extends TerraformStack {
       },
     });
 
+    // FR-016: the spire node has the kubeconfig and the drop-files, and the ConfigMap holds
+    // the bundle, before any Deployment; without the coordinates none of it exists
+    const spire =
+      model.spire === undefined
+        ? undefined
+        : new SpireIdentity(this, 'spire', {
+            namespace: model.namespace,
+            nodes: model.nodes.map((n) => n.name),
+            spire: model.spire,
+            labels,
+            after: [namespace],
+          });
+
     model.nodes.forEach((node, i) => {
       new NodeWorkload(this, `node-${node.name}`, {
         target: model,
@@ -73,6 +88,7 @@ export class TargetStack extends TerraformStack {
         namespace: ns,
         imageByDigest: images[i]!.imageByDigest,
         after: [policy],
+        ...(spire !== undefined ? { spire: { after: [spire.handoff, spire.configMap] } } : {}),
       });
     });
 

@@ -23,3 +23,12 @@ export const COORDINATES = [
   { key: 'runtimeClass', flag: '--runtime-class <name>', env: 'K8S_RUNTIME_CLASS', help: 'RuntimeClass whose handler runs systemd as PID 1 (default: systemd)' },
   { key: 'rolloutTimeout', flag: '--rollout-timeout <duration>', env: 'DEPLOY_ROLLOUT_TIMEOUT', help: 'how long a node may take to become ready, e.g. 90s, 5m (default: 5m)' },
 ] as const;
+
+/** Environment variables of the SPIRE coordinates, with their meaning (for --help and docs). */
+export const SPIRE_COORDINATES = [
+  { key: 'node', env: 'K8S_SPIRE_NODE', help: 'FQDN (or address) of the spire node of the central group; setting it turns SPIRE on' },
+  { key: 'sshUser', env: 'SSH_USER', help: 'ssh user on the spire node (required with K8S_SPIRE_NODE)' },
+  { key: 'sshPrivateKeyFile', env: 'SSH_PRIVATE_KEY_FILE', help: 'ssh private key file for the spire node (required with K8S_SPIRE_NODE; never in the graph)' },
+  { key: 'sshNodes', env: 'SSH_NODES', help: 'JSON {"<fqdn>": {"hostKey": "<type> <base64>", "sshOpts": ["-o", "Port=22"]}}: host key and ssh options of the spire node' },
+  { key: 'apiServer', env: 'K8S_SPIRE_API_SERVER', help: "https URL of the API server as the spire node reaches it (default: the kubeconfig's server)" },
+] as const;

@@ -10,6 +10,7 @@ import { resolveCoordinates, type CoordinateFlags, type Coordinates } from './co
 import { findDuplicateKeys } from './json-duplicates.js';
 import { labelProblem, names } from './names.js';
 import { groupPlanSchema, type GroupPlan } from './plan-schema.js';
+import { spireGraphCoordinates } from './spire-coordinates.js';
 import type { DegradeNote, NodeModel, TargetModel } from './target-model.js';
 
 export const ALL_TARGET = 'all';
@@ -107,14 +108,6 @@ export function buildTargets(plan: GroupPlan, coords: Coordinates, planFile: str
       message: `group "${plan.group}" names its own node "${spiffe.node}" as spiffe provider; that spire node would be a pod of this same deployment. Use the spire node of a central group (see the specification's Known Deviations)`,
     });
   }
-  if (coords.spire !== undefined) {
-    // Honest degrade (DESIGN law 5): the graph additions of FR-015..017 are not built yet, so a
-    // run with SPIRE coordinates would silently give the nodes no identity. Refuse instead.
-    issues.push({
-      where: 'K8S_SPIRE_NODE',
-      message: `SPIRE workload identity is not implemented by this deployer yet: the nodes would get no identity from spire node "${coords.spire.node}". Unset K8S_SPIRE_NODE to deploy without SPIRE`,
-    });
-  }
   for (const [i, off] of (plan.submission?.turnsOff ?? []).entries()) {
     if (!(off in plan.nodes)) issues.push({ where: at(['submission', 'turnsOff', i]), message: `node "${off}" is not a node of group "${plan.group}"` });
   }
@@ -166,6 +159,8 @@ export function buildTargets(plan: GroupPlan, coords: Coordinates, planFile: str
       submissionId: plan.submission?.id,
       nodes,
       degrade: nodeNames.flatMap((n) => degradeNotes(n, plan)),
+      // only when set, so that a model (and its graph) without SPIRE is as it was
+      ...(coords.spire !== undefined ? { spire: spireGraphCoordinates(coords.spire) } : {}),
     };
   });
 }

@@ -10,14 +10,8 @@
 import { z } from 'zod';
 import type { InputIssue } from '../errors.js';
 
-/** Environment variables of the SPIRE coordinates, with their meaning (for --help and docs). */
-export const SPIRE_COORDINATES = [
-  { key: 'node', env: 'K8S_SPIRE_NODE', help: 'FQDN (or address) of the spire node of the central group; setting it turns SPIRE on' },
-  { key: 'sshUser', env: 'SSH_USER', help: 'ssh user on the spire node (required with K8S_SPIRE_NODE)' },
-  { key: 'sshPrivateKeyFile', env: 'SSH_PRIVATE_KEY_FILE', help: 'ssh private key file for the spire node (required with K8S_SPIRE_NODE; never in the graph)' },
-  { key: 'sshNodes', env: 'SSH_NODES', help: 'JSON {"<fqdn>": {"hostKey": "<type> <base64>", "sshOpts": ["-o", "Port=22"]}}: host key and ssh options of the spire node' },
-  { key: 'apiServer', env: 'K8S_SPIRE_API_SERVER', help: "https URL of the API server as the spire node reaches it (default: the kubeconfig's server)" },
-] as const;
+// the table lives with the other coordinates' (no zod there, so --help stays fast)
+export { SPIRE_COORDINATES } from './coordinate-table.js';
 
 /** The validated SPIRE coordinates. */
 export interface SpireCoordinates {
@@ -32,6 +26,14 @@ export interface SpireCoordinates {
   readonly sshOptions: readonly string[];
   /** `undefined`: use the server of the kubeconfig (resolved at run time, not here). */
   readonly apiServer: string | undefined;
+}
+
+/** What the graph may know of the SPIRE coordinates: everything but the key's path (FR-017). */
+export type SpireGraphCoordinates = Omit<SpireCoordinates, 'sshPrivateKeyFile'>;
+
+/** The coordinates without the key's path, built field by field so nothing else slips in. */
+export function spireGraphCoordinates(spire: SpireCoordinates): SpireGraphCoordinates {
+  return { node: spire.node, sshUser: spire.sshUser, hostKey: spire.hostKey, sshOptions: [...spire.sshOptions], apiServer: spire.apiServer };
 }
 
 const hostName = /^(?=.{1,253}$)[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*\.?$/;

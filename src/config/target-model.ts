@@ -1,3 +1,5 @@
+import type { SpireGraphCoordinates } from './spire-coordinates.js';
+
 /** The normalised input of one graph: everything the stack needs, nothing it must look up. */
 export interface NodeModel {
   readonly name: string;
@@ -33,4 +35,9 @@ export interface TargetModel {
   /** Sorted by name. */
   readonly nodes: readonly NodeModel[];
   readonly degrade: readonly DegradeNote[];
+  /**
+   * The SPIRE coordinates when set (K8S_SPIRE_NODE), without the key's path: the run stages
+   * the key and hands tofu its path in the environment (FR-017). Absent: no SPIRE at all.
+   */
+  readonly spire?: SpireGraphCoordinates;
 }

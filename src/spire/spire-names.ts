@@ -10,6 +10,11 @@ export const SPIRE_AUDIENCE = 'spire-server';
 export const SPIRE_SERVER_ACCOUNT = 'spire-server';
 /** The ConfigMap with the server's trust bundle, mounted by the node pods. */
 export const SPIRE_AGENT_CONFIG_MAP = 'spire-agent';
+/**
+ * The SPIRE server's port the agents dial: SPIRE's default (server.conf `bind_port`), fixed
+ * rather than a coordinate: the spire node of the central group serves every cluster on it.
+ */
+export const SPIRE_SERVER_PORT = 8081;
 /** The root of the hand-off on the spire node, one directory per namespace (= k8s_psat cluster). */
 export const SPIRE_NODE_K8S_DIR = '/var/lib/spire/k8s';
 

@@ -111,15 +111,20 @@ describe('SPIRE coordinates in a run', () => {
     expect(loadCoordinates({}, { K8S_REGISTRY: 'r' })).not.toHaveProperty('spire');
   });
 
-  it('GIVEN SPIRE coordinates WHEN targets are built THEN the run is refused (not silently without identities)', () => {
+  it('GIVEN SPIRE coordinates WHEN targets are built THEN every target carries them, without the key path', () => {
     const plan = parseGroupPlan(JSON.stringify(samplePlan()), '/p/group.json');
-    const coords = loadCoordinates({}, spireEnv({ K8S_REGISTRY: 'r' }));
-    expect(coords.spire?.node).toBe('spire.central.example.org');
-    expect(() => buildTargets(plan, coords, '/p/group.json')).toThrow(ConfigError);
-    try {
-      buildTargets(plan, coords, '/p/group.json');
-    } catch (e) {
-      expect((e as ConfigError).issues).toContainEqual({ where: 'K8S_SPIRE_NODE', message: expect.stringContaining('not implemented') });
+    const coords = loadCoordinates({}, spireEnv({ K8S_REGISTRY: 'r', K8S_SPIRE_API_SERVER: 'https://10.0.0.1:6443' }));
+    expect(coords.spire?.sshPrivateKeyFile).toBe('/run/keys/id_ed25519');
+    const targets = buildTargets(plan, coords, '/p/group.json');
+    expect(targets.map((t) => t.target)).toEqual(['all', 'mail', 'web']);
+    for (const t of targets) {
+      expect(t.spire).toEqual({ node: 'spire.central.example.org', sshUser: 'deploy', hostKey: HOST_KEY, sshOptions: ['-o', 'Port=2222'], apiServer: 'https://10.0.0.1:6443' });
+      expect(JSON.stringify(t)).not.toContain('/run/keys');
     }
+  });
+
+  it('GIVEN no SPIRE coordinates WHEN targets are built THEN the models have no spire field', () => {
+    const plan = parseGroupPlan(JSON.stringify(samplePlan()), '/p/group.json');
+    for (const t of buildTargets(plan, loadCoordinates({}, { K8S_REGISTRY: 'r', SSH_PRIVATE_KEY_FILE: '/k' }), '/p/group.json')) expect(t).not.toHaveProperty('spire');
   });
 });
