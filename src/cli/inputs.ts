@@ -4,7 +4,7 @@
  */
 import { Option, type Command } from 'commander';
 import { resolve } from 'node:path';
-import { COORDINATES, type CoordinateFlags } from '../config/coordinate-table.js';
+import { COORDINATES, SPIRE_COORDINATES, type CoordinateFlags } from '../config/coordinate-table.js';
 import type { TargetModel } from '../config/target-model.js';
 import type { Coordinates } from '../config/coordinates.js';
 import { defaultGraphsDir } from '../paths.js';
@@ -25,7 +25,12 @@ ${COORDINATES.map((c) => `  ${c.env.padEnd(24)} ${c.help}`).join('\n')}
   REGISTRY_AUTH_FILE       registry credentials (containers-auth.json), read by skopeo only
   TF_HTTP_ADDRESS          an OpenTofu http state backend; unset: the embedded one
   DEPLOY_STATE_DIR         where graphs and embedded state live (default: ~/.local/state/k8s-deployer)
-  DEPLOY_LOG_LEVEL         trace|debug|info|warn|error (default: info)`;
+  DEPLOY_LOG_LEVEL         trace|debug|info|warn|error (default: info)
+
+Workload identity with SPIRE (off unless K8S_SPIRE_NODE is set; see the README):
+${SPIRE_COORDINATES.map((c) => `  ${c.env.padEnd(24)} ${c.help}`).join('\n')}
+  DEPLOY_SSH               the ssh the SPIRE steps use (default: found on PATH; Debian: openssh-client)
+  DEPLOY_KUBECTL           the kubectl that makes the spire-server token (default: the cache, then PATH)`;
 
 export function addInputOptions(cmd: Command): Command {
   cmd

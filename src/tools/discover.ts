@@ -1,6 +1,6 @@
 /**
  * Where the programs `deploy` runs come from, in this order:
- *   1. an explicit override: DEPLOY_TOFU, DEPLOY_SKOPEO, DEPLOY_KUBECTL (a path);
+ *   1. an explicit override: DEPLOY_TOFU, DEPLOY_SKOPEO, DEPLOY_KUBECTL, DEPLOY_SSH (a path);
  *   2. the build cache (toolchain/cache.sh): `<cache>/tofu/<version>/tofu`,
  *      `<cache>/kubernetes/<version>/kubectl`, `<cache>/skopeo/<version>/skopeo`;
  *   3. PATH.
@@ -18,7 +18,8 @@ import { delimiter, join } from 'node:path';
 import { ConfigError, ToolError } from '../errors.js';
 import { MIRROR_PLATFORM, PINNED_PROVIDERS, TOFU_VERSION, type PinnedProvider } from './versions.js';
 
-export type ToolName = 'tofu' | 'skopeo' | 'kubectl';
+/** ssh: only a run with the SPIRE coordinates needs it (the graph's steps reach the spire node). */
+export type ToolName = 'tofu' | 'skopeo' | 'kubectl' | 'ssh';
 
 export interface FoundTool {
   readonly name: ToolName;
@@ -36,6 +37,7 @@ export const TOOL_ENV_VARS: Readonly<Record<ToolName, string>> = {
   tofu: 'DEPLOY_TOFU',
   skopeo: 'DEPLOY_SKOPEO',
   kubectl: 'DEPLOY_KUBECTL',
+  ssh: 'DEPLOY_SSH',
 };
 
 /** Cache subdirectory per tool: `<cache>/<dir>/<version>/<tool>`. */
@@ -43,6 +45,8 @@ const CACHE_DIRS: Readonly<Record<ToolName, string>> = {
   tofu: 'tofu',
   skopeo: 'skopeo',
   kubectl: 'kubernetes',
+  // nothing builds it into the cache; the look-up there finds nothing and moves on to PATH
+  ssh: 'openssh',
 };
 
 /** How to get each program, for "missing" messages. */
@@ -54,6 +58,7 @@ export const INSTALL_HINTS: Readonly<Record<ToolName, string>> = {
   kubectl:
     'install kubectl and put it on PATH (the local test cluster builds one into the cache), ' +
     'or set DEPLOY_KUBECTL to its path',
+  ssh: 'install the OpenSSH client (Debian: `apt-get install openssh-client`), or set DEPLOY_SSH to its path',
 };
 
 export { cacheDir };

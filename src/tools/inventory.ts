@@ -17,6 +17,7 @@ import {
 import { readKubectlVersion } from './kubectl.js';
 import { readSkopeoVersion } from './skopeo.js';
 import { readTofuVersion } from './tofu.js';
+import { runTool } from './run.js';
 import { TOFU_VERSION } from './versions.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -108,5 +109,10 @@ async function readVersion(name: ToolName, path: string, env: Env, signal?: Abor
       return readSkopeoVersion({ skopeoPath: path, env, signal });
     case 'kubectl':
       return readKubectlVersion({ kubectlPath: path, env, signal });
+    case 'ssh': {
+      // `ssh -V` prints e.g. "OpenSSH_9.2p1 Debian-2+deb12u3, OpenSSL 3.0.15" on stderr
+      const r = await runTool(path, ['-V'], { env, signal, timeoutMs: 15_000, installHint: INSTALL_HINTS.ssh });
+      return (r.stderr.trim() || r.stdout.trim()).split(/[\s,]/)[0] ?? '';
+    }
   }
 }

@@ -88,6 +88,11 @@ export interface PlannedResourceChange {
   readonly actions: readonly string[];
   /** Why tofu chose the action, e.g. 'replace_because_tainted', 'replace_by_triggers'. */
   readonly actionReason: string | undefined;
+  /**
+   * The keys of `triggers` (null_resource) or `data` (ConfigMap) whose value changes, sorted;
+   * names only, so the summary can say why (e.g. the spire node's machine ID) without values.
+   */
+  readonly changedKeys?: readonly string[];
 }
 
 export interface PlanResult {
@@ -205,7 +210,26 @@ export async function showPlan(opts: TofuOptions, planFile: string): Promise<Pla
       name: c.name,
       actions: c.change.actions,
       actionReason: c.action_reason,
+      ...changedKeysOf(c.change),
     }));
+}
+
+/** Names of the map entries of `triggers` or `data` that differ between before and after. */
+function changedKeysOf(change: Readonly<Record<string, unknown>>): { changedKeys?: string[] } {
+  const map = (v: unknown, attr: string): Record<string, unknown> | undefined => {
+    const m = v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[attr] : undefined;
+    return m !== null && typeof m === 'object' ? (m as Record<string, unknown>) : undefined;
+  };
+  for (const attr of ['triggers', 'data']) {
+    const before = map(change.before, attr);
+    const after = map(change.after, attr);
+    const unknown = map(change.after_unknown, attr);
+    if (before === undefined || (after === undefined && unknown === undefined)) continue;
+    const keys = new Set([...Object.keys(before), ...Object.keys(after ?? {}), ...Object.keys(unknown ?? {})]);
+    const changed = [...keys].filter((k) => unknown?.[k] === true || JSON.stringify(before[k]) !== JSON.stringify(after?.[k])).sort();
+    return { changedKeys: changed };
+  }
+  return {};
 }
 
 /** `tofu apply -json <planFile>`: applies exactly the saved plan. */

@@ -10,7 +10,12 @@ export interface PlannedChange {
   readonly name: string;
   readonly actions: readonly string[];
   readonly actionReason: string | undefined;
+  /** Names of the triggers or ConfigMap keys that change (src/tools/tofu.ts). */
+  readonly changedKeys?: readonly string[];
 }
+
+/** The SPIRE part (stacks/spire-identity.ts, construct id `spire`): described in words. */
+const SPIRE_RESOURCE = /^spire_(handoff|agent-config-map)_[0-9A-F]{8}$/;
 
 /** The construct ids of stacks/: `image-<node>_<part>_<hash>` and `node-<node>_<part>_<hash>`. */
 const NODE_RESOURCE = /^(image|node)-([a-z0-9-]+)_([a-z-]+)_[0-9A-F]{8}$/;
@@ -39,8 +44,10 @@ export interface TargetSummary {
   stateKey: string;
   changes: boolean;
   nodes: NodeSummary[];
-  /** resources outside the nodes: namespace, NetworkPolicy */
+  /** resources outside the nodes: namespace, NetworkPolicy, SPIRE RBAC */
   other: { address: string; change: Change }[];
+  /** what changes for workload identity (the hand-off, the ConfigMap spire-agent), in words */
+  spire: string[];
   degrade: readonly DegradeNote[];
 }
 
@@ -55,6 +62,7 @@ function changeOf(actions: readonly string[]): Change {
 export function summarizePlan(model: TargetModel, planned: readonly PlannedChange[], hasChanges: boolean): TargetSummary {
   const nodes = new Map<string, NodeSummary>();
   const other: TargetSummary['other'] = [];
+  const spire: string[] = [];
   const get = (n: string) => {
     let s = nodes.get(n);
     if (!s) nodes.set(n, (s = { node: n, push: 'none', deployment: 'none', claim: 'none', rollout: 'none', removed: false, retryAfterRollback: false, words: '' }));
@@ -64,6 +72,13 @@ export function summarizePlan(model: TargetModel, planned: readonly PlannedChang
   for (const rc of planned) {
     if (rc.address.startsWith('data.')) continue;
     const change = changeOf(rc.actions);
+    const sp = SPIRE_RESOURCE.exec(rc.name);
+    if (sp && change !== 'none') {
+      // in words, and in `other` as every resource outside the nodes (--json readers)
+      spire.push(describeSpire(sp[1] === 'handoff' ? 'handoff' : 'config-map', change, rc.changedKeys ?? [], model));
+      other.push({ address: rc.address, change });
+      continue;
+    }
     const m = NODE_RESOURCE.exec(rc.name);
     if (!m) {
       if (change !== 'none') other.push({ address: rc.address, change });
@@ -100,8 +115,26 @@ export function summarizePlan(model: TargetModel, planned: readonly PlannedChang
     changes: hasChanges,
     nodes: [...nodes.values()].sort((a, b) => a.node.localeCompare(b.node)),
     other,
+    spire,
     degrade: model.degrade,
   };
+}
+
+function describeSpire(what: 'handoff' | 'config-map', change: Change, keys: readonly string[], model: TargetModel): string {
+  const node = model.spire?.node ?? 'the spire node';
+  if (what === 'config-map') {
+    if (change === 'create') return `give the pods the SPIRE trust bundle of ${node} (ConfigMap spire-agent)`;
+    if (change === 'delete') return 'remove the ConfigMap spire-agent (SPIRE is off)';
+    const parts = keys.map((k) => (k === 'bundle.crt' ? "the trust bundle changed (the SPIRE server's CA rotated)" : k));
+    return `update the ConfigMap spire-agent: ${parts.length > 0 ? parts.join(', ') : 'its contents changed'}; the pods see it in place, without a restart`;
+  }
+  if (change === 'create') return `hand ${node} the kubeconfig of spire-server and the names of ${model.nodes.length} node${model.nodes.length === 1 ? '' : 's'}, before the Deployments`;
+  if (change === 'delete') return 'retire the names of the namespace and remove its kubeconfig on the spire node';
+  const why: string[] = [];
+  if (keys.includes('spire_machine_id')) why.push(`the machine ID of ${node} changed (it was made again)`);
+  if (keys.includes('names')) why.push('the nodes of the target changed');
+  if (keys.some((k) => ['spire_node', 'ssh_user', 'host_key', 'ssh_options', 'api_server'].includes(k))) why.push('the way to reach the spire node or the API server changed');
+  return `hand off again to ${node} (kubeconfig and names)${why.length > 0 ? `: ${why.join('; ')}` : ''}`;
 }
 
 function describe(s: NodeSummary, tagRef: string | undefined): string {
@@ -123,7 +156,9 @@ function describe(s: NodeSummary, tagRef: string | undefined): string {
 export function formatTargetSummary(t: TargetSummary): string {
   const lines = [`target ${t.target} (namespace ${t.namespace}, state ${t.stateKey}): ${t.changes ? 'changes' : 'no changes'}`];
   for (const n of t.nodes) lines.push(`  ${n.node}: ${n.words}`);
-  for (const o of t.other) lines.push(`  ${o.address}: ${o.change}`);
+  for (const w of t.spire) lines.push(`  spire: ${w}`);
+  // the SPIRE resources said in words above are not listed again
+  for (const o of t.other) if (!SPIRE_RESOURCE.test(o.address.split('.').pop() ?? '')) lines.push(`  ${o.address}: ${o.change}`);
   if (t.degrade.length > 0) {
     lines.push('  not honoured by the k8s method:');
     for (const d of t.degrade) lines.push(`    ${d.node}: ${d.message}`);

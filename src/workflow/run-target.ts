@@ -22,6 +22,11 @@ export interface TargetRunOptions {
   readonly model: TargetModel;
   readonly graphsDir: string;
   readonly kubeconfig: string | undefined;
+  /**
+   * SSH_PRIVATE_KEY_FILE as given (absolute), for the graph's SPIRE steps: staged to a new path
+   * for this run only and handed to tofu in its environment, never to the graph (FR-017).
+   */
+  readonly sshPrivateKeyFile?: string | undefined;
   readonly env: NodeJS.ProcessEnv;
   readonly logger: Logger;
   readonly signal: AbortSignal;
@@ -58,11 +63,17 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
   const runsDir = join(stateDir(opts.env), 'runs');
   await mkdir(runsDir, { recursive: true });
   const runDir = await mkdtemp(join(runsDir, `${model.stateKey}-`));
-  const backend = await openBackend(opts.env, model.stateKey, logger, signal);
+  const { stageSpireAccess } = await import('../spire/stage-key.js');
+  let spire: Awaited<ReturnType<typeof stageSpireAccess>> | undefined;
+  let backend: Awaited<ReturnType<typeof openBackend>> | undefined;
   try {
+    spire = await stageSpireAccess({ spire: model.spire !== undefined, keyFile: opts.sshPrivateKeyFile, env: opts.env });
+    backend = await openBackend(opts.env, model.stateKey, logger, signal);
     const env = {
       ...providerEnv(opts.env),
       ...backend.env,
+      // the SPIRE steps' key (a staged copy), ssh and kubectl
+      ...spire.env,
       KUBE_CONFIG_PATH: opts.kubeconfig,
       DEPLOY_BIN: await writeSelfWrapper(runDir),
       DEPLOY_RUN_DIR: runDir,
@@ -88,7 +99,12 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
     if (mode === 'apply') await checkSubmission(model, await tofu.readOutputs(base));
 
     opts.progress(`[${model.target}] tofu plan${mode === 'destroy' ? ' -destroy' : ''}`);
-    const plan = await tofu.planGraph({ ...base, destroy: mode === 'destroy' });
+    const { spireFailure } = await import('../spire/spire-failure.js');
+    // a failure of the SPIRE steps (spire node unreachable, no bundle) in words that name the node
+    const explained = (verb: string) => (err: unknown): never => {
+      throw spireFailure(err, verb, model.spire?.node) ?? err;
+    };
+    const plan = await tofu.planGraph({ ...base, destroy: mode === 'destroy' }).catch(explained(mode === 'destroy' ? 'plan -destroy' : 'plan'));
     const summary = summarizePlan(model, plan.changes, plan.hasChanges);
     if (mode === 'plan' || !plan.hasChanges) {
       return { summary, rollouts: [], applied: false, exitCode: ExitCode.ok, graphDir };
@@ -99,7 +115,7 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
     try {
       await tofu.applyPlan({ ...base, planFile: plan.planFile });
     } catch (err) {
-      failure = err;
+      failure = spireFailure(err, 'apply', model.spire?.node) ?? err;
     }
     const { readRolloutReports, rolloutsExitCode } = await import('../rollout/report.js');
     const rollouts = await readRolloutReports(runDir);
@@ -112,7 +128,8 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
     logger.debug({ kind: 'target-applied', target: model.target, rollouts: rollouts.length }, 'applied');
     return { summary, rollouts, applied: true, exitCode: rolloutCode, graphDir };
   } finally {
-    await backend.close();
+    await backend?.close();
+    await spire?.close();
     await rm(runDir, { recursive: true, force: true }).catch(() => {});
   }
 }

@@ -2,6 +2,7 @@
  * plan / apply / destroy over every chosen target: run each, print the per-node summary
  * (text on stdout, or one JSON document with --json), and decide the exit code.
  */
+import { resolve } from 'node:path';
 import type { CliContext } from '../cli/context.js';
 import { graphsDir, loadTargets, type InputFlags } from '../cli/inputs.js';
 import { ExitCode } from '../errors.js';
@@ -16,11 +17,15 @@ export async function runVerb(mode: Mode, flags: InputFlags, ctx: CliContext): P
     const s = ((Date.now() - started) / 1000).toFixed(0).padStart(4);
     ctx.stderr.write(`[${s}s] ${line}\n`);
   };
+  // The SPIRE steps' key, by path only: each target's run stages its own copy. Without the
+  // SPIRE coordinates a set SSH_PRIVATE_KEY_FILE still serves to retire an earlier hand-off.
+  const keyText = coords.spire?.sshPrivateKeyFile ?? (ctx.env.SSH_PRIVATE_KEY_FILE || undefined);
+  const sshPrivateKeyFile = keyText === undefined ? undefined : resolve(ctx.cwd, keyText);
   const results: TargetRunResult[] = [];
   // Targets one after the other: each has its own state and namespace, and a failure of
   // one should be read before the next one changes anything.
   for (const model of targets) {
-    const r = await runTarget({ mode, model, graphsDir: graphsDir(flags, ctx), kubeconfig: coords.kubeconfig, env: ctx.env, logger, signal: ctx.signal, progress });
+    const r = await runTarget({ mode, model, graphsDir: graphsDir(flags, ctx), kubeconfig: coords.kubeconfig, sshPrivateKeyFile, env: ctx.env, logger, signal: ctx.signal, progress });
     results.push(r);
     if (r.exitCode !== ExitCode.ok) break;
   }

@@ -69,3 +69,49 @@ describe('summarizePlan of a destroy', () => {
     expect(s.nodes.find((n) => n.node === 'alpha')!).toMatchObject({ removed: true, words: expect.stringContaining('removed from the target') });
   });
 });
+
+describe('summarizePlan with SPIRE', () => {
+  const HOST_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHnU1vq8oTjWkDmmXG0vWq4m7Kq8lYk3dQ2dN3bq7c0X';
+  const coords = loadCoordinates({}, {
+    K8S_REGISTRY: 'reg',
+    K8S_SPIRE_NODE: 'spire.example.org',
+    SSH_USER: 'deploy',
+    SSH_PRIVATE_KEY_FILE: '/k',
+    SSH_NODES: JSON.stringify({ 'spire.example.org': { hostKey: HOST_KEY } }),
+  });
+  const [model] = buildTargets(parseGroupPlan(JSON.stringify(samplePlan()), '/p/g.json'), coords, '/p/g.json', 'all');
+  const spireChange = (type: string, name: string, actions: string[], changedKeys: string[], actionReason?: string): PlannedChange => ({
+    address: `${type}.${name}`,
+    name,
+    actions,
+    actionReason,
+    changedKeys,
+  });
+
+  it('GIVEN the spire node made again THEN it says the hand-off is replaced because its machine ID changed', () => {
+    const s = summarizePlan(model!, [spireChange('null_resource', 'spire_handoff_D9870845', ['delete', 'create'], ['spire_machine_id'], 'replace_by_triggers')], true);
+    expect(s.spire).toEqual(['hand off again to spire.example.org (kubeconfig and names): the machine ID of spire.example.org changed (it was made again)']);
+    // --json readers find it among the resources outside the nodes
+    expect(s.other).toEqual([{ address: 'null_resource.spire_handoff_D9870845', change: 'replace' }]);
+    const text = formatTargetSummary(s);
+    expect(text).toContain('  spire: hand off again to spire.example.org');
+    expect(text).not.toContain('null_resource.spire_handoff');
+  });
+
+  it('GIVEN a CA rotation THEN it says the ConfigMap bundle changed, and no node restarts', () => {
+    const s = summarizePlan(model!, [spireChange('kubernetes_config_map_v1', 'spire_agent-config-map_7E6B42E0', ['update'], ['bundle.crt'])], true);
+    expect(s.spire).toEqual(["update the ConfigMap spire-agent: the trust bundle changed (the SPIRE server's CA rotated); the pods see it in place, without a restart"]);
+    expect(s.nodes.every((n) => n.words === 'no change')).toBe(true);
+  });
+
+  it('GIVEN a first deploy and a destroy THEN it says what the hand-off does', () => {
+    const first = summarizePlan(model!, [spireChange('null_resource', 'spire_handoff_D9870845', ['create'], [])], true);
+    expect(first.spire[0]).toBe('hand spire.example.org the kubeconfig of spire-server and the names of 4 nodes, before the Deployments');
+    const gone = summarizePlan(model!, [spireChange('null_resource', 'spire_handoff_D9870845', ['delete'], [])], true);
+    expect(gone.spire[0]).toBe('retire the names of the namespace and remove its kubeconfig on the spire node');
+  });
+
+  it('GIVEN no SPIRE change THEN there are no SPIRE words', () => {
+    expect(summarizePlan(all!, [], false).spire).toEqual([]);
+  });
+});
