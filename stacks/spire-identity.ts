@@ -21,7 +21,7 @@ import { RoleBindingV1 } from '@cdktf/provider-kubernetes/lib/role-binding-v1/in
 import { ConfigMapV1 } from '@cdktf/provider-kubernetes/lib/config-map-v1/index.js';
 import { createHash } from 'node:crypto';
 import type { SpireGraphCoordinates } from '../src/config/spire-coordinates.js';
-import { knownHostsLine, sshCheckOptions } from '../src/spire/spire-ssh.js';
+import { knownHostsLine, SPIRE_HOST_KEY_ALIAS, sshCheckOptions } from '../src/spire/spire-ssh.js';
 import { dropFile, SPIRE_AGENT_CONFIG_MAP, SPIRE_SERVER_ACCOUNT, SPIRE_SERVER_PORT, SPIRE_TRUST_DOMAIN, spireNames } from '../src/spire/spire-names.js';
 import { shq, tfEscape } from './shell.js';
 
@@ -44,7 +44,11 @@ export interface SpireIdentityProps {
  * time), the host key of SSH_NODES as the only one accepted, the node's options after ours.
  * `who` is the spire node as the messages name it.
  */
-export function spireSshPrelude(spire: Pick<SpireGraphCoordinates, 'node' | 'sshUser' | 'hostKey' | 'sshOptions'>, nodeOptionsShell = shellWords(spire.sshOptions)): string {
+export function spireSshPrelude(
+  spire: Pick<SpireGraphCoordinates, 'node' | 'sshUser' | 'hostKey' | 'sshOptions'>,
+  nodeOptionsShell = shellWords(spire.sshOptions),
+  acceptCurrentHostKey = false,
+): string {
   const opts = sshCheckOptions('$kh').map((o) => (o === 'UserKnownHostsFile=$kh' ? '"UserKnownHostsFile=$kh"' : shq(o)));
   if (nodeOptionsShell !== '') opts.push(nodeOptionsShell);
   return [
@@ -54,6 +58,14 @@ export function spireSshPrelude(spire: Pick<SpireGraphCoordinates, 'node' | 'ssh
     "trap 'rm -rf \"$tmp\"' EXIT",
     'kh=$tmp/known_hosts',
     `printf '%s' ${shq(knownHostsLine({ ...spire, sshPrivateKeyFile: '', apiServer: undefined }))} >"$kh"`,
+    ...(acceptCurrentHostKey
+      ? [
+          // The destroy step knows only the host key of its triggers. A spire node made again
+          // under the same name has a new one, which the run's SSH_NODES gives (the run
+          // exports it, src/spire/stage-key.ts): accept it too, for that node only.
+          `if [ "\${DEPLOY_SPIRE_NODE:-}" = ${shq(spire.node)} ] && [ -n "\${DEPLOY_SPIRE_HOST_KEY:-}" ]; then printf '${SPIRE_HOST_KEY_ALIAS} %s\\n' "$DEPLOY_SPIRE_HOST_KEY" >>"$kh"; fi`,
+        ]
+      : []),
     // ssh's own complaint goes to a file, so that our line comes first in tofu's diagnostic
     // DEPLOY_SSH: the ssh the run found (src/tools/discover.ts); a plain `ssh` otherwise
     `spire_ssh() { "\${DEPLOY_SSH:-ssh}" -i "$key" ${opts.join(' ')} -l ${shq(spire.sshUser)} -- ${shq(spire.node)} "$@" 2>"$tmp/ssh.err"; }`,
@@ -191,7 +203,7 @@ export class SpireIdentity extends Construct {
 
     // The destroy step can read only its own triggers: everything it needs is in them, but
     // not the key's path (run-time env).
-    const destroyPrelude = spireSshPrelude({ node: '@@node@@', sshUser: '@@user@@', hostKey: '@@hostkey@@', sshOptions: [] }, '@@options@@');
+    const destroyPrelude = spireSshPrelude({ node: '@@node@@', sshUser: '@@user@@', hostKey: '@@hostkey@@', sshOptions: [] }, '@@options@@', true);
     const destroy = tfEscape(
       [destroyPrelude, `spire_ssh ${shq(`rm -rf ${shq(spireNames.namespaceDir(namespace))}`)} || unreachable 'removing the kubeconfig and names of ${namespace}'`].join('\n'),
     )

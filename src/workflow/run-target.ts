@@ -67,7 +67,7 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
   let spire: Awaited<ReturnType<typeof stageSpireAccess>> | undefined;
   let backend: Awaited<ReturnType<typeof openBackend>> | undefined;
   try {
-    spire = await stageSpireAccess({ spire: model.spire !== undefined, keyFile: opts.sshPrivateKeyFile, env: opts.env });
+    spire = await stageSpireAccess({ spire: model.spire, keyFile: opts.sshPrivateKeyFile, env: opts.env });
     backend = await openBackend(opts.env, model.stateKey, logger, signal);
     const env = {
       ...providerEnv(opts.env),

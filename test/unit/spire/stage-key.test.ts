@@ -9,6 +9,7 @@ import { ConfigError, ToolError } from '../../../src/errors.js';
 import { stageSpireAccess } from '../../../src/spire/stage-key.js';
 import { tempDir } from '../helpers.js';
 
+const SPIRE = { node: 'spire.example.org', sshUser: 'deploy', hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHnU1vq8oTjWkDmmXG0vWq4m7Kq8lYk3dQ2dN3bq7c0X', sshOptions: [], apiServer: undefined };
 let dir: string;
 let cleanup: () => Promise<void>;
 let key: string;
@@ -32,10 +33,16 @@ describe('stageSpireAccess', () => {
   const env = () => ({ PATH: bin, DEPLOY_CACHE_DIR: join(dir, 'no-cache') });
 
   it('GIVEN SPIRE on WHEN staged THEN tofu gets a copy of the key at a new path (0600, dir 0700), ssh and kubectl; close removes it', async () => {
-    const a = await stageSpireAccess({ spire: true, keyFile: key, env: env() });
-    const b = await stageSpireAccess({ spire: true, keyFile: key, env: env() });
+    const a = await stageSpireAccess({ spire: SPIRE, keyFile: key, env: env() });
+    const b = await stageSpireAccess({ spire: SPIRE, keyFile: key, env: env() });
     try {
-      expect(a.env).toEqual({ DEPLOY_SSH: join(bin, 'ssh'), DEPLOY_KUBECTL: join(bin, 'kubectl'), SSH_PRIVATE_KEY_FILE: a.stagedKeyFile });
+      expect(a.env).toEqual({
+        DEPLOY_SSH: join(bin, 'ssh'),
+        DEPLOY_KUBECTL: join(bin, 'kubectl'),
+        DEPLOY_SPIRE_NODE: 'spire.example.org',
+        DEPLOY_SPIRE_HOST_KEY: SPIRE.hostKey,
+        SSH_PRIVATE_KEY_FILE: a.stagedKeyFile,
+      });
       expect(a.stagedKeyFile).not.toBe(key);
       expect(b.stagedKeyFile).not.toBe(a.stagedKeyFile);
       expect(await readFile(a.stagedKeyFile!, 'utf8')).toBe('PRIVATE KEY TEXT\n');
@@ -51,24 +58,24 @@ describe('stageSpireAccess', () => {
   });
 
   it('GIVEN SPIRE on and no ssh THEN it fails naming openssh-client', async () => {
-    await expect(stageSpireAccess({ spire: true, keyFile: key, env: { PATH: join(dir, 'nothing'), DEPLOY_CACHE_DIR: join(dir, 'no-cache') } })).rejects.toThrow(ToolError);
-    await expect(stageSpireAccess({ spire: true, keyFile: key, env: { PATH: join(dir, 'nothing'), DEPLOY_CACHE_DIR: join(dir, 'no-cache') } })).rejects.toMatchObject({
+    await expect(stageSpireAccess({ spire: SPIRE, keyFile: key, env: { PATH: join(dir, 'nothing'), DEPLOY_CACHE_DIR: join(dir, 'no-cache') } })).rejects.toThrow(ToolError);
+    await expect(stageSpireAccess({ spire: SPIRE, keyFile: key, env: { PATH: join(dir, 'nothing'), DEPLOY_CACHE_DIR: join(dir, 'no-cache') } })).rejects.toMatchObject({
       message: expect.stringContaining('ssh was not found'),
       hint: expect.stringContaining('openssh-client'),
     });
   });
 
   it('GIVEN SPIRE on and an unreadable key THEN it is a ConfigError naming SSH_PRIVATE_KEY_FILE', async () => {
-    const e = await stageSpireAccess({ spire: true, keyFile: join(dir, 'missing'), env: env() }).catch((err: unknown) => err);
+    const e = await stageSpireAccess({ spire: SPIRE, keyFile: join(dir, 'missing'), env: env() }).catch((err: unknown) => err);
     expect(e).toBeInstanceOf(ConfigError);
     expect((e as ConfigError).issues).toEqual([{ where: 'SSH_PRIVATE_KEY_FILE', message: `${join(dir, 'missing')} does not exist` }]);
   });
 
   it('GIVEN SPIRE off THEN a readable key is still staged (to retire an earlier hand-off), a missing one is no error', async () => {
-    const on = await stageSpireAccess({ spire: false, keyFile: key, env: env() });
+    const on = await stageSpireAccess({ spire: undefined, keyFile: key, env: env() });
     expect(on.env.SSH_PRIVATE_KEY_FILE).toBe(on.stagedKeyFile);
     await on.close();
-    const off = await stageSpireAccess({ spire: false, keyFile: join(dir, 'missing'), env: { PATH: join(dir, 'nothing'), DEPLOY_CACHE_DIR: join(dir, 'no-cache') } });
+    const off = await stageSpireAccess({ spire: undefined, keyFile: join(dir, 'missing'), env: { PATH: join(dir, 'nothing'), DEPLOY_CACHE_DIR: join(dir, 'no-cache') } });
     expect(off.env).toEqual({});
     expect(off.stagedKeyFile).toBeUndefined();
   });

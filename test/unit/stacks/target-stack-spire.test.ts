@@ -119,6 +119,13 @@ describe('the target graph with the SPIRE coordinates', () => {
     expect(create).toContain('"$${DEPLOY_KUBECTL:-kubectl}"');
     expect(handoff.provisioner[1]['local-exec'].command).toContain('"$${DEPLOY_SSH:-ssh}" -i "$key"');
   });
+
+  it("lets the hand-off's destroy step accept the run's current host key of the same spire node (a node made again), and only there", () => {
+    const handoff = all.resource.null_resource[addressOf(all, 'null_resource', '/spire/handoff').split('.')[1]!];
+    const destroy: string = handoff.provisioner[1]['local-exec'].command;
+    expect(destroy).toContain(`if [ "$\${DEPLOY_SPIRE_NODE:-}" = "\${self.triggers.spire_node}" ] && [ -n "$\${DEPLOY_SPIRE_HOST_KEY:-}" ]; then printf 'spire-node %s\\n' "$DEPLOY_SPIRE_HOST_KEY" >>"$kh"; fi`);
+    expect(handoff.provisioner[0]['local-exec'].command).not.toContain('DEPLOY_SPIRE_HOST_KEY');
+  });
 });
 
 describe('the target graph without the SPIRE coordinates', () => {
