@@ -2,7 +2,7 @@
  * Every example graph initialises offline from the provider mirror, against the embedded
  * state backend, and passes `tofu validate` (real tofu, real providers).
  */
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTargets, loadCoordinates, readGroupPlan } from '../../src/config/load.js';
@@ -33,6 +33,37 @@ describe('example graphs with the real tofu', () => {
       for (const model of buildTargets(plan, coords, join(examples, f))) {
         const graphDir = await writeGraph(model, join(dir, 'graphs'));
         const backend = await startEmbeddedBackend({ key: model.stateKey, dataDir: join(dir, 'state') });
+        try {
+          await initGraph({ dir: graphDir, env: { ...env, ...backend.env } });
+          const r = await validateGraph({ dir: graphDir, env: { ...env, ...backend.env } });
+          expect(r.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
+          expect(r.valid).toBe(true);
+          validated++;
+        } finally {
+          await backend.close();
+        }
+      }
+    }
+    expect(validated).toBeGreaterThanOrEqual(6);
+  });
+
+  it('GIVEN the SPIRE coordinates WHEN each example is synthesized THEN tofu validate passes, and the key path is in no graph', async () => {
+    const env = providerEnv(process.env);
+    const key = join(dir, 'secret-key-dir', 'id_ed25519');
+    const coords = loadCoordinates({}, {
+      K8S_REGISTRY: 'registry.invalid:5000',
+      K8S_SPIRE_NODE: 'spire.example.org',
+      SSH_USER: 'deploy',
+      SSH_PRIVATE_KEY_FILE: key,
+      SSH_NODES: JSON.stringify({ 'spire.example.org': { hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHnU1vq8oTjWkDmmXG0vWq4m7Kq8lYk3dQ2dN3bq7c0X', sshOpts: ['-o', 'Port=2222'] } }),
+    });
+    let validated = 0;
+    for (const f of (await readdir(examples)).filter((x) => x.endsWith('.json'))) {
+      const plan = await readGroupPlan(join(examples, f));
+      for (const model of buildTargets(plan, coords, join(examples, f))) {
+        const graphDir = await writeGraph(model, join(dir, 'spire-graphs'));
+        expect(await readFile(join(graphDir, 'cdk.tf.json'), 'utf8')).not.toContain('secret-key-dir');
+        const backend = await startEmbeddedBackend({ key: model.stateKey, dataDir: join(dir, 'spire-state') });
         try {
           await initGraph({ dir: graphDir, env: { ...env, ...backend.env } });
           const r = await validateGraph({ dir: graphDir, env: { ...env, ...backend.env } });
