@@ -170,7 +170,8 @@ export class SpireIdentity extends Construct {
         server_address: spire.node,
         server_port: String(SPIRE_SERVER_PORT),
         trust_domain: SPIRE_TRUST_DOMAIN,
-        cluster: spireNames.cluster(namespace),
+        // the namespace: the node image makes its k8s_psat cluster <namespace>.<node> (spireNames.cluster)
+        cluster: namespace,
       },
       dependsOn: props.after,
     });

@@ -19,8 +19,16 @@ export const SPIRE_SERVER_PORT = 8081;
 export const SPIRE_NODE_K8S_DIR = '/var/lib/spire/k8s';
 
 export const spireNames = {
-  /** The k8s_psat cluster name of a namespace: the namespace itself (a known deviation). */
-  cluster: (namespace: string) => namespace,
+  /**
+   * The k8s_psat cluster of one node: `<namespace>.<node>`. The specification names the cluster
+   * after the namespace, but SPIRE 1.13.3 names a k8s_psat agent
+   * `spiffe://<td>/spire/agent/k8s_psat/<cluster>/<Kubernetes node UID>` (nothing configures
+   * it): two node pods of one namespace on one Kubernetes node would then be one agent and take
+   * the SVID from each other. Per node, each agent is its own; the namespace stays the prefix
+   * (both are DNS labels, so the dot is unambiguous), so "one namespace, one SPIRE server" holds.
+   * The ConfigMap carries the namespace; the node image adds `.<node>` from its token.
+   */
+  cluster: (namespace: string, node: string) => `${namespace}.${node}`,
   /** spiffe://fediversity/k8s/<ns>/<ns>/node-<node>: the node alias of the agent. */
   nodeAlias: (namespace: string, node: string) => `spiffe://${SPIRE_TRUST_DOMAIN}/k8s/${namespace}/${namespace}/node-${node}`,
   /** spiffe://fediversity/host/<ns>-<node>: the host entry, whose X.509 SVID the agent holds (SC-005). */
@@ -46,7 +54,7 @@ export function dropFile(namespace: string, node: string): string {
         spiffe_id: alias,
         parent_id: `spiffe://${SPIRE_TRUST_DOMAIN}/spire/server`,
         selectors: [
-          { type: 'k8s_psat', value: `cluster:${spireNames.cluster(namespace)}` },
+          { type: 'k8s_psat', value: `cluster:${spireNames.cluster(namespace, node)}` },
           { type: 'k8s_psat', value: `agent_ns:${namespace}` },
           { type: 'k8s_psat', value: `agent_sa:node-${node}` },
         ],

@@ -29,10 +29,13 @@
 # a new CA and a new host key (the spec's "spire node made again").
 #
 # SPIRE: trust domain $SPIRE_NODE_TRUST_DOMAIN (fediversity), server on $SPIRE_NODE_IP:8081,
-# node attestor k8s_psat with one cluster per namespace: the cluster name is the namespace,
-# its kubeconfig is /var/lib/spire/k8s/<ns>/kubeconfig (written later by the deployer; the
-# server reads it at each attestation), its allowed service accounts come from
-# SPIRE_NODE_CLUSTERS="<ns>:<sa>[,<sa>...] ..." (default "fediversity:node-web").
+# node attestor k8s_psat with one cluster per node of a namespace, named <ns>.<node> (SPIRE
+# names a k8s_psat agent after its cluster and Kubernetes node UID only: with one cluster per
+# namespace, two node pods of a namespace on one Kubernetes node would be one agent). Its
+# kubeconfig is the namespace's /var/lib/spire/k8s/<ns>/kubeconfig (written later by the
+# deployer; the server reads it at each attestation), its one allowed service account is
+# <ns>:node-<node>. SPIRE_NODE_CLUSTERS="<cluster>:<sa>[,<sa>...] ..." (default
+# "fediversity:node-web") adds clusters for namespaces without drop-files.
 #
 # Writes $S/spire-node.env (`export` lines) for the deployer:
 #   K8S_SPIRE_NODE, SSH_USER, SSH_PRIVATE_KEY_FILE, SSH_NODES (JSON: host key + ssh options),
@@ -238,10 +241,12 @@ network_down() {
 hcl_clusters() {
   local entry ns sas first=1 sa list
   printf 'clusters = {\n'
+  local cluster
   for entry in $CLUSTERS; do
-    ns=${entry%%:*}
+    cluster=${entry%%:*}
+    ns=${cluster%%.*}
     sas=${entry#*:}
-    [[ $ns =~ ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$ ]] || sdie 2 "SPIRE_NODE_CLUSTERS: \"$ns\" is not a namespace name"
+    [[ $cluster =~ ^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)?$ ]] || sdie 2 "SPIRE_NODE_CLUSTERS: \"$cluster\" is not <namespace> or <namespace>.<node>"
     list=""
     first=1
     for sa in ${sas//,/ }; do
@@ -252,7 +257,7 @@ hcl_clusters() {
     done
     [ -n "$list" ] || sdie 2 "SPIRE_NODE_CLUSTERS: namespace $ns has no service account (<ns>:<sa>[,<sa>...])"
     printf '          "%s" = {\n            service_account_allow_list = [%s]\n            kube_config_file = "/var/lib/spire/k8s/%s/kubeconfig"\n          }\n' \
-      "$ns" "$list" "$ns"
+      "$cluster" "$list" "$ns"
   done
   printf '        }\n'
 }
@@ -373,8 +378,8 @@ server_healthy() {
 
 # ---- sync: what the spire node's own service does with the hand-off ------------------------
 # The test node's stand-in for the spire node's service (the spire spec's FR-017): the k8s_psat
-# allow list from the drop-files (/var/lib/spire/k8s/<ns>/entries/<node>.json: service account
-# node-<node> of cluster <ns>; SPIRE_NODE_CLUSTERS for namespaces without drop-files), the
+# allow list from the drop-files (/var/lib/spire/k8s/<ns>/entries/<node>.json: cluster
+# <ns>.<node>, service account <ns>:node-<node>; SPIRE_NODE_CLUSTERS for the others), the
 # server restarted when that changes, and the entries of the drop-files registered; entries
 # under spiffe://<td>/k8s/ and /host/ that no drop-file names any more are deleted.
 
@@ -383,17 +388,19 @@ server_cli() { "$SPIRE_SERVER_BIN" "$@" -socketPath "$(sock)"; }
 
 merged_clusters() {
   local -A sas=()
-  local entry ns f d
+  local entry ns f d node
   for entry in $CLUSTERS; do sas[${entry%%:*}]=${entry#*:}; done
   for d in "$S"/root/var/lib/spire/k8s/*/; do
     [ -d "$d/entries" ] || continue
     ns=$(basename "$d")
-    local list=""
+    # one k8s_psat cluster per node, <ns>.<node>, that allows only the node's service account:
+    # SPIRE names a k8s_psat agent .../k8s_psat/<cluster>/<Kubernetes node UID>, so with one
+    # cluster per namespace two node pods on one Kubernetes node would be the same agent
     for f in "$d"entries/*.json; do
       [ -e "$f" ] || continue
-      list+="${list:+,}node-$(basename "$f" .json)"
+      node=$(basename "$f" .json)
+      sas[$ns.$node]=node-$node
     done
-    [ -n "$list" ] && sas[$ns]=$list
   done
   for ns in $(printf '%s\n' "${!sas[@]}" | sort); do printf '%s:%s ' "$ns" "${sas[$ns]}"; done
 }

@@ -91,7 +91,7 @@ describe('SPIRE identity of a target', () => {
           spiffe_id: 'spiffe://fediversity/k8s/fediversity/fediversity/node-alpha',
           parent_id: 'spiffe://fediversity/spire/server',
           selectors: [
-            { type: 'k8s_psat', value: 'cluster:fediversity' },
+            { type: 'k8s_psat', value: 'cluster:fediversity.alpha' },
             { type: 'k8s_psat', value: 'agent_ns:fediversity' },
             { type: 'k8s_psat', value: 'agent_sa:node-alpha' },
           ],
