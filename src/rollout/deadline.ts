@@ -45,3 +45,44 @@ export function withDeadline<T>(what: string, promise: Promise<T>, ms: number, s
     );
   });
 }
+
+/** Transport and server-side failures worth another try: the request may well pass next time. */
+export function isTransient(err: unknown): boolean {
+  if (err instanceof DeadlineError) return true;
+  const e = err as { code?: unknown; statusCode?: unknown; cause?: { code?: unknown } };
+  const status = typeof e?.code === 'number' ? e.code : typeof e?.statusCode === 'number' ? e.statusCode : undefined;
+  if (status !== undefined) return status === 429 || status >= 500;
+  const sys = typeof e?.code === 'string' ? e.code : typeof e?.cause?.code === 'string' ? e.cause.code : '';
+  return ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT'].includes(sys);
+}
+
+export interface RetryOptions {
+  /** Tries in all (default 4: with 15 s per request and 1, 2, 4 s between, about a minute). */
+  readonly attempts?: number;
+  readonly firstDelayMs?: number;
+  readonly signal?: AbortSignal;
+  /** Told before each new try. */
+  readonly onRetry?: (err: unknown, attempt: number, delayMs: number) => void;
+}
+
+/**
+ * Runs an idempotent request again after a transient failure (isTransient), with doubling
+ * delays; a loaded API server that misses one answer must not fail a rollout that is
+ * otherwise going fine (seen: "list Events: no answer within 15s" at load 137 on 2 cores).
+ * Anything else, the last failure, or an abort, goes to the caller.
+ */
+export async function retryTransient<T>(fn: () => Promise<T>, opts: RetryOptions = {}): Promise<T> {
+  const attempts = opts.attempts ?? 4;
+  let delay = opts.firstDelayMs ?? 1_000;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (attempt >= attempts || !isTransient(err) || opts.signal?.aborted) throw err;
+      opts.onRetry?.(err, attempt, delay);
+      await sleep(delay, opts.signal);
+      if (opts.signal?.aborted) throw err;
+      delay *= 2;
+    }
+  }
+}

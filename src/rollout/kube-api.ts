@@ -20,7 +20,7 @@ import {
   type RequestContext,
 } from '@kubernetes/client-node';
 import { ConfigError, ToolError } from '../errors.js';
-import { withDeadline } from './deadline.js';
+import { retryTransient, withDeadline } from './deadline.js';
 import type { ListResult, WatchClient } from './list-watch.js';
 import type { JsonPatchOp } from './undo-patch.js';
 
@@ -118,31 +118,35 @@ export function createKubeApi(kc: KubeConfig): KubeApi {
   const server = kc.getCurrentCluster()?.server ?? '?';
   const exec = new Exec(kc);
   const bounded = <T>(what: string, p: Promise<T>, signal?: AbortSignal) => withDeadline(what, p, REQUEST_MS, signal);
+  // reads are idempotent: a transient failure (no answer in time, 5xx, a dropped connection)
+  // is tried again a few times; writes (the rollback's patch) are not retried blindly
+  const read = <T>(what: string, call: () => Promise<T>, signal?: AbortSignal) =>
+    retryTransient(() => withDeadline(what, call(), REQUEST_MS, signal), signal ? { signal } : {});
   return {
     watch: new Watch(kc),
     server,
     async readDeployment(namespace, name, signal) {
       try {
-        return await bounded(`read Deployment ${namespace}/${name}`, callRaw((o) => apps.readNamespacedDeployment({ name, namespace }, o)), signal);
+        return await read(`read Deployment ${namespace}/${name}`, () => callRaw((o) => apps.readNamespacedDeployment({ name, namespace }, o)), signal);
       } catch (err) {
         if (statusCode(err) === 404) return undefined;
         throw err;
       }
     },
     async listDeployments(namespace, fieldSelector) {
-      return toListResult(await bounded('list Deployments', callRaw((o) => apps.listNamespacedDeployment({ namespace, fieldSelector }, o))));
+      return toListResult(await read('list Deployments', () => callRaw((o) => apps.listNamespacedDeployment({ namespace, fieldSelector }, o))));
     },
     async listReplicaSets(namespace, labelSelector) {
-      return toListResult(await bounded('list ReplicaSets', callRaw((o) => apps.listNamespacedReplicaSet({ namespace, labelSelector }, o))));
+      return toListResult(await read('list ReplicaSets', () => callRaw((o) => apps.listNamespacedReplicaSet({ namespace, labelSelector }, o))));
     },
     async listPods(namespace, labelSelector) {
-      return toListResult(await bounded('list Pods', callRaw((o) => core.listNamespacedPod({ namespace, labelSelector }, o))));
+      return toListResult(await read('list Pods', () => callRaw((o) => core.listNamespacedPod({ namespace, labelSelector }, o))));
     },
     async listEvents(namespace) {
-      return toListResult(await bounded('list Events', callRaw((o) => core.listNamespacedEvent({ namespace }, o))));
+      return toListResult(await read('list Events', () => callRaw((o) => core.listNamespacedEvent({ namespace }, o))));
     },
     async listClaims(namespace) {
-      return toListResult(await bounded('list PersistentVolumeClaims', callRaw((o) => core.listNamespacedPersistentVolumeClaim({ namespace }, o))));
+      return toListResult(await read('list PersistentVolumeClaims', () => callRaw((o) => core.listNamespacedPersistentVolumeClaim({ namespace }, o))));
     },
     async patchDeployment(namespace, name, ops, fieldManager, signal) {
       return bounded(
