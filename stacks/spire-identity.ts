@@ -84,7 +84,18 @@ function readProgram(spire: SpireGraphCoordinates, field: string, remote: string
     spireSshPrelude(spire),
     // the query on stdin is not used
     'cat >/dev/null',
-    `out=$(spire_ssh ${remote}) || unreachable ${shq(what)}`,
+    // ssh's 255 is the node out of reach: at once. Another failure is the command's, e.g. a
+    // SPIRE server restarting (the spire node's own sync restarts it when the hand-off adds a
+    // cluster): tried again for about 30 s before the plan fails.
+    'tries=0',
+    'while :; do',
+    `  out=$(spire_ssh ${remote}) && break`,
+    '  rc=$?',
+    `  [ "$rc" -ne 255 ] || unreachable ${shq(what)}`,
+    '  tries=$((tries + 1))',
+    `  if [ "$tries" -ge 10 ]; then echo "deploy: on the spire node ${spire.node}, ${remote.replaceAll('"', '')} failed (exit $rc) 10 times in about 30 s (${what}); check the SPIRE server there: spire-server healthcheck" >&2; sed -n 1,4p "$tmp/ssh.err" >&2; exit 1; fi`,
+    '  sleep 3',
+    'done',
     check,
     `printf '{"${field}":"%s"}' "$out"`,
   ].join('\n');

@@ -1,3 +1,7 @@
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { App, TerraformStack } from 'cdktf';
 import { KubernetesProvider } from '@cdktf/provider-kubernetes/lib/provider/index.js';
@@ -109,5 +113,40 @@ describe('SPIRE identity of a target', () => {
     expect(h.triggers.api_server).toBe('');
     expect(h.provisioner[0]['local-exec'].command).toContain("server=$(kc config view --minify -o jsonpath='{.clusters[0].cluster.server}')");
     expect(JSON.stringify(render())).toBe(JSON.stringify(g));
+  });
+
+  /** Runs the bundle read's program (as tofu's external provider would) with a fake ssh. */
+  async function runBundleRead(fakeSsh: string): Promise<{ exitCode: number; stdout: string; stderr: string; calls: number }> {
+    const dir = await mkdtemp(join(tmpdir(), 'spire-read-'));
+    try {
+      const ssh = join(dir, 'ssh');
+      await writeFile(ssh, `#!/bin/sh\nn=$(cat "${dir}/calls" 2>/dev/null || echo 0); n=$((n + 1)); echo $n >"${dir}/calls"\n${fakeSsh}\n`);
+      await chmod(ssh, 0o755);
+      await writeFile(join(dir, 'key'), 'not a key', { mode: 0o600 });
+      const program: string[] = one(g, 'data', 'external', 'bundle').program;
+      // tofu reads the program as a template: `$${` is a literal `${`
+      const script = program[2]!.replaceAll('$${', '${').replaceAll('%%{', '%{');
+      const r = await execa(program[0]!, [program[1]!, script, program[3]!], { input: '{}', reject: false, env: { PATH: process.env.PATH, DEPLOY_SSH: ssh, SSH_PRIVATE_KEY_FILE: join(dir, 'key') } });
+      const calls = Number((await execa('cat', [join(dir, 'calls')], { reject: false })).stdout || 0);
+      return { exitCode: r.exitCode ?? -1, stdout: r.stdout, stderr: r.stderr, calls };
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  it('GIVEN a SPIRE server that fails once (restarting) THEN the plan-time read tries again and gets the bundle', async () => {
+    const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----';
+    const r = await runBundleRead(`if [ "$n" -eq 1 ]; then echo 'api.sock: connect: no such file or directory' >&2; exit 1; fi\nprintf '%s\\n' '${pem.replaceAll('\n', '\\n')}'`);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.calls).toBe(2);
+    expect(Buffer.from(JSON.parse(r.stdout).bundle_b64, 'base64').toString()).toContain('-----BEGIN CERTIFICATE-----');
+  }, 20_000);
+
+  it('GIVEN a spire node out of reach (ssh exits 255) THEN the read fails at once naming the node', async () => {
+    const r = await runBundleRead(`echo 'ssh: connect to host spire.central.example.org port 2222: Connection refused' >&2; exit 255`);
+    expect(r.exitCode).not.toBe(0);
+    expect(r.calls).toBe(1);
+    expect(r.stderr).toContain('deploy: the spire node spire.central.example.org is not reachable over ssh as deploy (reading the trust bundle)');
+    expect(r.stderr).toContain('Connection refused');
   });
 });
