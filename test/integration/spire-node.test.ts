@@ -144,7 +144,8 @@ describe('test spire node', () => {
     const first = await spireNode('sync');
     expect(first.exitCode, first.stderr).toBe(0);
     const conf = await ssh(['cat', '/var/lib/spire/server.conf']);
-    expect(conf.stdout).toMatch(/"team" = \{\s*service_account_allow_list = \["team:node-alpha"\]\s*kube_config_file = "\/var\/lib\/spire\/k8s\/team\/kubeconfig"/);
+    // one cluster per node (<ns>.<node>), with the namespace's kubeconfig
+    expect(conf.stdout).toMatch(/"team\.alpha" = \{\s*service_account_allow_list = \["team:node-alpha"\]\s*kube_config_file = "\/var\/lib\/spire\/k8s\/team\/kubeconfig"/);
     expect(conf.stdout).toContain('"fediversity:node-web", "fediversity:node-db"');
     const health = await ssh(['spire-server', 'healthcheck']);
     expect(health.exitCode, health.stderr).toBe(0);
@@ -152,6 +153,7 @@ describe('test spire node', () => {
     expect(shown.stdout).toContain('spiffe://fediversity/k8s/team/team/node-alpha');
     expect(shown.stdout).toContain('spiffe://fediversity/host/team-alpha');
     expect(shown.stdout).toContain('k8s_psat:agent_sa:node-alpha');
+    expect(shown.stdout).toContain('k8s_psat:cluster:team.alpha');
 
     // a second sync changes nothing (no duplicate entries, no restart)
     const again = await spireNode('sync');
