@@ -233,7 +233,11 @@ network_up() {
 network_down() {
   # Deleting the netns deletes its veth end, which deletes the pair.
   if netns_exists; then ip netns del "$NETNS"; fi
-  if ip link show "$VETH_HOST" >/dev/null 2>&1; then ip link del "$VETH_HOST"; fi
+  # The kernel removes the pair asynchronously: it may vanish between the check and the del.
+  if ip link show "$VETH_HOST" >/dev/null 2>&1; then
+    ip link del "$VETH_HOST" 2>/dev/null || ! ip link show "$VETH_HOST" >/dev/null 2>&1 ||
+      sdie 3 "cannot delete the link $VETH_HOST"
+  fi
 }
 
 # ---- the node's files ---------------------------------------------------------------------
