@@ -1,0 +1,243 @@
+/**
+ * Workload identity with SPIRE (issue 10, FR-015..017, SC-005) against the real cluster and a
+ * test spire node (test/spire/spire-node.sh: spire-server + sshd in their own network
+ * namespace): the nodes' agents attest with k8s_psat and hold their host entry's SVID; a
+ * second plan changes nothing; a CA rotation reaches the pods; a spire node made again is
+ * handed off again and the agents attest again; an unreachable spire node fails the plan (and
+ * the plan of a destroy) naming it; the token stays out of argv, state, graph and output; a
+ * destroy removes the namespace's kubeconfig and names from the spire node.
+ *
+ * One flow, in order: each step builds on the state of the one before.
+ */
+import { chmod, copyFile, readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resolveSpireCoordinates, type SpireCoordinates } from '../../src/config/spire-coordinates.js';
+import { runOnSpireNode } from '../../src/spire/spire-ssh.js';
+import { spireNames } from '../../src/spire/spire-names.js';
+import { buildImage, repoRoot, type BuiltImage } from '../integration/images-scripts.js';
+import { DeployHarness } from './harness.js';
+
+const spireScript = join(repoRoot, 'test/spire/spire-node.sh');
+// A node of its own (netns, addresses inside the 10.253.0.0/16 the cluster lets pods reach),
+// so the integration tests' spire node never collides with this one.
+const NODE_NET = { SPIRE_NODE_NETNS: 'dpl-spe2e', SPIRE_NODE_HOST_IP: '10.253.7.1', SPIRE_NODE_IP: '10.253.7.2' };
+const SOCKET = '/run/spire-agent/public/api.sock';
+const NODES = ['alpha', 'beta'];
+
+async function sampleArgv(seen: Set<string>): Promise<void> {
+  for (const pid of await readdir('/proc').catch(() => [])) {
+    if (!/^\d+$/.test(pid)) continue;
+    const cmd = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    if (cmd) seen.add(cmd.replaceAll('\0', ' '));
+  }
+}
+
+async function filesUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
+  return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('SPIRE: node agents attest with k8s_psat against the spire node', () => {
+  let h: DeployHarness;
+  let image: BuiltImage;
+  let plan: string;
+  let spire: SpireCoordinates;
+  let spireEnv: Record<string, string> = {};
+  let nodeEnv: NodeJS.ProcessEnv;
+
+  /** `spire-node.sh <verb>` with this suite's node; `up` loads the coordinates it writes. */
+  async function spireNode(verb: string): Promise<string> {
+    const r = await execa('bash', [spireScript, verb], { env: nodeEnv, reject: false, timeout: 300_000 });
+    if (r.exitCode !== 0) throw new Error(`spire-node.sh ${verb} failed (${r.exitCode}):\n${r.stderr}`);
+    if (verb === 'up') {
+      const out = await execa('bash', ['-c', 'set -a; . "$1"; env -0', 'load', r.stdout.trim().split('\n').pop()!], { env: {} });
+      const vars = Object.fromEntries(
+        out.stdout
+          .split('\0')
+          .filter(Boolean)
+          .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+      );
+      spireEnv = { K8S_SPIRE_NODE: vars.K8S_SPIRE_NODE!, SSH_USER: vars.SSH_USER!, SSH_PRIVATE_KEY_FILE: vars.SSH_PRIVATE_KEY_FILE!, SSH_NODES: vars.SSH_NODES! };
+      const c = resolveSpireCoordinates(spireEnv);
+      if (!c.ok || c.value === undefined) throw new Error(`spire-node.sh wrote coordinates the deployer refuses: ${JSON.stringify(c)}`);
+      spire = c.value;
+    }
+    return r.stdout;
+  }
+
+  const onSpire = async (script: string) => (await runOnSpireNode(spire, ['sh', '-c', `'${script.replaceAll("'", "'\\''")}'`])).stdout;
+  const deploy = (verb: string, args: string[] = [], opts: { json?: boolean } = {}) => h.deploy(verb, plan, ['--target', 'all', ...args], spireEnv, opts);
+
+  /** Waits until the node's agent gives root its host entry's X.509 SVID; returns what it printed. */
+  async function svidOf(node: string, timeoutMs = 180_000): Promise<string> {
+    const want = spireNames.hostEntry(h.namespace, node);
+    const deadline = Date.now() + timeoutMs;
+    let last = '';
+    while (Date.now() < deadline) {
+      const r = await h.kubectl(['exec', `deploy/${node}`, '-c', 'node', '--', 'spire-agent', 'api', 'fetch', 'x509', '-socketPath', SOCKET]);
+      last = `${r.stdout}\n${r.stderr}`;
+      if (r.exitCode === 0 && r.stdout.includes(want)) return r.stdout;
+      await sleep(2000);
+    }
+    const journal = await h.kubectl(['exec', `deploy/${node}`, '-c', 'node', '--', 'journalctl', '-u', 'spire-agent', '-n', '30', '--no-pager']);
+    throw new Error(`node ${node}: no SVID ${want} within ${timeoutMs / 1000}s; last fetch:\n${last}\nagent journal:\n${journal.stdout}`);
+  }
+
+  /** The agents the spire server knows, as `<attestation type> <spiffe id>` lines. */
+  async function agents(): Promise<string> {
+    return onSpire('spire-server agent list');
+  }
+
+  beforeAll(async () => {
+    h = await DeployHarness.create('spire');
+    nodeEnv = { ...process.env, ...NODE_NET, DEPLOY_STATE_DIR: join(h.dir, 'spire-node') };
+    image = await buildImage('spire');
+    await spireNode('up');
+    plan = await h.writePlan('group', Object.fromEntries(NODES.map((n) => [n, { image }])));
+  });
+
+  afterAll(async () => {
+    await execa('bash', [spireScript, 'down'], { env: nodeEnv, reject: false });
+    await h?.cleanup();
+  });
+
+  it('SC-005: after apply, each node agent holds its host entry SVID and the server lists the agents with k8s_psat; the token stays secret', async () => {
+    const seen = new Set<string>();
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        await sampleArgv(seen);
+        await sleep(50);
+      }
+    })();
+    const r = await deploy('apply', [], { json: false });
+    sampling = false;
+    await sampler;
+    expect(r.exitCode, `${r.stdout}\n${r.stderr}`).toBe(0);
+    expect([...seen].some((c) => c.includes('rollout --namespace'))).toBe(true); // sampled while the run was live
+
+    for (const n of NODES) {
+      const svid = await svidOf(n);
+      expect(svid).toMatch(new RegExp(`SPIFFE ID:\\s+${spireNames.hostEntry(h.namespace, n)}\\n`));
+      // only root reads the projected token; the agent runs as its own user on a copy
+      const modes = await h.exec(n, 'stat -L -c "%a %U" /etc/spire-agent/k8s-token/token; systemctl show -p User --value spire-agent.service');
+      expect(modes.split('\n')[0]).toBe('400 root');
+      expect(modes.split('\n')[1]).toMatch(/^(?!root$)\S+$/);
+    }
+    const list = await agents();
+    expect(list.match(/Attestation type\s+: k8s_psat/g)?.length).toBe(NODES.length);
+
+    // the kubeconfig on the spire node: mode 0600, with a token of spire-server
+    const dir = spireNames.namespaceDir(h.namespace);
+    expect((await onSpire(`stat -c %a ${spireNames.kubeconfig(h.namespace)}`)).trim()).toBe('600');
+    const kubeconfig = await onSpire(`cat ${spireNames.kubeconfig(h.namespace)}`);
+    const token = /token: (\S+)/.exec(kubeconfig)?.[1];
+    expect(token?.length).toBeGreaterThan(100);
+    expect((await onSpire(`ls ${dir}/entries`)).split('\n').filter(Boolean).sort()).toEqual(NODES.map((n) => `${n}.json`));
+
+    // the token: never in argv, stdout, stderr, the state (the embedded backend's data) or the graph
+    const haystacks: [string, Buffer | string][] = [
+      ['stdout', r.stdout],
+      ['stderr', r.stderr],
+      ['argv', [...seen].join('\n')],
+    ];
+    for (const f of await filesUnder(join(h.dir, 'state'))) haystacks.push([f, await readFile(f)]);
+    expect(haystacks.length).toBeGreaterThan(5);
+    expect(haystacks.filter(([, text]) => text.includes(token!)).map(([where]) => where)).toEqual([]);
+    // nor the path of the key (each run stages its own copy)
+    expect(haystacks.filter(([where, text]) => where !== 'argv' && text.includes(spireEnv.SSH_PRIVATE_KEY_FILE!)).map(([where]) => where)).toEqual([]);
+  });
+
+  it('a second plan after apply shows no changes (the bundle read does not churn)', async () => {
+    const p = await deploy('plan');
+    expect(p.exitCode, p.stderr).toBe(0);
+    expect(p.json.targets[0].changes).toBe(false);
+  });
+
+  it('CA rotation: the next plan changes the ConfigMap; after apply the pods have the new bundle and an SVID', async () => {
+    const before = await onSpire('spire-server bundle show -format pem');
+    await spireNode('rotate-ca');
+    const after = await onSpire('spire-server bundle show -format pem');
+    expect(after).not.toBe(before);
+
+    const p = await deploy('plan');
+    expect(p.exitCode, p.stderr).toBe(0);
+    expect(p.json.targets[0].changes).toBe(true);
+    expect(p.json.targets[0].other.map((o: any) => `${o.address} ${o.change}`).join('\n')).toMatch(/config_map.*update/);
+    // no node is restarted for it: kubelet updates the mounted ConfigMap in place
+    expect(p.json.targets[0].nodes.map((n: any) => n.words)).toEqual(NODES.map(() => 'no change'));
+
+    const a = await deploy('apply', [], { json: false });
+    expect(a.exitCode, a.stderr).toBe(0);
+    const want = `${after.trim()}\n`;
+    for (const n of NODES) {
+      const deadline = Date.now() + 180_000;
+      let inPod = '';
+      while (Date.now() < deadline && inPod.trim() !== want.trim()) {
+        inPod = await h.exec(n, 'cat /etc/spire-agent/bundle/bundle.crt');
+        if (inPod.trim() !== want.trim()) await sleep(3000);
+      }
+      expect(inPod.trim()).toBe(want.trim());
+      await svidOf(n);
+    }
+  });
+
+  it('spire node made again (new machine ID, CA and host key): the next plan replaces the hand-off; after apply the agents attest again', async () => {
+    const oldId = (await onSpire('cat /etc/machine-id')).trim();
+    await execa('bash', [spireScript, 'down'], { env: nodeEnv });
+    await spireNode('up');
+    expect((await onSpire('cat /etc/machine-id')).trim()).not.toBe(oldId);
+    expect(await agents()).not.toMatch(/k8s_psat/); // a new server knows no agent
+
+    const p = await deploy('plan');
+    expect(p.exitCode, p.stderr).toBe(0);
+    expect(p.json.targets[0].other.map((o: any) => `${o.address} ${o.change}`).join('\n')).toMatch(/handoff.* replace/);
+
+    const a = await deploy('apply', [], { json: false });
+    expect(a.exitCode, a.stderr).toBe(0);
+    for (const n of NODES) await svidOf(n, 240_000);
+    expect((await agents()).match(/Attestation type\s+: k8s_psat/g)?.length).toBe(NODES.length);
+  });
+
+  it('spire node unreachable: plan and the plan of a destroy fail naming it, and change nothing', async () => {
+    // `down` removes the node's key with it: keep a copy, so that only the node is missing
+    const key = join(h.dir, 'spire-key');
+    await copyFile(spireEnv.SSH_PRIVATE_KEY_FILE!, key);
+    await chmod(key, 0o600);
+    spireEnv = { ...spireEnv, SSH_PRIVATE_KEY_FILE: key };
+    await execa('bash', [spireScript, 'down'], { env: nodeEnv });
+    const p = await deploy('plan', [], { json: false });
+    expect(p.exitCode).not.toBe(0);
+    expect(p.stderr).toContain(`spire node ${spire.node}`);
+    const d = await deploy('destroy', [], { json: false });
+    expect(d.exitCode).not.toBe(0);
+    expect(d.stderr).toContain(`spire node ${spire.node}`);
+    expect((await h.kubectl(['get', 'namespace', h.namespace], { namespace: null })).exitCode).toBe(0);
+    for (const n of NODES) expect((await h.podOf(n)).status.phase).toBe('Running');
+  });
+
+  it('destroy removes the namespace kubeconfig and names from the spire node', async () => {
+    await spireNode('up');
+    // the new node gets the hand-off first, so that there is something to remove
+    const a = await deploy('apply', [], { json: false });
+    expect(a.exitCode, a.stderr).toBe(0);
+    expect((await onSpire(`ls ${spireNames.namespaceDir(h.namespace)}`)).split('\n')).toContain('kubeconfig');
+
+    const d = await deploy('destroy', [], { json: false });
+    expect(d.exitCode, d.stderr).toBe(0);
+    expect((await onSpire(`test -e ${spireNames.namespaceDir(h.namespace)} && echo present || echo gone`)).trim()).toBe('gone');
+    // the node's syncer retires the entries of a namespace whose directory is gone
+    const deadline = Date.now() + 60_000;
+    let entries = '';
+    do {
+      entries = await onSpire('spire-server entry show');
+      if (!entries.includes(h.namespace)) break;
+      await sleep(2000);
+    } while (Date.now() < deadline);
+    expect(entries).not.toContain(h.namespace);
+  });
+});
