@@ -99,6 +99,29 @@ async function main(): Promise<number> {
       results.errors.push(`${name}: ${msg}`);
     }
   };
+  let cleaned = false;
+  const cleanup = () => {
+    if (cleaned) return;
+    cleaned = true;
+    for (const ns of Object.values(namespaces)) {
+      try {
+        kubectl(cluster, ['delete', 'namespace', ns, '--ignore-not-found', '--wait=false']);
+      } catch (err) {
+        log(`could not delete namespace ${ns}: ${String(err)}`);
+      }
+    }
+    backend.stop();
+    rmSync(work, { recursive: true, force: true });
+  };
+  // Stopped half way (Ctrl-C reaches the running deploy too, through the process group):
+  // leave no bench namespace or state server behind; nothing is written.
+  const onSignal = (signal: NodeJS.Signals) => {
+    log(`${signal}: stopping; deleting the bench namespaces; no results written`);
+    cleanup();
+    process.exit(130);
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   try {
     await attempt('synth', async () => {
       const out = join(work, 'synth.json');
@@ -118,15 +141,9 @@ async function main(): Promise<number> {
       }
     });
   } finally {
-    for (const ns of Object.values(namespaces)) {
-      try {
-        kubectl(cluster, ['delete', 'namespace', ns, '--ignore-not-found', '--wait=false']);
-      } catch (err) {
-        log(`could not delete namespace ${ns}: ${String(err)}`);
-      }
-    }
-    backend.stop();
-    rmSync(work, { recursive: true, force: true });
+    cleanup();
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
   }
 
   results.host += `, ${loadavg()[1]!.toFixed(1)} at the end (other work on the machine shares its 2 cores)`;
