@@ -413,9 +413,11 @@ merged_clusters() {
 cmd_sync() {
   ensure_programs
   ensure_debian_packages jq || sdie 3 "Debian packages missing (above)"
-  daemon_pid spire-server >/dev/null || sdie 3 "the test spire node is not up: npm run spire:up"
+  [ -d "$S/run" ] || sdie 3 "the test spire node is not up: npm run spire:up"
   (
     flock -w 120 8 || sdie 3 "another sync holds $S/run/sync.lock for over 120s"
+    # under the lock: the syncer's own sync may be restarting the server right now
+    daemon_pid spire-server >/dev/null || sdie 3 "the test spire node is not up: npm run spire:up"
     sync_once
   ) 8>"$S/run/sync.lock"
 }
@@ -547,8 +549,13 @@ cmd_up() {
   ensure_programs
   write_node_files
   network_up
-  start_daemon sshd -D -e -f /etc/ssh/sshd_config
-  start_daemon spire-server run -config /var/lib/spire/server.conf
+  (
+    # under the sync lock: a running syncer may be restarting the server, and a second
+    # server would find its port taken
+    flock -w 120 8 || sdie 3 "a sync holds $S/run/sync.lock for over 120s"
+    start_daemon sshd -D -e -f /etc/ssh/sshd_config
+    start_daemon spire-server run -config /var/lib/spire/server.conf
+  ) 8>"$S/run/sync.lock"
   wait_until 30 sshd_answers || { require_alive sshd; sdie 3 "sshd on $NODE_IP does not answer within 30s (log: $S/log/sshd.log)"; }
   wait_until 60 server_healthy || { require_alive spire-server; sdie 3 "spire-server is not healthy within 60s (log: $S/log/spire-server.log)"; }
   start_syncer
