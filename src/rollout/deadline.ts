@@ -46,11 +46,17 @@ export function withDeadline<T>(what: string, promise: Promise<T>, ms: number, s
   });
 }
 
+/** The HTTP status of a failed API request (ApiException's `code`, or `statusCode`). */
+export function statusCode(err: unknown): number | undefined {
+  const e = err as { code?: unknown; statusCode?: unknown };
+  return typeof e?.code === 'number' ? e.code : typeof e?.statusCode === 'number' ? e.statusCode : undefined;
+}
+
 /** Transport and server-side failures worth another try: the request may well pass next time. */
 export function isTransient(err: unknown): boolean {
   if (err instanceof DeadlineError) return true;
-  const e = err as { code?: unknown; statusCode?: unknown; cause?: { code?: unknown } };
-  const status = typeof e?.code === 'number' ? e.code : typeof e?.statusCode === 'number' ? e.statusCode : undefined;
+  const e = err as { code?: unknown; cause?: { code?: unknown } };
+  const status = statusCode(err);
   if (status !== undefined) return status === 429 || status >= 500;
   const sys = typeof e?.code === 'string' ? e.code : typeof e?.cause?.code === 'string' ? e.cause.code : '';
   return ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT'].includes(sys);

@@ -20,7 +20,7 @@ import {
   type RequestContext,
 } from '@kubernetes/client-node';
 import { ConfigError, ToolError } from '../errors.js';
-import { retryTransient, withDeadline } from './deadline.js';
+import { retryTransient, statusCode, withDeadline } from './deadline.js';
 import type { ListResult, WatchClient } from './list-watch.js';
 import type { JsonPatchOp } from './undo-patch.js';
 
@@ -90,11 +90,6 @@ export function loadKubeConfig(env: NodeJS.ProcessEnv): KubeConfig {
     throw new ConfigError('The kubeconfig names no current cluster.', [{ where: file, message: 'current-context has no cluster' }]);
   }
   return kc;
-}
-
-function statusCode(err: unknown): number | undefined {
-  const e = err as { code?: unknown; statusCode?: unknown };
-  return typeof e?.code === 'number' ? e.code : typeof e?.statusCode === 'number' ? e.statusCode : undefined;
 }
 
 /** What the API server answered, briefly (ApiException carries the Status body). */

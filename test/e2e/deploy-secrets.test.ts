@@ -4,11 +4,11 @@
  * every process's arguments are sampled; then a search of everything the run left.
  */
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, request, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DeployHarness, images } from './harness.js';
+import { DeployHarness, filesUnder, images, sampleArgv } from './harness.js';
 import { freePort } from '../integration/images-scripts.js';
 import { stateDir as clusterStateDir } from './global-setup.js';
 
@@ -36,19 +36,6 @@ function authProxy(upstream: string, user: string, pass: string): Server {
     });
     req.pipe(up);
   });
-}
-
-async function filesUnder(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
-  return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
-}
-
-async function sampleArgv(seen: Set<string>): Promise<void> {
-  for (const pid of await readdir('/proc').catch(() => [])) {
-    if (!/^\d+$/.test(pid)) continue;
-    const cmd = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-    if (cmd) seen.add(cmd.replaceAll('\0', ' '));
-  }
 }
 
 describe('secrets stay out of argv, state, graph, logs and stdout', () => {

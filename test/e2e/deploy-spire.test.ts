@@ -9,15 +9,16 @@
  *
  * One flow, in order: each step builds on the state of the one before.
  */
-import { chmod, copyFile, readdir, readFile } from 'node:fs/promises';
+import { chmod, copyFile, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resolveSpireCoordinates, type SpireCoordinates } from '../../src/config/spire-coordinates.js';
+import type { SpireCoordinates } from '../../src/config/spire-coordinates.js';
+import { loadSpireEnv } from '../spire/spire-env.js';
 import { runOnSpireNode } from '../../src/spire/spire-ssh.js';
 import { spireNames } from '../../src/spire/spire-names.js';
 import { buildImage, repoRoot, type BuiltImage } from '../integration/images-scripts.js';
-import { DeployHarness } from './harness.js';
+import { DeployHarness, filesUnder, sampleArgv } from './harness.js';
 
 const spireScript = join(repoRoot, 'test/spire/spire-node.sh');
 // A node of its own (netns, addresses inside the 10.253.0.0/16 the cluster lets pods reach),
@@ -25,19 +26,6 @@ const spireScript = join(repoRoot, 'test/spire/spire-node.sh');
 const NODE_NET = { SPIRE_NODE_NETNS: 'dpl-spe2e', SPIRE_NODE_HOST_IP: '10.253.7.1', SPIRE_NODE_IP: '10.253.7.2' };
 const SOCKET = '/run/spire-agent/public/api.sock';
 const NODES = ['alpha', 'beta'];
-
-async function sampleArgv(seen: Set<string>): Promise<void> {
-  for (const pid of await readdir('/proc').catch(() => [])) {
-    if (!/^\d+$/.test(pid)) continue;
-    const cmd = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-    if (cmd) seen.add(cmd.replaceAll('\0', ' '));
-  }
-}
-
-async function filesUnder(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
-  return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -54,17 +42,10 @@ describe('SPIRE: node agents attest with k8s_psat against the spire node', () =>
     const r = await execa('bash', [spireScript, verb], { env: nodeEnv, reject: false, timeout: 300_000 });
     if (r.exitCode !== 0) throw new Error(`spire-node.sh ${verb} failed (${r.exitCode}):\n${r.stderr}`);
     if (verb === 'up') {
-      const out = await execa('bash', ['-c', 'set -a; . "$1"; env -0', 'load', r.stdout.trim().split('\n').pop()!], { env: {} });
-      const vars = Object.fromEntries(
-        out.stdout
-          .split('\0')
-          .filter(Boolean)
-          .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
-      );
+      const loaded = await loadSpireEnv(r.stdout.trim().split('\n').pop()!);
+      const { vars } = loaded;
       spireEnv = { K8S_SPIRE_NODE: vars.K8S_SPIRE_NODE!, SSH_USER: vars.SSH_USER!, SSH_PRIVATE_KEY_FILE: vars.SSH_PRIVATE_KEY_FILE!, SSH_NODES: vars.SSH_NODES! };
-      const c = resolveSpireCoordinates(spireEnv);
-      if (!c.ok || c.value === undefined) throw new Error(`spire-node.sh wrote coordinates the deployer refuses: ${JSON.stringify(c)}`);
-      spire = c.value;
+      spire = loaded.spire;
     }
     return r.stdout;
   }

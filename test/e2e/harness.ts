@@ -4,7 +4,7 @@
  * directory, and the real CLI run as a child process (bin/deploy.js, like an operator).
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -130,3 +130,18 @@ export const images = {
   broken: () => buildImage('broken'),
   goodWith: (config: string) => buildImage('good', [config]),
 };
+
+/** Every file under `dir` (for searching what a run left behind). */
+export async function filesUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
+  return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
+}
+
+/** Adds the command line of every process now running to `seen` (argv leak checks). */
+export async function sampleArgv(seen: Set<string>): Promise<void> {
+  for (const pid of await readdir('/proc').catch(() => [])) {
+    if (!/^\d+$/.test(pid)) continue;
+    const cmd = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    if (cmd) seen.add(cmd.replaceAll('\0', ' '));
+  }
+}

@@ -14,6 +14,19 @@ import { tempDir } from '../unit/helpers.js';
 
 const examples = join(import.meta.dirname, '..', '..', 'examples');
 
+/** `tofu init` against the embedded backend (offline, from the mirror), then `tofu validate`: no error. */
+async function expectValid(stateKey: string, graphDir: string, dataDir: string, env: NodeJS.ProcessEnv): Promise<void> {
+  const backend = await startEmbeddedBackend({ key: stateKey, dataDir });
+  try {
+    await initGraph({ dir: graphDir, env: { ...env, ...backend.env } });
+    const r = await validateGraph({ dir: graphDir, env: { ...env, ...backend.env } });
+    expect(r.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
+    expect(r.valid).toBe(true);
+  } finally {
+    await backend.close();
+  }
+}
+
 describe('example graphs with the real tofu', () => {
   let dir: string;
   let cleanup: () => Promise<void>;
@@ -32,16 +45,8 @@ describe('example graphs with the real tofu', () => {
       const coords = loadCoordinates({}, { K8S_REGISTRY: 'registry.invalid:5000' });
       for (const model of buildTargets(plan, coords, join(examples, f))) {
         const graphDir = await writeGraph(model, join(dir, 'graphs'));
-        const backend = await startEmbeddedBackend({ key: model.stateKey, dataDir: join(dir, 'state') });
-        try {
-          await initGraph({ dir: graphDir, env: { ...env, ...backend.env } });
-          const r = await validateGraph({ dir: graphDir, env: { ...env, ...backend.env } });
-          expect(r.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
-          expect(r.valid).toBe(true);
-          validated++;
-        } finally {
-          await backend.close();
-        }
+        await expectValid(model.stateKey, graphDir, join(dir, 'state'), env);
+        validated++;
       }
     }
     expect(validated).toBeGreaterThanOrEqual(6);
@@ -63,16 +68,8 @@ describe('example graphs with the real tofu', () => {
       for (const model of buildTargets(plan, coords, join(examples, f))) {
         const graphDir = await writeGraph(model, join(dir, 'spire-graphs'));
         expect(await readFile(join(graphDir, 'cdk.tf.json'), 'utf8')).not.toContain('secret-key-dir');
-        const backend = await startEmbeddedBackend({ key: model.stateKey, dataDir: join(dir, 'spire-state') });
-        try {
-          await initGraph({ dir: graphDir, env: { ...env, ...backend.env } });
-          const r = await validateGraph({ dir: graphDir, env: { ...env, ...backend.env } });
-          expect(r.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
-          expect(r.valid).toBe(true);
-          validated++;
-        } finally {
-          await backend.close();
-        }
+        await expectValid(model.stateKey, graphDir, join(dir, 'spire-state'), env);
+        validated++;
       }
     }
     expect(validated).toBeGreaterThanOrEqual(6);

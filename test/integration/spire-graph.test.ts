@@ -15,7 +15,8 @@ import { KubernetesProvider } from '@cdktf/provider-kubernetes/lib/provider/inde
 import { NullProvider } from '@cdktf/provider-null/lib/provider/index.js';
 import { ExternalProvider } from '@cdktf/provider-external/lib/provider/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resolveSpireCoordinates, type SpireCoordinates } from '../../src/config/spire-coordinates.js';
+import type { SpireCoordinates } from '../../src/config/spire-coordinates.js';
+import { loadSpireEnv } from '../spire/spire-env.js';
 import { readTrustBundle, runOnSpireNode } from '../../src/spire/spire-ssh.js';
 import { providerEnv, requireTool } from '../../src/tools/discover.js';
 import { initGraph, planGraph, validateGraph } from '../../src/tools/tofu.js';
@@ -47,11 +48,7 @@ beforeAll(async () => {
   nodeEnv = { ...process.env, DEPLOY_STATE_DIR: stateDir, SPIRE_NODE_NETNS: netns, SPIRE_NODE_HOST_IP: `${subnet}.9`, SPIRE_NODE_IP: `${subnet}.10` };
   const up = await spireNode('up');
   expect(up.exitCode, up.stderr).toBe(0);
-  const out = await execa('bash', ['-c', 'set -a; . "$1"; env -0', 'load', up.stdout.trim()], { env: {} });
-  const vars = Object.fromEntries(out.stdout.split('\0').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
-  const resolved = resolveSpireCoordinates(vars);
-  if (!resolved.ok || resolved.value === undefined) throw new Error('no SPIRE coordinates from the env file');
-  spire = resolved.value;
+  ({ spire } = await loadSpireEnv(up.stdout.trim()));
 
   const { sshPrivateKeyFile: _key, ...graphCoordinates } = spire;
   const app = new App({ outdir: '/nonexistent', skipValidation: true, stackTraces: false });

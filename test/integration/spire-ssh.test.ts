@@ -9,7 +9,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resolveSpireCoordinates, type SpireCoordinates } from '../../src/config/spire-coordinates.js';
+import type { SpireCoordinates } from '../../src/config/spire-coordinates.js';
+import { loadSpireEnv } from '../spire/spire-env.js';
 import { ToolError } from '../../src/errors.js';
 import { readSpireMachineId, readTrustBundle, runOnSpireNode } from '../../src/spire/spire-ssh.js';
 
@@ -36,11 +37,7 @@ beforeAll(async () => {
   const r = await spireNode('up');
   expect(r.exitCode, r.stderr).toBe(0);
   // The coordinates exactly as an operator would export them from the env file.
-  const out = await execa('bash', ['-c', 'set -a; . "$1"; env -0', 'load', r.stdout.trim()], { env: {} });
-  const vars = Object.fromEntries(out.stdout.split('\0').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
-  const resolved = resolveSpireCoordinates(vars);
-  if (!resolved.ok || resolved.value === undefined) throw new Error(`the env file gives no SPIRE coordinates: ${JSON.stringify(resolved)}`);
-  spire = resolved.value;
+  ({ spire } = await loadSpireEnv(r.stdout.trim()));
 }, 3_700_000);
 
 afterAll(async () => {
