@@ -34,7 +34,18 @@ export const LIVENESS_SCRIPT = 'systemctl show --property=Version >/dev/null';
 
 /** systemd stops on SIGRTMIN+3 (set in the image); give it time to stop its units cleanly. */
 export const TERMINATION_GRACE_SECONDS = 30;
-export const READINESS_PERIOD_SECONDS = 2;
+/**
+ * Probe periods. Every exec probe is a runc exec plus a systemctl call in the pod: at 2 s
+ * (readiness) and 10 s (liveness), 50 node pods were 30 execs a second and held a 2-core
+ * machine at load 95-137 (issue 11's bench). The rollout does not wait on these periods: the
+ * startup probe (every 1 s) ends the boot, and the kubelet runs the readiness probe at once
+ * when startup succeeds (prober_manager UpdatePodStatus), so a node is Ready, or its
+ * "Readiness probe failed: systemd: degraded" event is out, within about a second of its
+ * boot ending. The periods only bound how soon a later fall from `running` is seen (10 s)
+ * and how soon a hung PID 1 is killed (3 x 30 s).
+ */
+export const READINESS_PERIOD_SECONDS = 10;
+export const LIVENESS_PERIOD_SECONDS = 30;
 
 // the manifest is read by tofu as a template: the scripts' own `${...}` must reach the pod as is
 const exec = (script: string) => ({ exec: { command: ['/bin/sh', '-c', tfEscape(script)] } });
@@ -87,7 +98,7 @@ export function deploymentManifest(target: TargetModel, node: NodeModel, namespa
               ],
               startupProbe: { ...exec(STARTUP_SCRIPT), periodSeconds: 1, timeoutSeconds: 5, failureThreshold: target.rolloutTimeoutSeconds },
               readinessProbe: { ...exec(READINESS_SCRIPT), periodSeconds: READINESS_PERIOD_SECONDS, timeoutSeconds: 5, failureThreshold: 1, successThreshold: 1 },
-              livenessProbe: { ...exec(LIVENESS_SCRIPT), periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 3 },
+              livenessProbe: { ...exec(LIVENESS_SCRIPT), periodSeconds: LIVENESS_PERIOD_SECONDS, timeoutSeconds: 5, failureThreshold: 3 },
             },
           ],
           volumes: [

@@ -145,7 +145,11 @@ describe('the graph of a target', () => {
     // tofu reads the manifest as a template: the shell's own ${...} is escaped as $${...}
     expect(c.readinessProbe.exec.command[2]).toContain('echo "systemd: $${state:-unknown}"');
     expect(c.startupProbe.failureThreshold * c.startupProbe.periodSeconds).toBe(90);
-    expect(c.livenessProbe).toBeDefined();
+    // exec probes cost a runc exec each: steady state is one readiness probe per 10 s and one
+    // liveness probe per 30 s (issue 11); the rollout waits on the 1 s startup probe instead
+    expect(c.startupProbe.periodSeconds).toBe(1);
+    expect(c.readinessProbe.periodSeconds).toBe(10);
+    expect(c.livenessProbe.periodSeconds * c.livenessProbe.failureThreshold).toBe(90);
   });
 
   it('names the image by the digest read after the push', () => {
