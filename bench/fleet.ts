@@ -4,6 +4,7 @@
  * (`deploy state serve`), so that `deploy plan` and a bare `tofu plan` read the same state.
  */
 import { execa } from 'execa';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildImage, kubectl, log, type ClusterEnv, type NodeImage } from './lib/bench-env.ts';
 import { countApply, runDeploy, writePlan } from './lib/deploy-run.ts';
@@ -120,7 +121,10 @@ export async function benchFleet(opts: FleetOptions): Promise<FleetResults> {
   const tofuSpread = spread(tofuRuns);
 
   // P2: apply of k changed nodes; every size in every run, in a shuffled order; disjoint node
-  // sets per size, so one new image per run serves all sizes and every push is a real upload.
+  // sets per size. Each apply brings a new release: an image built for this bench run, run and
+  // size, that the registry has never seen, so each size pays one real upload (nodes sharing
+  // an archive push it once; the others mount its layers) and none rides on another's push.
+  // The archives are removed at the end (150 MB each).
   const offsets = new Map<number, number>();
   let next = 0;
   for (const k of opts.sizes) {
@@ -129,21 +133,27 @@ export async function benchFleet(opts: FleetOptions): Promise<FleetResults> {
   }
   if (next > opts.nodes) throw new Error(`the sizes ${opts.sizes.join(',')} need ${next} nodes, the group has ${opts.nodes}`);
   const scaleRuns = new Map<number, number[]>(opts.sizes.map((k) => [k, []]));
-  for (let run = 1; run <= (opts.sizes.length ? opts.runs : 0); run++) {
-    const image = buildImage('good', `BENCH_SCALE=run-${run}`);
-    const order = shuffled(opts.sizes, run * 7919);
-    log(`fleet: scale-out run ${run}/${opts.runs}, order ${order.join(',')}`);
-    for (const k of order) {
-      const start = offsets.get(k)!;
-      for (let i = start; i < start + k; i++) images[nodeName(i)] = image;
-      plan = writePlan(opts.work, `fleet-${run}-${k}`, GROUP, images);
-      const r = await runDeploy(['apply', '--plan', plan, '--json'], env);
-      expectOk(`the apply of ${k} changed nodes`, r);
-      const c = countApply(r.json);
-      if (c.pushes !== k || c.rollouts !== k || c.outcomes.some((o) => o !== 'ready')) throw new Error(`apply of ${k} changed nodes: ${c.pushes} pushes, ${c.rollouts} rollouts (${c.outcomes.join(',')})`);
-      scaleRuns.get(k)!.push(r.ms);
-      log(`fleet: ${k} changed node(s): ${(r.ms / 1000).toFixed(1)} s`);
+  const built: string[] = [];
+  try {
+    for (let run = 1; run <= (opts.sizes.length ? opts.runs : 0); run++) {
+      const order = shuffled(opts.sizes, run * 7919);
+      log(`fleet: scale-out run ${run}/${opts.runs}, order ${order.join(',')}`);
+      for (const k of order) {
+        const image = buildImage('good', `BENCH_SCALE=${opts.namespace}-run-${run}-size-${k}`);
+        built.push(image.archive);
+        const start = offsets.get(k)!;
+        for (let i = start; i < start + k; i++) images[nodeName(i)] = image;
+        plan = writePlan(opts.work, `fleet-${run}-${k}`, GROUP, images);
+        const r = await runDeploy(['apply', '--plan', plan, '--json'], env);
+        expectOk(`the apply of ${k} changed nodes`, r);
+        const c = countApply(r.json);
+        if (c.pushes !== k || c.rollouts !== k || c.outcomes.some((o) => o !== 'ready')) throw new Error(`apply of ${k} changed nodes: ${c.pushes} pushes, ${c.rollouts} rollouts (${c.outcomes.join(',')})`);
+        scaleRuns.get(k)!.push(r.ms);
+        log(`fleet: ${k} changed node(s): ${(r.ms / 1000).toFixed(1)} s`);
+      }
     }
+  } finally {
+    for (const a of built) rmSync(a, { force: true });
   }
   const scale = opts.sizes.map((size) => ({ size, ms: spread(scaleRuns.get(size)!), runs: scaleRuns.get(size)! }));
   const m = (k: number) => scale.find((s) => s.size === k)?.ms.median ?? Number.NaN;

@@ -75,6 +75,22 @@ describe('the graph of a target', () => {
     expect(digest.program[2]).toContain('inspect');
   });
 
+  it('pushes an archive shared by several nodes once: the others wait for the first push, and only they', () => {
+    const { json } = graphs((p) => {
+      for (const n of ['beta', 'gamma']) p.nodes[n].image = { ...p.nodes.alpha.image };
+    }).all!;
+    const nulls = byPath(json, 'resource', 'null_resource');
+    const rcAddress = address(json, 'data', 'kubernetes_resources', 'runtime-class');
+    const alpha = address(json, 'resource', 'null_resource', 'image-alpha/push');
+    expect(nulls['image-alpha/push'].depends_on).toEqual([rcAddress]);
+    // each still pushes its own repository from the archive: skopeo mounts the layers it finds
+    expect(nulls['image-beta/push'].depends_on).toEqual([rcAddress, alpha]);
+    expect(nulls['image-beta/push'].provisioner[0]['local-exec'].command).toContain(`'docker://reg.test:5000/fediversity/beta:a1'`);
+    expect(nulls['image-gamma/push'].depends_on).toEqual([rcAddress, alpha]);
+    // another archive is not held back
+    expect(nulls['image-delta/push'].depends_on).toEqual([rcAddress]);
+  });
+
   it('creates the namespace after every push, then the NetworkPolicy, then the Deployments', () => {
     const json = g.all!.json;
     const ns = Object.values<any>(json.resource.kubernetes_namespace_v1)[0];
