@@ -79,7 +79,7 @@ export function renderReport(r: BenchResults, svgName: string): string {
     md.push('');
   }
   if (r.fleet) {
-    if (r.fleet.scale.length) md.push('## P2: scale-out curve', '', `Group of ${r.fleet.scaleFrom?.nodes ?? r.nodes} nodes; each size changes its own nodes to a new image (a real push and a pod replaced per node).`, '', '| changed nodes | apply (median, min-max) | runs (s) |', '|---:|---|---|');
+    if (r.fleet.scale.length) md.push('## P2: scale-out curve', '', `Group of ${r.fleet.scaleFrom?.nodes ?? r.nodes} nodes; each apply changes its own nodes to an image the registry has not seen (one upload, mounted into the other nodes' repositories, and a pod replaced per node).`, '', '| changed nodes | apply (median, min-max) | runs (s) |', '|---:|---|---|');
     for (const s of r.fleet.scale) md.push(`| ${s.size} | ${showSecs(s.ms)} | ${s.runs.map((x) => secs(x)).join(', ')} |`);
     md.push('', `First apply of all ${r.nodes} nodes (pushes, pods from nothing; in batches of 10 nodes, the times summed): ${secs(r.fleet.initialApplyMs)} s.`, '');
   }
