@@ -42,10 +42,9 @@ describe('SPIRE: node agents attest with k8s_psat against the spire node', () =>
     const r = await execa('bash', [spireScript, verb], { env: nodeEnv, reject: false, timeout: 300_000 });
     if (r.exitCode !== 0) throw new Error(`spire-node.sh ${verb} failed (${r.exitCode}):\n${r.stderr}`);
     if (verb === 'up') {
-      const loaded = await loadSpireEnv(r.stdout.trim().split('\n').pop()!);
-      const { vars } = loaded;
+      const { vars, spire: coordinates } = await loadSpireEnv(r.stdout.trim().split('\n').pop()!);
       spireEnv = { K8S_SPIRE_NODE: vars.K8S_SPIRE_NODE!, SSH_USER: vars.SSH_USER!, SSH_PRIVATE_KEY_FILE: vars.SSH_PRIVATE_KEY_FILE!, SSH_NODES: vars.SSH_NODES! };
-      spire = loaded.spire;
+      spire = coordinates;
     }
     return r.stdout;
   }
