@@ -2,7 +2,8 @@
 export const EXIT_CODES_HELP = `
 Exit codes:
   0    success (plan: whether or not there are changes; --json says which)
-  2    bad input: flags, environment, group plan (nothing was changed)
+  2    bad input: flags, environment, group plan (nothing was changed); also the embedded
+       state backend where CI, GITHUB_ACTIONS or FORGEJO_ACTIONS is set, unless DEPLOY_STATE=embedded
   3    a tool or the cluster failed (tofu, skopeo, state backend, API server)
   4    rollout failed; the Deployment was set back to the previous image
   5    rollout failed; there was no previous image to set back (first deploy)

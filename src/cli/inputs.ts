@@ -23,7 +23,9 @@ Environment (flags override it):
 ${COORDINATES.map((c) => `  ${c.env.padEnd(24)} ${c.help}`).join('\n')}
   K8S_REGISTRY_TLS_VERIFY  false for a plain-http registry (default: true)
   REGISTRY_AUTH_FILE       registry credentials (containers-auth.json), read by skopeo only
-  TF_HTTP_ADDRESS          an OpenTofu http state backend; unset: the embedded one
+  TF_HTTP_ADDRESS          an OpenTofu http state backend (base address: <address>/<group>-<target>); unset: the embedded one
+  DEPLOY_STATE             "embedded": allow the embedded backend where CI, GITHUB_ACTIONS or FORGEJO_ACTIONS
+                           is set (plan/apply/destroy refuse it there, exit 2: a runner's home may not last)
   DEPLOY_STATE_DIR         where graphs and embedded state live (default: ~/.local/state/k8s-deployer)
   DEPLOY_LOG_LEVEL         trace|debug|info|warn|error (default: info)
 

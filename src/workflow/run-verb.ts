@@ -5,11 +5,14 @@
 import { resolve } from 'node:path';
 import type { CliContext } from '../cli/context.js';
 import { graphsDir, loadTargets, type InputFlags } from '../cli/inputs.js';
+import { requireStateChoice } from '../config/state-choice.js';
 import { ExitCode } from '../errors.js';
 import { formatTargetSummary } from './plan-summary.js';
 import { runTarget, type Mode, type TargetRunResult } from './run-target.js';
 
 export async function runVerb(mode: Mode, flags: InputFlags, ctx: CliContext): Promise<void> {
+  // before anything else: a CI runner must not keep its state in a home that may not last
+  requireStateChoice(ctx.env);
   const { targets, coordinates: coords } = await loadTargets(flags, ctx);
   const logger = ctx.logger();
   const started = Date.now();

@@ -50,6 +50,9 @@ export class DeployHarness {
       DEPLOY_STATE_DIR: join(dir, 'state'),
       DEPLOY_ROLLOUT_TIMEOUT: '120s',
       DEPLOY_LOG_LEVEL: 'warn',
+      // the embedded state backend, on purpose: CI runs the tests with CI=true, where deploy
+      // refuses it unless asked, and the suite's state directory lasts as long as the suite
+      DEPLOY_STATE: 'embedded',
     };
     delete env.TF_HTTP_ADDRESS;
     return new DeployHarness(`${prefix}-${stamp}`, dir, env);
