@@ -19,8 +19,8 @@
 # Exit codes: 0 ok, 2 usage or configuration, 3 a program or the host failed.
 set -euo pipefail
 CLUSTER_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=../../toolchain/cluster/debian-packages.sh
-. "$CLUSTER_HERE/../../toolchain/cluster/debian-packages.sh"
+# shellcheck source=../../toolchain/host-packages.sh
+. "$CLUSTER_HERE/../../toolchain/host-packages.sh"
 for f in env proc pki host control-plane node network-policy; do
   # shellcheck source=/dev/null
   . "$CLUSTER_HERE/lib/$f.sh"
@@ -39,7 +39,7 @@ require_programs() {
   done
   [ "${#missing[@]}" -eq 0 ] ||
     cdie 3 "cluster programs missing (${missing[*]}); build them: npm run cluster:build"
-  ensure_debian_packages openssl curl iptables ipset catatonit iproute2 util-linux ||
+  ensure_host_packages cluster ||
     cdie 3 "Debian packages missing (above)"
 }
 
@@ -65,12 +65,39 @@ require_ports_free() {
   done
 }
 
+# A failed `up` from nothing must not leave half a cluster (etcd and containerd running, the
+# host changed): it takes down what it started, as `down` would. An `up` that found daemons
+# running leaves them to their owner and says so.
+undo_failed_up() {
+  local status=$?
+  trap - EXIT
+  [ "$status" -eq 0 ] && return 0
+  if [ "${UP_FOUND_RUNNING:-1}" = 0 ]; then
+    clog "up failed (exit $status): stopping what it started and restoring the host (as 'down')"
+    down || clog "down after the failed up failed too: run 'npm run cluster:down'"
+  else
+    clog "up failed (exit $status); daemons that were running before are left as they are ('npm run cluster:down' stops them)"
+  fi
+  exit "$status"
+}
+
+any_daemon_running() {
+  local name
+  for name in etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-router; do
+    daemon_pid "$name" >/dev/null && return 0
+  done
+  return 1
+}
+
 up() {
   local t0=$SECONDS
   require_root
   require_programs
   mkdir -p "$S"
   require_ports_free
+  UP_FOUND_RUNNING=1
+  any_daemon_running || UP_FOUND_RUNNING=0
+  trap undo_failed_up EXIT
   record_host
   raise_inotify_limit
   ensure_pki
@@ -116,6 +143,7 @@ up() {
   clog "cluster up in $((SECONDS - t0)) s; kubeconfig: $KUBECONFIG_ADMIN; environment: $S/cluster.env"
   echo "export KUBE_CONFIG_PATH=$KUBECONFIG_ADMIN"
   [ -n "${REGISTRY_EXPORTS:-}" ] && echo "$REGISTRY_EXPORTS"
+  trap - EXIT
   return 0
 }
 

@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # Background daemons of the cluster: one pidfile each under $S/run, logs under $S/log.
 #
-#   start_daemon NAME CMD...   starts CMD in its own session unless NAME is running
+#   start_daemon NAME CMD...   starts CMD in its own session unless NAME is running, and returns
+#                              once CMD runs (exec done) or has died
 #   daemon_pid NAME            prints the PID when NAME's pidfile names a live process that
 #                              is still NAME's program (argv[0] checked), else fails
 #   stop_daemon NAME [SECS]    TERM, then KILL after SECS (default 15), by PID only
@@ -26,9 +27,21 @@ daemon_pid() {
   [ -f "$S/run/$name.pid" ] || return 1
   read -r pid exe <"$S/run/$name.pid" || true
   [[ $pid =~ ^[0-9]+$ ]] || return 1
-  [ -r "/proc/$pid/cmdline" ] || return 1
-  [ "$(tr '\0' '\n' <"/proc/$pid/cmdline" | head -n1)" = "$exe" ] || return 1
+  [ "$(argv0 "$pid")" = "$exe" ] || return 1
   echo "$pid"
+}
+
+argv0() { # PID: the process's argv[0], or nothing when it is gone
+  [ -r "/proc/$1/cmdline" ] || return 0
+  tr '\0' '\n' <"/proc/$1/cmdline" 2>/dev/null | head -n1
+}
+
+# True once PID runs EXE (the exec happened) or PID has no command line any more (it died, a
+# zombie included: require_alive says so).
+exec_done() {
+  local a
+  a=$(argv0 "$1")
+  [ -z "$a" ] || [ "$a" = "$2" ]
 }
 
 start_daemon() {
@@ -48,6 +61,14 @@ start_daemon() {
     for a in "${@:2}"; do [[ $a == *=* ]] || { exe=$a; break; }; done
   fi
   echo "$pid $exe" >"$S/run/$name.pid"
+  # Until setsid (and env) have exec'ed the program, /proc/PID/cmdline still shows this shell's
+  # fork, and daemon_pid would call a live daemon dead (a loaded machine loses that race: seen
+  # right after a first run's apt installs). Wait for the exec; a daemon that dies at once is
+  # left to require_alive, which prints its log.
+  if ! wait_until 30 exec_done "$pid" "$exe"; then
+    kill -KILL "$pid" 2>/dev/null || true
+    cdie 3 "$name (pid $pid) did not exec $exe within 30 s (argv[0] still '$(argv0 "$pid")'); the machine is overloaded?"
+  fi
   clog "$name started (pid $pid, log $S/log/$name.log)"
 }
 
