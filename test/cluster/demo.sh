@@ -10,6 +10,8 @@ STATE_DIR=${DEPLOY_STATE_DIR:-${XDG_STATE_HOME:-$HOME/.local/state}/k8s-deployer
 T0=$SECONDS
 step() { printf '\n[%4ss] == %s\n' "$((SECONDS - T0))" "$*" >&2; }
 
+step "host packages (toolchain/host-packages.list, group @demo; installed once)"
+bash toolchain/host-packages.sh @demo
 step "OpenTofu and providers (built once into the cache)"
 bash toolchain/build-tools.sh
 step "cluster programs (built once into the cache)"

@@ -131,7 +131,7 @@ up() {
     print_exports "$p"
     return 0
   fi
-  ensure_commands docker-registry:docker-registry curl:curl htpasswd:apache2-utils
+  ensure_host_packages_or_die registry
   [ "$(probe "$p")" = 000 ] || die 3 "port $p on 127.0.0.1 is taken by another program; pick another with --port or K8S_LOCAL_REGISTRY_PORT"
   mkdir -p "$dir/data"
   [ -z "$auth" ] || set_password

@@ -33,8 +33,9 @@ async function nixInstantiate(args: string[]) {
 let settings: NodeSettings;
 
 beforeAll(async () => {
-  // Debian's nix-bin, installed when missing (as root) by the same script lint:ci uses.
-  const tools = await execa('bash', [`${repoRoot}toolchain/cd/debian-tools.sh`, 'nix-instantiate:nix-bin'], { reject: false, timeout: 1_200_000 });
+  // Debian's nix-bin (the `tests` group of toolchain/host-packages.list; `npm test` installs
+  // it up front, this covers a run of this file alone).
+  const tools = await execa('bash', [`${repoRoot}toolchain/host-packages.sh`, 'tests'], { reject: false, timeout: 1_200_000 });
   expect(tools.exitCode, tools.stderr).toBe(0);
   const r = await nixInstantiate(['--eval', '--strict', '--json', 'nix/node-settings.nix']);
   expect(r.exitCode, r.stderr).toBe(0);

@@ -47,8 +47,8 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 # shellcheck source=toolchain/cache.sh
 . "$REPO/toolchain/cache.sh"
-# shellcheck source=toolchain/cluster/debian-packages.sh
-. "$REPO/toolchain/cluster/debian-packages.sh"
+# shellcheck source=toolchain/host-packages.sh
+. "$REPO/toolchain/host-packages.sh"
 
 SPIRE_VERSION=1.13.3
 DEPLOY_STATE_DIR="${DEPLOY_STATE_DIR:-${XDG_STATE_HOME:-$HOME/.local/state}/k8s-deployer}"
@@ -96,7 +96,7 @@ ensure_programs() {
   [ "$(id -u)" -eq 0 ] || sdie 2 "the test spire node needs root (network namespace, mounts)"
   [ -x "$SPIRE_SERVER_BIN" ] || sdie 3 "spire-server $SPIRE_VERSION is missing ($SPIRE_SERVER_BIN); build it: npm run spire:build"
   # sshd's own libraries (openssh-client brings the rest), ssh-keygen, ip, unshare.
-  ensure_debian_packages libwrap0 openssh-client iproute2 util-linux || sdie 3 "Debian packages missing (above)"
+  ensure_host_packages spire || sdie 3 "Debian packages missing (above)"
   local v
   v=$(sshd_version)
   if [ -z "$v" ] || [ "$v" = "(none)" ]; then
@@ -412,7 +412,6 @@ merged_clusters() {
 # One sync at a time (the syncer and a `sync` by hand): $S/run/sync.lock.
 cmd_sync() {
   ensure_programs
-  ensure_debian_packages jq || sdie 3 "Debian packages missing (above)"
   [ -d "$S/run" ] || sdie 3 "the test spire node is not up: npm run spire:up"
   (
     flock -w 120 8 || sdie 3 "another sync holds $S/run/sync.lock for over 120s"
@@ -474,7 +473,6 @@ handoff_signature() {
 
 cmd_sync_loop() {
   ensure_programs
-  ensure_debian_packages jq || sdie 3 "Debian packages missing (above)"
   local last="" now
   slog "syncer: watching $S/root/var/lib/spire/k8s every ${SYNC_EVERY}s"
   while :; do
@@ -524,7 +522,6 @@ bundle_fingerprints() {
 
 cmd_rotate_ca() {
   ensure_programs
-  ensure_debian_packages jq openssl || sdie 3 "Debian packages missing (above)"
   daemon_pid spire-server >/dev/null || sdie 3 "the test spire node is not up: npm run spire:up"
   local before after prepared id old
   before=$(server_cli bundle show -format pem) || sdie 3 "spire-server bundle show failed"

@@ -8,7 +8,8 @@
 #                     by toolchain/cd/build.sh; it runs shellcheck on the `run:` scripts too)
 #   nix-instantiate   --parse of every *.nix file (syntax only: nothing is fetched or built)
 # Missing programs: shellcheck and nix-instantiate come from Debian (shellcheck, nix-bin) and
-# are installed by debian-tools.sh (apt-get, as root); otherwise it names the package and fails.
+# are installed from the `lint` group of
+# toolchain/host-packages.list (apt-get, as root); otherwise it names the package and fails.
 # Exit status: 0 when every lint passes, 1 when one reports a problem, 3 when a tool is missing.
 set -uo pipefail
 
@@ -18,7 +19,7 @@ cd "$repo" || exit 3
 
 say() { printf 'lint-ci: %s\n' "$*" >&2; }
 
-bash "$here/debian-tools.sh" shellcheck:shellcheck nix-instantiate:nix-bin || exit 3
+bash "$here/../host-packages.sh" lint || exit 3
 actionlint=$(bash "$here/build.sh" actionlint | sed -n 's/^ACTIONLINT=//p')
 [ -x "$actionlint" ] || {
   say "actionlint could not be built (toolchain/cd/build.sh actionlint)"

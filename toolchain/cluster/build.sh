@@ -14,8 +14,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 # shellcheck source=../cache.sh
 . "$here/../cache.sh"
-# shellcheck source=debian-packages.sh
-. "$here/debian-packages.sh"
+# shellcheck source=../host-packages.sh
+. "$here/../host-packages.sh"
 
 log() { cache_log "cluster-build: $*"; }
 
@@ -50,7 +50,7 @@ build_containerd() {
 }
 
 build_runc() {
-  ensure_debian_packages gcc libc6-dev pkg-config libseccomp-dev
+  ensure_host_packages cluster-build
   # cgo + libseccomp (`-tags seccomp`): needs Debian's libseccomp-dev and a C compiler.
   CGO_ENABLED=1 gobuild runc -tags seccomp \
     -ldflags "-s -w -X main.version=$RUNC_VERSION" -o "$BUILD_OUT/" tool

@@ -60,7 +60,7 @@ while [ "$#" -gt 0 ]; do
 done
 [ -f "$archive" ] || die 2 "no archive at $archive"
 [ "$(id -u)" -eq 0 ] || die 3 "runc needs root here"
-ensure_commands runc:runc tar:tar
+ensure_host_packages_or_die images
 [ -n "$uuid" ] || uuid=$(cat /proc/sys/kernel/random/uuid)
 
 # The readiness probe of the Deployment (see the lead's shared shapes); it runs in the container.
@@ -101,7 +101,6 @@ if [ -z "$var_lib" ]; then
 fi
 
 # A pod-like network: eth0 with an address and a default route, set before systemd starts.
-ensure_commands ip:iproute2
 subnet=$(((RANDOM % 250) + 1))
 ip netns add "$netns"
 host_if=dic$$

@@ -105,7 +105,7 @@ fi
 
 if [ ! -e "$archive" ]; then
   [ "$(id -u)" -eq 0 ] || die 3 "building a node image needs root (debootstrap, file owners)"
-  ensure_commands tar:tar sha256sum:coreutils flock:util-linux
+  ensure_host_packages_or_die images
   rootfs_rel=images/$rootfs_key/rootfs
   build_once "$rootfs_rel" "$HERE/rootfs.sh" || die 3 "building the root file system failed"
   rootfs=$(cache_path "$rootfs_rel")

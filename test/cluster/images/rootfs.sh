@@ -29,7 +29,7 @@ MASKED_UNITS=(
 
 out=${1:-${BUILD_OUT:?usage: rootfs.sh <out-dir> (or BUILD_OUT set by build_once)}}
 [ "$(id -u)" -eq 0 ] || die 3 "debootstrap needs root"
-ensure_commands debootstrap:debootstrap
+ensure_host_packages_or_die images
 
 read -r mirror keyring < <(debian_mirror "$SUITE") ||
   die 3 "no apt source for Debian $SUITE found in /etc/apt; set DEPLOY_DEBIAN_MIRROR to a Debian mirror URI"

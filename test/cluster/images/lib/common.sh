@@ -3,9 +3,9 @@
 #
 #   log <msg...>              one line to stderr, prefixed with the script name
 #   die <code> <msg...>       log and exit with <code>
-#   ensure_commands <cmd:pkg>...
-#                             installs the Debian package of every missing command
-#                             (apt-get update once first), so a fresh machine works
+#   ensure_host_packages_or_die <group>...
+#                             installs the group's missing Debian packages
+#                             (toolchain/host-packages.list), so a fresh machine works
 #   wait_until <seconds> <cmd...>
 #                             runs <cmd...> every 0.1-1 s until it succeeds; fails after
 #                             <seconds> (every wait has a deadline)
@@ -18,6 +18,8 @@
 _COMMON_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../../../../toolchain/cache.sh
 . "$_COMMON_DIR/../../../../toolchain/cache.sh"
+# shellcheck source=../../../../toolchain/host-packages.sh
+. "$_COMMON_DIR/../../../../toolchain/host-packages.sh"
 
 DEPLOY_STATE_DIR="${DEPLOY_STATE_DIR:-${XDG_STATE_HOME:-$HOME/.local/state}/k8s-deployer}"
 export DEPLOY_STATE_DIR
@@ -33,19 +35,8 @@ die() {
   exit "$code"
 }
 
-ensure_commands() {
-  local missing=() spec
-  for spec in "$@"; do
-    command -v "${spec%%:*}" >/dev/null 2>&1 || missing+=("${spec#*:}")
-  done
-  [ "${#missing[@]}" -eq 0 ] && return 0
-  [ "$(id -u)" -eq 0 ] || die 3 "missing packages ${missing[*]}; install them: apt-get install ${missing[*]}"
-  log "installing missing Debian packages: ${missing[*]}"
-  # Other scripts may run apt at the same time: wait for dpkg's lock, bounded.
-  apt-get -o DPkg::Lock::Timeout=600 update -qq >&2 ||
-    die 3 "apt-get update failed; check the apt sources in /etc/apt"
-  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >&2 ||
-    die 3 "apt-get install ${missing[*]} failed"
+ensure_host_packages_or_die() {
+  ensure_host_packages "$@" || die 3 "Debian packages missing (above)"
 }
 
 wait_until() {
