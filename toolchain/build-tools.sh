@@ -10,6 +10,15 @@
 #   DEPLOY_PROVIDER_SOURCES  directory holding terraform-provider-<name>-<version>/ source trees
 #                            (default: ../shared/upstream beside the repository, when it exists).
 #                            Read only: nothing is written into it.
+#   DEPLOY_PROVIDERS         `build` (default): build the providers from those sources into an
+#                            offline mirror; `download`: build tofu only, write no mirror and no
+#                            tofu.rc, and let `tofu init` download the pinned providers (needs
+#                            network access to the OpenTofu registry; deploy then ignores the
+#                            cache's tofu.rc too).
+#
+# What is missing is checked before anything is built: without the sources (and without
+# DEPLOY_PROVIDERS=download) it stops at once, exit 3, with one line naming the providers and
+# both ways out, instead of after a long tofu build.
 #
 # Outputs:
 #   $DEPLOY_CACHE_DIR/tofu/<version>/tofu
@@ -41,6 +50,33 @@ if [ -z "${DEPLOY_PROVIDER_SOURCES:-}" ] && [ -d "$repo/../shared/upstream" ]; t
   DEPLOY_PROVIDER_SOURCES=$(cd "$repo/../shared/upstream" && pwd)
 fi
 
+PROVIDERS_MODE=${DEPLOY_PROVIDERS:-build}
+case $PROVIDERS_MODE in
+  build | download) ;;
+  *) echo "build-tools: DEPLOY_PROVIDERS must be 'build' or 'download', not '$PROVIDERS_MODE'" >&2; exit 2 ;;
+esac
+
+provider_key() { # name version
+  echo "mirror/$REGISTRY_HOST/hashicorp/$1/$2/$PLATFORM/terraform-provider-${1}_v$2"
+}
+
+# Before any build: which providers are neither in the cache nor buildable from a source tree.
+missing=()
+if [ "$PROVIDERS_MODE" = build ]; then
+  for entry in "${PROVIDERS[@]}"; do
+    name=${entry%%:*} version=${entry#*:}
+    [ -e "$(cache_path "$(provider_key "$name" "$version")")" ] && continue
+    [ -n "${DEPLOY_PROVIDER_SOURCES:-}" ] && [ -f "$DEPLOY_PROVIDER_SOURCES/terraform-provider-$name-$version/go.mod" ] && continue
+    missing+=("$name $version")
+  done
+fi
+if [ "${#missing[@]}" -gt 0 ]; then
+  where=${DEPLOY_PROVIDER_SOURCES:-"(DEPLOY_PROVIDER_SOURCES is unset and $repo/../shared/upstream does not exist)"}
+  names=$(printf '%s, ' "${missing[@]}")
+  echo "build-tools: no source for the providers ${names%, } in $where: set DEPLOY_PROVIDER_SOURCES to a directory of terraform-provider-<name>-<version>/ source trees, or set DEPLOY_PROVIDERS=download to let \`tofu init\` download the pinned providers (needs network access to the OpenTofu registry); nothing was built" >&2
+  exit 3
+fi
+
 if ! command -v go >/dev/null 2>&1; then
   echo "build-tools: 'go' is not on PATH; install Go >= 1.26.6 (e.g. Debian's golang or the official tarball)" >&2
   exit 3
@@ -69,21 +105,16 @@ build_provider() {
 
 build_once "tofu/$TOFU_VERSION/tofu" build_tofu
 
-missing=()
+if [ "$PROVIDERS_MODE" = download ]; then
+  cache_log "DEPLOY_PROVIDERS=download: no providers built, no tofu.rc written; \`tofu init\` downloads them"
+  cache_log "done in $((SECONDS - total_start))s"
+  exit 0
+fi
+
 for entry in "${PROVIDERS[@]}"; do
   name=${entry%%:*}
   version=${entry#*:}
-  key="mirror/$REGISTRY_HOST/hashicorp/$name/$version/$PLATFORM/terraform-provider-${name}_v$version"
-  if [ -e "$(cache_path "$key")" ]; then
-    cache_log "skipped $key (present)"
-    continue
-  fi
-  src="${DEPLOY_PROVIDER_SOURCES:-}/terraform-provider-$name-$version"
-  if [ -z "${DEPLOY_PROVIDER_SOURCES:-}" ] || [ ! -f "$src/go.mod" ]; then
-    missing+=("$name $version")
-    continue
-  fi
-  build_once "$key" build_provider "$src" "$version"
+  build_once "$(provider_key "$name" "$version")" build_provider "${DEPLOY_PROVIDER_SOURCES:-}/terraform-provider-$name-$version" "$version"
 done
 
 # The CLI config: only the mirror, no `direct` block, so `tofu init` never reaches a registry.
@@ -104,13 +135,5 @@ if [ -f "$rc" ] && cmp -s "$tmp_rc" "$rc"; then
 else
   mv -f "$tmp_rc" "$rc"
   cache_log "wrote $rc"
-fi
-
-if [ "${#missing[@]}" -gt 0 ]; then
-  for m in "${missing[@]}"; do
-    echo "build-tools: no source for provider $m: set DEPLOY_PROVIDER_SOURCES to a directory with terraform-provider-<name>-<version>/ trees, or run tofu online (no TF_CLI_CONFIG_FILE) so that \`tofu init\` downloads it" >&2
-  done
-  cache_log "done in $((SECONDS - total_start))s, ${#missing[@]} provider(s) missing"
-  exit 3
 fi
 cache_log "done in $((SECONDS - total_start))s"

@@ -6,9 +6,9 @@
  *   3. PATH.
  * And how tofu finds its providers: TF_CLI_CONFIG_FILE from the environment wins when it names
  * an existing file (some machines export it pointing at a file that is not there; tofu only
- * warns about that, so it is ignored here too); else the cache's `tofu.rc` (an offline
- * filesystem mirror written by `npm run tools`); else none, i.e. an ordinary online
- * `tofu init` that downloads the pinned providers.
+ * warns about that, so it is ignored here too); else, unless DEPLOY_PROVIDERS=download, the
+ * cache's `tofu.rc` (an offline filesystem mirror written by `npm run tools`); else none, i.e.
+ * an ordinary online `tofu init` that downloads the pinned providers.
  *
  * Only file-system look-ups here (no process is started), so discovery is cheap and exact.
  */
@@ -129,7 +129,7 @@ export type ProviderConfig =
 export function findProviderConfig(env: Env = process.env): ProviderConfig {
   if (env.TF_CLI_CONFIG_FILE && isFile(env.TF_CLI_CONFIG_FILE)) return { kind: 'env', cliConfigFile: env.TF_CLI_CONFIG_FILE };
   const rc = join(cacheDir(env), 'tofu.rc');
-  if (isFile(rc)) return { kind: 'cache', cliConfigFile: rc, mirrorDir: join(cacheDir(env), 'mirror') };
+  if (env.DEPLOY_PROVIDERS !== 'download' && isFile(rc)) return { kind: 'cache', cliConfigFile: rc, mirrorDir: join(cacheDir(env), 'mirror') };
   return { kind: 'online' };
 }
 

@@ -147,3 +147,13 @@ describe('pinned versions', () => {
     expect(['v1.9.0', '1.36.3', 'v1.36.10', 'x'].sort(compareVersionsDesc)).toEqual(['v1.36.10', '1.36.3', 'v1.9.0', 'x']);
   });
 });
+
+describe('DEPLOY_PROVIDERS=download', () => {
+  it("GIVEN the cache's tofu.rc WHEN DEPLOY_PROVIDERS=download THEN tofu runs online (no CLI config)", () => {
+    mkdirSync(cache, { recursive: true });
+    writeFileSync(join(cache, 'tofu.rc'), 'provider_installation {}\n');
+    expect(findProviderConfig({ DEPLOY_CACHE_DIR: cache }).kind).toBe('cache');
+    expect(findProviderConfig({ DEPLOY_CACHE_DIR: cache, DEPLOY_PROVIDERS: 'download' })).toEqual({ kind: 'online' });
+    expect(providerEnv({ DEPLOY_CACHE_DIR: cache, DEPLOY_PROVIDERS: 'download' })).toEqual({});
+  });
+});
