@@ -28,6 +28,9 @@ ${COORDINATES.map((c) => `  ${c.env.padEnd(24)} ${c.help}`).join('\n')}
                            is set (plan/apply/destroy refuse it there, exit 2: a runner's home may not last)
   DEPLOY_STATE_DIR         where graphs and embedded state live (default: ~/.local/state/k8s-deployer)
   DEPLOY_LOG_LEVEL         trace|debug|info|warn|error (default: info)
+  DEPLOY_TOFU, DEPLOY_SKOPEO  program paths (default: the cache, then PATH); every program
+                           is checked before the run starts (exit 3 naming what is missing)
+  DEPLOY_PROVIDERS         download: tofu init downloads the providers (default: the cache's mirror)
 
 Workload identity with SPIRE (off unless K8S_SPIRE_NODE is set; see the README):
 ${SPIRE_COORDINATES.map((c) => `  ${c.env.padEnd(24)} ${c.help}`).join('\n')}

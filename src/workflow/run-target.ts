@@ -14,6 +14,7 @@ import { openBackend } from './backend.js';
 import { summarizePlan, type TargetSummary } from './plan-summary.js';
 import { writeSelfWrapper } from './self.js';
 import type { RolloutReport } from '../rollout/report.js';
+import type { RunTools } from '../tools/preflight.js';
 
 export type Mode = 'plan' | 'apply' | 'destroy';
 
@@ -21,7 +22,10 @@ export interface TargetRunOptions {
   readonly mode: Mode;
   readonly model: TargetModel;
   readonly graphsDir: string;
-  readonly kubeconfig: string | undefined;
+  /** The programs the run's preflight found (src/tools/preflight.ts). */
+  readonly tools: RunTools;
+  /** Checked by requireKubeconfig. */
+  readonly kubeconfig: string;
   /**
    * SSH_PRIVATE_KEY_FILE as given (absolute), for the graph's SPIRE steps: staged to a new path
    * for this run only and handed to tofu in its environment, never to the graph (FR-017).
@@ -45,20 +49,25 @@ export interface TargetRunResult {
   readonly graphDir: string;
 }
 
-export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult> {
-  const { model, mode, logger, signal } = opts;
-  if (!opts.kubeconfig) {
+/** The kubeconfig every plan/apply/destroy needs: set and a readable file, or exit 2 naming it. */
+export async function requireKubeconfig(kubeconfig: string | undefined): Promise<string> {
+  if (!kubeconfig) {
     throw new ConfigError('no kubeconfig for the cluster', [{ where: 'KUBE_CONFIG_PATH (or --kubeconfig)', message: 'is not set: name the kubeconfig file of the cluster' }]);
   }
-  const readable = await access(opts.kubeconfig, constants.R_OK).then(() => stat(opts.kubeconfig!).then((s) => s.isFile()), () => false);
+  const readable = await access(kubeconfig, constants.R_OK).then(() => stat(kubeconfig).then((s) => s.isFile()), () => false);
   if (!readable) {
-    throw new ConfigError('the kubeconfig of the cluster cannot be read', [{ where: 'KUBE_CONFIG_PATH (or --kubeconfig)', message: `${opts.kubeconfig} is not a readable file` }], {
+    throw new ConfigError('the kubeconfig of the cluster cannot be read', [{ where: 'KUBE_CONFIG_PATH (or --kubeconfig)', message: `${kubeconfig} is not a readable file` }], {
       hint: 'point KUBE_CONFIG_PATH at the kubeconfig of the cluster (for the local cluster: npm run cluster:up prints it)',
     });
   }
+  return kubeconfig;
+}
+
+export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult> {
+  const { model, mode, logger, signal } = opts;
   const tofu = await import('../tools/tofu.js');
-  const { providerEnv, requireTool } = await import('../tools/discover.js');
-  const tofuPath = requireTool('tofu', opts.env).path;
+  const { providerEnv } = await import('../tools/discover.js');
+  const tofuPath = opts.tools.tofu;
   const graphDir = await writeGraph(model, opts.graphsDir);
   const runsDir = join(stateDir(opts.env), 'runs');
   await mkdir(runsDir, { recursive: true });
@@ -71,6 +80,8 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
     backend = await openBackend(opts.env, model.stateKey, logger, signal);
     const env = {
       ...providerEnv(opts.env),
+      // the programs the preflight found (DEPLOY_SKOPEO, ...), for the graph's shell steps
+      ...opts.tools.env,
       ...backend.env,
       // the SPIRE steps' key (a staged copy), ssh and kubectl
       ...spire.env,

@@ -8,12 +8,17 @@ import { graphsDir, loadTargets, type InputFlags } from '../cli/inputs.js';
 import { requireStateChoice } from '../config/state-choice.js';
 import { ExitCode } from '../errors.js';
 import { formatTargetSummary } from './plan-summary.js';
-import { runTarget, type Mode, type TargetRunResult } from './run-target.js';
+import { requireRunTools } from '../tools/preflight.js';
+import { requireKubeconfig, runTarget, type Mode, type TargetRunResult } from './run-target.js';
 
 export async function runVerb(mode: Mode, flags: InputFlags, ctx: CliContext): Promise<void> {
   // before anything else: a CI runner must not keep its state in a home that may not last
   requireStateChoice(ctx.env);
   const { targets, coordinates: coords } = await loadTargets(flags, ctx);
+  // Input first (exit 2), then every program the run needs (exit 3 naming them): both before
+  // any lock, cluster read or process.
+  const kubeconfig = await requireKubeconfig(coords.kubeconfig);
+  const tools = requireRunTools(mode, { spire: targets.some((t) => t.spire !== undefined), env: ctx.env });
   const logger = ctx.logger();
   const started = Date.now();
   const progress = (line: string) => {
@@ -28,7 +33,7 @@ export async function runVerb(mode: Mode, flags: InputFlags, ctx: CliContext): P
   // Targets one after the other: each has its own state and namespace, and a failure of
   // one should be read before the next one changes anything.
   for (const model of targets) {
-    const r = await runTarget({ mode, model, graphsDir: graphsDir(flags, ctx), kubeconfig: coords.kubeconfig, sshPrivateKeyFile, env: ctx.env, logger, signal: ctx.signal, progress });
+    const r = await runTarget({ mode, model, tools, graphsDir: graphsDir(flags, ctx), kubeconfig, sshPrivateKeyFile, env: ctx.env, logger, signal: ctx.signal, progress });
     results.push(r);
     if (r.exitCode !== ExitCode.ok) break;
   }
