@@ -3,9 +3,20 @@ import type { CliContext } from './context.js';
 
 const SERVE_HELP = `
 The OpenTofu http backend protocol, one state per path /<key>: GET, POST (?ID=<lock id>
-while locked), LOCK and UNLOCK with LockInfo bodies. Every version is kept; a lower serial,
-the same serial with other bytes, or another lineage over a non-empty state is refused (409).
-Data: one SQLite database (WAL, synchronous=FULL) in --data.
+while locked), DELETE (same lock rule; stored as a version, the older ones stay readable),
+LOCK and UNLOCK with LockInfo bodies. Every version is kept; a lower serial, the same serial
+with other bytes, or another lineage over a non-empty state is refused (409).
+
+Storage (--data, else DEPLOY_STATE_DATABASE_URL, else the default directory below):
+  a directory      one SQLite database (WAL, synchronous=FULL); the default
+  postgres://...   PostgreSQL: several servers on one database are one backend (every
+                   read is a query, every write and lock one transaction)
+Database credentials never come from the command line (a URL with a password in --data is
+refused) and are never logged. Give them as:
+  DEPLOY_STATE_DATABASE_URL=postgres://user:password@host:5432/db?sslmode=verify-full
+  DEPLOY_STATE_DATABASE_PASSWORD_FILE=FILE   (its first line; with a URL without password)
+  or libpq's PGPASSWORD / ~/.pgpass (PGPASSFILE)
+An unreachable database answers 503 (tofu retries), never 404; the server reconnects itself.
 
 Exposure: loopback by default. Basic-auth credentials come only from the environment:
   DEPLOY_STATE_USERNAME, DEPLOY_STATE_PASSWORD   (both or neither)
@@ -46,7 +57,7 @@ export function registerState(program: Command, ctx: CliContext): void {
     .command('serve')
     .description('Serve the OpenTofu http state backend (what deploy embeds when TF_HTTP_ADDRESS is unset).')
     .option('--listen <host:port>', 'address to listen on (port 0: any free port)', '127.0.0.1:8787')
-    .option('--data <dir>', 'data directory (default: the embedded backend\'s, see below)')
+    .option('--data <dir|url>', 'data directory, or postgres://user@host/db (no password: see below)')
     .option('--max-body-mb <n>', 'largest accepted state, in MB (larger: 413)', parseMegabytes, 64)
     .addHelpText('after', SERVE_HELP + DATA_DIR_HELP)
     .action(async (opts: { listen: string; data?: string; maxBodyMb: number }) => {

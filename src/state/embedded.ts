@@ -4,7 +4,7 @@ import { DeployError, ExitCode, ToolError } from '../errors.js';
 import { defaultStateDataDir } from './paths.js';
 import { startStateServer } from './server.js';
 import { checkStateKey } from './state-key.js';
-import { StateStore } from './store.js';
+import { SqliteStateStore } from './sqlite-store.js';
 
 /** The OpenTofu http-backend variables a run passes to tofu (never -backend-config, which
  * tofu writes into .terraform). https://opentofu.org/docs/language/settings/backends/http/ */
@@ -58,9 +58,9 @@ export async function startEmbeddedBackend(opts: EmbeddedBackendOptions): Promis
   if (problem) throw new DeployError(`state key: ${problem}`, ExitCode.usage);
   opts.signal?.throwIfAborted();
   const dataDir = opts.dataDir ?? defaultStateDataDir(process.env);
-  let store: StateStore;
+  let store: SqliteStateStore;
   try {
-    store = StateStore.open(dataDir);
+    store = SqliteStateStore.open(dataDir);
   } catch (err) {
     throw new ToolError(`the embedded state backend could not open its data in ${dataDir}: ${(err as Error).message}`, {
       hint: 'check that the directory is writable (set DEPLOY_STATE_DIR to move it), or point TF_HTTP_ADDRESS at a shared state backend',
@@ -72,7 +72,7 @@ export async function startEmbeddedBackend(opts: EmbeddedBackendOptions): Promis
   try {
     running = await startStateServer({ store, credentials, listen: { host: '127.0.0.1', port: 0, loopback: true }, logger: opts.logger });
   } catch (err) {
-    store.close();
+    await store.close();
     throw new ToolError(`the embedded state backend could not listen on 127.0.0.1: ${(err as Error).message}`, { cause: err });
   }
   const address = `${running.url}/${opts.key.split('/').map(encodeURIComponent).join('/')}`;
@@ -91,8 +91,8 @@ export async function startEmbeddedBackend(opts: EmbeddedBackendOptions): Promis
       TF_HTTP_PASSWORD: credentials.password,
     },
     close: () =>
-      (closing ??= running.close().finally(() => {
-        store.close();
+      (closing ??= running.close().finally(async () => {
+        await store.close();
         opts.logger?.debug({ kind: 'state-backend-stopped', address }, 'embedded state backend stopped');
       })),
   };

@@ -44,11 +44,12 @@ export async function listStates(ctx: CliContext, opts: SourceOptions & { json?:
     const rows = [['KEY', 'SERIAL', 'VERSIONS', 'UPDATED', 'SIZE', 'LOCK']];
     for (const s of states) {
       rows.push([
-        s.key,
+        // a deleted state is listed with its versions (`deploy state versions` shows them)
+        s.deleted ? `${s.key} (deleted)` : s.key,
         s.latest ? String(s.latest.serial) : '-',
         String(s.versions),
         s.latest?.created ?? '-',
-        s.latest ? String(s.latest.size) : '-',
+        s.latest && !s.deleted ? String(s.latest.size) : '-',
         s.lock ? describeLock(s.lock) : '-',
       ]);
     }
@@ -65,7 +66,7 @@ export async function listVersions(ctx: CliContext, key: string, opts: SourceOpt
     }
     if (versions.length === 0) throw new DeployError(`no state "${key}" in ${source.where}`, ExitCode.usage, { hint: '`deploy state list` shows the keys' });
     const rows = [['SERIAL', 'TIME', 'SIZE', 'LINEAGE', 'SHA256']];
-    for (const v of versions) rows.push([String(v.serial), v.created, String(v.size), v.lineage, v.sha256.slice(0, 12)]);
+    for (const v of versions) rows.push([String(v.serial), v.created, v.deleted ? 'deleted' : String(v.size), v.lineage, v.deleted ? '-' : v.sha256.slice(0, 12)]);
     ctx.stdout.write(table(rows));
   });
 }

@@ -1,42 +1,49 @@
 import type { CliContext } from '../cli/context.js';
-import { ConfigError, ToolError } from '../errors.js';
+import { ConfigError, type InputIssue, ToolError } from '../errors.js';
 import { credentialsFromEnv, PASSWORD_ENV, USERNAME_ENV } from './credentials.js';
 import { parseListenAddress } from './listen-address.js';
+import { describeLocation, openStore, resolveStoreLocation } from './open-store.js';
 import { defaultStateDataDir } from './paths.js';
 import { startStateServer } from './server.js';
-import { StateStore } from './store.js';
+import type { StateStore } from './store.js';
 
 export interface ServeOptions {
   readonly listen: string;
+  /** A data directory (SQLite) or a postgres:// URL without a password. */
   readonly data?: string | undefined;
   readonly maxBodyMb: number;
   readonly ctx: CliContext;
 }
 
-/** `deploy state serve`: validates the exposure, serves until the run's signal aborts. */
+/** `deploy state serve`: validates the exposure and the storage, serves until the run's signal aborts. */
 export async function serveState(opts: ServeOptions): Promise<void> {
   const { ctx } = opts;
   const listen = parseListenAddress(opts.listen);
   const creds = credentialsFromEnv(ctx.env);
-  const issues = [];
+  const location = resolveStoreLocation(opts.data, ctx.env, defaultStateDataDir(ctx.env));
+  const issues: InputIssue[] = [];
   if ('problem' in listen) issues.push({ where: '--listen', message: listen.problem });
   if (creds && 'problem' in creds) issues.push({ where: `${USERNAME_ENV}/${PASSWORD_ENV}`, message: creds.problem });
+  if ('issues' in location) issues.push(...location.issues);
   if (!('problem' in listen) && !listen.loopback && !creds) {
     issues.push({
       where: '--listen',
       message: `${listen.host} is reachable from other machines: set ${USERNAME_ENV} and ${PASSWORD_ENV} (basic auth) or listen on 127.0.0.1`,
     });
   }
-  if (issues.length > 0 || 'problem' in listen || (creds && 'problem' in creds)) {
+  if (issues.length > 0 || 'problem' in listen || (creds && 'problem' in creds) || 'issues' in location) {
     throw new ConfigError('cannot serve the state backend', issues);
   }
-  const dataDir = opts.data ?? defaultStateDataDir(ctx.env);
+  const where = describeLocation(location);
   const log = ctx.logger();
   let store: StateStore;
   try {
-    store = StateStore.open(dataDir);
+    store = await openStore(location, log);
   } catch (err) {
-    throw new ToolError(`cannot open the state data in ${dataDir}: ${(err as Error).message}`, { cause: err });
+    throw new ToolError(`cannot open the state data in ${where}: ${(err as Error).message}`, {
+      hint: location.kind === 'postgres' ? 'check that the database is up and reachable, and the user, password and database name' : undefined,
+      cause: err,
+    });
   }
   let server;
   try {
@@ -48,16 +55,16 @@ export async function serveState(opts: ServeOptions): Promise<void> {
       logger: log,
     });
   } catch (err) {
-    store.close();
+    await store.close();
     throw new ToolError(`cannot listen on ${opts.listen}: ${(err as Error).message}`, { cause: err });
   }
-  log.info({ kind: 'state-serving', url: server.url, dataDir, auth: Boolean(creds) }, 'state backend serving');
+  log.info({ kind: 'state-serving', url: server.url, store: location.kind, data: where, auth: Boolean(creds) }, 'state backend serving');
   ctx.stdout.write(`${server.url}\n`);
   await new Promise<void>((resolve) => {
     if (ctx.signal.aborted) resolve();
     else ctx.signal.addEventListener('abort', () => resolve(), { once: true });
   });
   await server.close();
-  store.close();
+  await store.close();
   log.info({ kind: 'state-stopped' }, 'state backend stopped');
 }

@@ -7,7 +7,7 @@ import { type ListenAddress, urlHost } from './listen-address.js';
 import { describeLock, type LockInfo, parseLockInfo } from './lock-info.js';
 import { parseStateHeader } from './state-document.js';
 import { checkStateKey } from './state-key.js';
-import type { StateStore } from './store.js';
+import { type StateStore, StoreUnavailableError } from './store.js';
 
 /** Default largest request body: a state of a few hundred nodes is a few MB. */
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
@@ -44,8 +44,8 @@ class HttpProblem extends Error {
  * The OpenTofu http backend protocol, one state per path `/<key>`
  * (https://opentofu.org/docs/language/settings/backends/http/ and the client,
  * https://github.com/opentofu/opentofu/blob/main/internal/backend/remote-state/http/client.go):
- * GET (200 with the state, 404 when there is none), POST/PUT (`?ID=<lock id>` while locked),
- * LOCK and UNLOCK with LockInfo bodies; a held lock answers 423 with the holder's LockInfo.
+ * GET (200 with the state, 404 when there is none), POST/PUT and DELETE (`?ID=<lock id>`
+ * while locked), LOCK and UNLOCK with LockInfo bodies; a held lock answers 423 with the holder's LockInfo.
  * Client mistakes are 4xx; a storage failure is a 5xx, never a 404 (a 404 makes tofu start a
  * new lineage and plan to create everything again).
  */
@@ -80,18 +80,21 @@ export function createStateRequestHandler(opts: StateServerOptions): (req: Incom
           return lockState(opts.store, key, await readBody(req, MAX_LOCK_BODY_BYTES));
         case 'UNLOCK':
           return unlockState(opts.store, key, await readBody(req, MAX_LOCK_BODY_BYTES));
+        case 'DELETE':
+          return deleteState(opts.store, key, url, log);
         default:
-          // no DELETE: every version is kept; a state is never removed over HTTP
-          return { status: 405, body: { error: `method ${req.method} is not supported` }, headers: { Allow: 'GET, POST, PUT, LOCK, UNLOCK' } };
+          return { status: 405, body: { error: `method ${req.method} is not supported` }, headers: { Allow: 'GET, POST, PUT, DELETE, LOCK, UNLOCK' } };
       }
     })()
       .catch((err: unknown): Reply => {
         if (err instanceof HttpProblem) return { status: err.status, body: { error: err.message } };
-        const busy = (err as { errcode?: number }).errcode === 5 || (err as { errcode?: number }).errcode === 6;
-        log?.error({ kind: 'state-storage-failed', key, method: req.method, err: String((err as Error)?.message ?? err) }, 'state storage failed');
-        return busy
-          ? { status: 503, body: { error: 'the state database is busy (another process holds it); retry' }, headers: { 'Retry-After': '1' } }
-          : { status: 500, body: { error: `the state backend could not use its storage: ${(err as Error)?.message ?? String(err)}` } };
+        const message = String((err as Error)?.message ?? err);
+        log?.error({ kind: 'state-storage-failed', key, method: req.method, err: message }, 'state storage failed');
+        // tofu retries a 5xx (TF_HTTP_RETRY_MAX): an unavailable database answers 503 with
+        // Retry-After, any other storage failure 500; never a 404, never an empty state
+        return err instanceof StoreUnavailableError
+          ? { status: 503, body: { error: `${message}; retry` }, headers: { 'Retry-After': '1' } }
+          : { status: 500, body: { error: `the state backend could not use its storage: ${message}` } };
       })
       .then((reply) => {
         send(res, reply);
@@ -100,14 +103,14 @@ export function createStateRequestHandler(opts: StateServerOptions): (req: Incom
   };
 }
 
-function getState(store: StateStore, key: string, url: URL): Reply {
+async function getState(store: StateStore, key: string, url: URL): Promise<Reply> {
   const serialParam = url.searchParams.get('serial');
   let serial: number | undefined;
   if (serialParam !== null) {
     serial = Number(serialParam);
     if (!Number.isSafeInteger(serial) || serial < 0) throw new HttpProblem(400, `serial "${serialParam}" is not a non-negative integer`);
   }
-  const state = store.read(key, serial);
+  const state = await store.read(key, serial);
   // 404 only when the store answered "nothing here"; a storage error threw above
   if (!state) return { status: 404, body: { error: serial === undefined ? `no state stored under "${key}"` : `no version with serial ${serial} under "${key}"` } };
   return {
@@ -122,12 +125,12 @@ function getState(store: StateStore, key: string, url: URL): Reply {
   };
 }
 
-function updateState(store: StateStore, key: string, url: URL, body: Buffer, log: Logger | undefined): Reply {
+async function updateState(store: StateStore, key: string, url: URL, body: Buffer, log: Logger | undefined): Promise<Reply> {
   if (body.length === 0) throw new HttpProblem(400, 'the body is empty: expected a state document');
   const parsed = parseStateHeader(body);
   if (!parsed.ok) throw new HttpProblem(400, parsed.problem);
   const id = url.searchParams.get('ID') ?? undefined;
-  const result = store.update(key, body, parsed.header, id || undefined);
+  const result = await store.update(key, body, parsed.header, id || undefined);
   switch (result.kind) {
     case 'stored':
     case 'identical':
@@ -137,28 +140,54 @@ function updateState(store: StateStore, key: string, url: URL, body: Buffer, log
       log?.warn({ kind: 'state-update-refused', key, serial: parsed.header.serial, reason: result.reason }, `refused an update of ${key}: ${result.reason}`);
       return { status: 409, body: { error: result.reason } };
     case 'lock-mismatch':
-      if (result.holder) {
-        return lockedReply(result.holder, id ? `the lock is held by another ID (${describeLock(result.holder)}), not ${id}` : `the state is locked (${describeLock(result.holder)}): send ?ID=<lock id>`);
-      }
-      return { status: 409, body: { error: `the update names lock ${id}, but "${key}" is not locked (was it force-unlocked?): refusing a write that may overwrite another run's` } };
+      return lockMismatchReply(key, id, result.holder, 'update');
   }
 }
 
-function lockState(store: StateStore, key: string, body: Buffer): Reply {
+/**
+ * DELETE (`?ID=` while locked, as for POST): stores a deletion as the next version; the
+ * versions before it stay readable (`?serial=`, `deploy state versions`). OpenTofu's http
+ * client sends it when a state is removed (its client test ends with one).
+ */
+async function deleteState(store: StateStore, key: string, url: URL, log: Logger | undefined): Promise<Reply> {
+  const id = url.searchParams.get('ID') || undefined;
+  const result = await store.delete(key, id);
+  switch (result.kind) {
+    case 'deleted':
+      log?.warn({ kind: 'state-deleted', key, serial: result.version.serial }, `deleted ${key} (serial ${result.version.serial} stays readable)`);
+      return { status: 200, body: { deleted: true, serial: result.version.serial } };
+    case 'already-deleted':
+      return { status: 200, body: { deleted: true, serial: result.version.serial } };
+    case 'not-found':
+      return { status: 404, body: { error: `no state stored under "${key}"` } };
+    case 'lock-mismatch':
+      return lockMismatchReply(key, id, result.holder, 'deletion');
+  }
+}
+
+/** 423 with the holder when another holds the lock; 409 when `?ID=` names a lock nobody holds. */
+function lockMismatchReply(key: string, id: string | undefined, holder: LockInfo | undefined, what: string): Reply {
+  if (holder) {
+    return lockedReply(holder, id ? `the lock is held by another ID (${describeLock(holder)}), not ${id}` : `the state is locked (${describeLock(holder)}): send ?ID=<lock id>`);
+  }
+  return { status: 409, body: { error: `the ${what} names lock ${id}, but "${key}" is not locked (was it force-unlocked?): refusing a write that may overwrite another run's` } };
+}
+
+async function lockState(store: StateStore, key: string, body: Buffer): Promise<Reply> {
   const parsed = parseLockInfo(body);
   if (!parsed.ok) throw new HttpProblem(400, parsed.problem);
-  const result = store.lock(key, parsed.info);
+  const result = await store.lock(key, parsed.info);
   if (result.kind === 'held') return lockedReply(result.holder, `the state is locked: ${describeLock(result.holder)}`);
   return { status: 200, body: parsed.info };
 }
 
-function unlockState(store: StateStore, key: string, body: Buffer): Reply {
+async function unlockState(store: StateStore, key: string, body: Buffer): Promise<Reply> {
   if (body.length === 0) {
     throw new HttpProblem(400, 'UNLOCK needs a LockInfo body with the holder\'s "ID" (deploy state unlock <ID> sends one)');
   }
   const parsed = parseLockInfo(body);
   if (!parsed.ok) throw new HttpProblem(400, parsed.problem);
-  const result = store.unlock(key, parsed.info.ID);
+  const result = await store.unlock(key, parsed.info.ID);
   if (result.kind === 'held') return lockedReply(result.holder, `lock ${parsed.info.ID} is not the one held: ${describeLock(result.holder)}`);
   return { status: 200, body: result.kind === 'released' ? result.holder : { ID: parsed.info.ID } };
 }
@@ -171,18 +200,18 @@ function lockedReply(holder: LockInfo, reason: string): Reply {
   return { status: 423, body: holder, headers: { 'X-Deploy-Reason': reason.replace(/[^\x20-\x7e]/g, '?') } };
 }
 
-function adminRoute(store: StateStore, method: string, url: URL): Reply {
+async function adminRoute(store: StateStore, method: string, url: URL): Promise<Reply> {
   if (method !== 'GET') return { status: 405, body: { error: 'read-only' }, headers: { Allow: 'GET' } };
   const rest = url.pathname.slice(ADMIN_PREFIX.length);
-  if (rest === 'states') return { status: 200, body: store.list() };
+  if (rest === 'states') return { status: 200, body: await store.list() };
   const [kind, ...tail] = rest.split('/');
   const arg = decodeURIComponent(tail.join('/'));
   if (kind === 'versions') {
     const problem = checkStateKey(arg);
     if (problem) throw new HttpProblem(400, problem);
-    return { status: 200, body: store.versions(arg) };
+    return { status: 200, body: await store.versions(arg) };
   }
-  if (kind === 'locks' && arg) return { status: 200, body: store.findLock(arg) };
+  if (kind === 'locks' && arg) return { status: 200, body: await store.findLock(arg) };
   throw new HttpProblem(400, `unknown route ${url.pathname}: ${ADMIN_PREFIX}states, ${ADMIN_PREFIX}versions/<key>, ${ADMIN_PREFIX}locks/<ID>`);
 }
 

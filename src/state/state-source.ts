@@ -4,7 +4,8 @@ import { ConfigError, DeployError, ExitCode, ToolError } from '../errors.js';
 import type { LockInfo } from './lock-info.js';
 import { ADMIN_PREFIX } from './server.js';
 import { checkStateKey } from './state-key.js';
-import { DATABASE_FILE, type StateSummary, StateStore, type VersionMeta } from './store.js';
+import { DATABASE_FILE, SqliteStateStore } from './sqlite-store.js';
+import type { StateSummary, VersionMeta } from './store.js';
 
 /** Where the operator verbs (`deploy state list|versions|show|unlock`) read and unlock. */
 export interface StateSource {
@@ -25,17 +26,17 @@ export interface StateSource {
  */
 export class DataDirSource implements StateSource {
   readonly where: string;
-  private readonly opened: StateStore | undefined;
+  private readonly opened: SqliteStateStore | undefined;
   constructor(dataDir: string) {
     this.where = dataDir;
     if (!existsSync(join(dataDir, DATABASE_FILE))) return;
     try {
-      this.opened = StateStore.open(dataDir);
+      this.opened = SqliteStateStore.open(dataDir);
     } catch (err) {
       throw new ToolError(`cannot open the state data in ${dataDir}: ${(err as Error).message}`, { cause: err });
     }
   }
-  private get store(): StateStore {
+  private get store(): SqliteStateStore {
     if (!this.opened) {
       throw new DeployError(`no state data in ${this.where} (no ${DATABASE_FILE})`, ExitCode.usage, {
         hint: 'pass --data DIR, set DEPLOY_STATE_DIR, or set TF_HTTP_ADDRESS to use a shared backend',
@@ -52,18 +53,19 @@ export class DataDirSource implements StateSource {
   }
   async read(key: string | undefined, serial?: number) {
     requireKey(key);
-    return this.store.read(key!, serial)?.body;
+    return (await this.store.read(key!, serial))?.body;
   }
   async unlock(id: string, key?: string) {
-    const held = key ? [{ key, info: this.store.lockOf(key) }] : this.store.findLock(id);
+    const held = key ? [{ key, info: await this.store.lockOf(key) }] : await this.store.findLock(id);
     const match = held.find((h) => h.info?.ID === id);
     if (!match) throw noSuchLock(id, this.where, key, held[0]?.info);
-    const result = this.store.unlock(match.key, id);
+    const result = await this.store.unlock(match.key, id);
     if (result.kind === 'held') throw noSuchLock(id, this.where, match.key, result.holder);
     return { key: match.key, holder: result.kind === 'released' ? result.holder : undefined };
   }
   close() {
-    this.opened?.close();
+    // synchronous for SQLite: done when this returns
+    void this.opened?.close();
   }
 }
 

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StateStore } from '../../src/state/store.js';
+import { SqliteStateStore } from '../../src/state/sqlite-store.js';
 import { ensureBuilt, type ServerProcess, startServerProcess } from './state-helpers.js';
 
 // kill -9 of the server while it writes, and restarts: the state is the previous or the new
@@ -78,18 +78,18 @@ describe('the state backend under kill -9', () => {
     expect(acknowledged).toBeGreaterThan(0);
 
     // after the last kill: the database is intact and every kept version is whole
-    const store = StateStore.open(dataDir);
+    const store = SqliteStateStore.open(dataDir);
     try {
-      const versions = store.versions('crash');
+      const versions = await store.versions('crash');
       expect(versions.length).toBeGreaterThanOrEqual(acknowledged > 0 ? 1 : 0);
       for (const v of versions) {
-        const body = store.read('crash', v.serial)!.body;
+        const body = (await store.read('crash', v.serial))!.body;
         expect(sha(body)).toBe(v.sha256);
         expect(sent.get(v.sha256)).toBe(v.serial);
       }
       expect(versions.at(-1)!.serial).toBeGreaterThanOrEqual(acknowledged);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 

@@ -7,7 +7,8 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedBackend, type StateBackend } from '../../src/state/embedded.js';
-import { StateStore } from '../../src/state/store.js';
+import { SqliteStateStore } from '../../src/state/sqlite-store.js';
+import type { StateStore } from '../../src/state/store.js';
 import { runCli } from '../unit/helpers.js';
 import { ensureBuilt, startServerProcess } from './state-helpers.js';
 
@@ -110,26 +111,26 @@ async function workDir(root: string, name: string, env: Record<string, string>):
 
 /** Polls the data directory until `key` is locked; returns the holder. */
 async function waitForLock(dataDir: string, key: string, timeoutMs = 60_000) {
-  const store = StateStore.open(dataDir);
+  const store = SqliteStateStore.open(dataDir);
   try {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const lock = store.lockOf(key);
+      const lock = await store.lockOf(key);
       if (lock) return lock;
       if (Date.now() > deadline) throw new Error(`${key} was not locked within ${timeoutMs} ms`);
       await new Promise((r) => setTimeout(r, 50));
     }
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
-function readStore<T>(dataDir: string, fn: (s: StateStore) => T): T {
-  const store = StateStore.open(dataDir);
+async function readStore<T>(dataDir: string, fn: (s: StateStore) => Promise<T>): Promise<T> {
+  const store = SqliteStateStore.open(dataDir);
   try {
-    return fn(store);
+    return await fn(store);
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -177,7 +178,7 @@ describe('the state backend with the real tofu', () => {
       const resultA = await runA.done;
       expect(resultA.code, resultA.out).toBe(0);
       // the lock is released, B may now go (no changes to make: same state, same config)
-      expect(readStore(dataDir, (s) => s.lockOf(KEY))).toBeUndefined();
+      expect(await readStore(dataDir, (s) => s.lockOf(KEY))).toBeUndefined();
       const again = await tofuOk(dirB, [...APPLY], bEnv);
       expect(again).toMatch(/Resources: 0 added, 0 changed, 0 destroyed|No changes/);
     } finally {
@@ -197,7 +198,7 @@ describe('the state backend with the real tofu', () => {
       await new Promise((r) => setTimeout(r, 1500));
       killGroup(run.child);
       expect((await run.done).signal).toBe('SIGKILL');
-      expect(readStore(dataDir, (s) => s.lockOf(KEY))?.ID).toBe(holder.ID);
+      expect((await readStore(dataDir, (s) => s.lockOf(KEY)))?.ID).toBe(holder.ID);
 
       const blocked = await tofu(dir, APPLY, backend.env).done;
       expect(blocked.code).not.toBe(0);
@@ -208,7 +209,7 @@ describe('the state backend with the real tofu', () => {
       expect(unlock.stdout).toContain(`released lock ${holder.ID} on "${KEY}"`);
       const out = await tofuOk(dir, APPLY, backend.env);
       expect(out).toContain('Apply complete!');
-      expect(readStore(dataDir, (s) => s.lockOf(KEY))).toBeUndefined();
+      expect(await readStore(dataDir, (s) => s.lockOf(KEY))).toBeUndefined();
 
       // tofu's own force-unlock (it sends {"ID": ...}) releases such a lock too
       const run2 = tofu(dir, [...APPLY, '-var', 'sleep=15', '-var', 'run=2'], backend.env);
@@ -217,9 +218,9 @@ describe('the state backend with the real tofu', () => {
       await run2.done;
       const wrongForce = await tofu(dir, ['force-unlock', '-force', '-no-color', 'not-the-holder'], backend.env).done;
       expect(wrongForce.code).not.toBe(0);
-      expect(readStore(dataDir, (s) => s.lockOf(KEY))?.ID).toBe(holder2.ID);
+      expect((await readStore(dataDir, (s) => s.lockOf(KEY)))?.ID).toBe(holder2.ID);
       await tofuOk(dir, ['force-unlock', '-force', '-no-color', holder2.ID], backend.env);
-      expect(readStore(dataDir, (s) => s.lockOf(KEY))).toBeUndefined();
+      expect(await readStore(dataDir, (s) => s.lockOf(KEY))).toBeUndefined();
     } finally {
       await backend.close();
     }
@@ -235,14 +236,14 @@ describe('the state backend with the real tofu', () => {
     } finally {
       await backend.close();
     }
-    const before = readStore(dataDir, (s) => s.latest(KEY)!);
+    const before = (await readStore(dataDir, (s) => s.latest(KEY)))!;
     backend = await startEmbeddedBackend({ dataDir, key: KEY }); // a new port, a new password
     try {
       const plan = await tofu(dir, ['plan', '-no-color', '-detailed-exitcode', '-lock-timeout=0s'], backend.env).done;
       expect(plan.code, plan.out).toBe(0);
       expect(plan.out).toContain('No changes');
       // the password made in the first apply is the one still in state
-      const after = readStore(dataDir, (s) => s.read(KEY)!);
+      const after = (await readStore(dataDir, (s) => s.read(KEY)))!;
       expect(after.sha256).toBe(before.sha256);
       // `deploy state show` of this real state never prints the password
       const password = (JSON.parse(after.body.toString()) as { outputs: { pw: { value: string } } }).outputs.pw.value;
@@ -307,7 +308,7 @@ describe('the state backend with the real tofu', () => {
       const resend = posts[dropped + 1]!;
       expect(resend.sha).toBe(posts[dropped]!.sha);
       expect(resend.status).toBe(200);
-      const versions = readStore(dataDir, (s) => s.versions(KEY));
+      const versions = await readStore(dataDir, (s) => s.versions(KEY));
       expect(versions.filter((v) => v.sha256 === resend.sha)).toHaveLength(1);
       expect(new Set(versions.map((v) => v.serial)).size).toBe(versions.length);
       const plan = await tofu(dir, ['plan', '-no-color', '-detailed-exitcode', '-lock-timeout=0s'], env).done;

@@ -3,21 +3,53 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Credentials } from '../../../src/state/credentials.js';
+import { PostgresStateStore } from '../../../src/state/postgres-store.js';
 import { startStateServer, type RunningStateServer } from '../../../src/state/server.js';
-import { StateStore } from '../../../src/state/store.js';
+import { SqliteStateStore } from '../../../src/state/sqlite-store.js';
+import type { StateStore } from '../../../src/state/store.js';
+import { type PostgresServer, startPostgres } from '../../integration/state-postgres-server.js';
 
-/** A real state server on a loopback port over a fresh data directory. */
+/** Which store a test backend keeps its states in. */
+export type StoreKind = 'sqlite' | 'postgres';
+export const STORE_KINDS: readonly StoreKind[] = ['sqlite', 'postgres'];
+
+/** A real state server on a loopback port over a fresh data directory or a fresh PostgreSQL database. */
 export interface TestBackend {
   readonly url: string;
-  readonly dataDir: string;
+  readonly kind: StoreKind;
+  /** The data directory (sqlite) or the database URL (postgres). */
+  readonly data: string;
   readonly store: StateStore;
   readonly server: RunningStateServer;
+  /** Another store on the same data (as another process or server would open it). */
+  openAnother(): Promise<StateStore>;
   stop(): Promise<void>;
 }
 
-export async function startTestBackend(opts: { credentials?: Credentials; maxBodyBytes?: number; dataDir?: string } = {}): Promise<TestBackend> {
-  const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'deploy-state-')));
-  const store = StateStore.open(dataDir);
+let postgres: Promise<PostgresServer> | undefined;
+
+/** One PostgreSQL server per test file, started on first use; call stopTestPostgres() in afterAll. */
+export function testPostgres(): Promise<PostgresServer> {
+  return (postgres ??= startPostgres());
+}
+
+export async function stopTestPostgres(): Promise<void> {
+  const p = postgres;
+  postgres = undefined;
+  if (p) await (await p).remove();
+}
+
+async function openStore(kind: StoreKind, data: string): Promise<StateStore> {
+  return kind === 'sqlite' ? SqliteStateStore.open(data) : PostgresStateStore.open({ connectionString: data, where: data.replace(/:[^:@/]*@/, '@') });
+}
+
+export async function startTestBackend(
+  opts: { kind?: StoreKind; credentials?: Credentials; maxBodyBytes?: number; dataDir?: string } = {},
+): Promise<TestBackend> {
+  const kind = opts.kind ?? 'sqlite';
+  const ownDir = kind === 'sqlite' && !opts.dataDir;
+  const data = kind === 'postgres' ? (await (await testPostgres()).createDatabase()).url : (opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'deploy-state-'))));
+  const store = await openStore(kind, data);
   const server = await startStateServer({
     store,
     credentials: opts.credentials,
@@ -26,13 +58,15 @@ export async function startTestBackend(opts: { credentials?: Credentials; maxBod
   });
   return {
     url: server.url,
-    dataDir,
+    kind,
+    data,
     store,
     server,
+    openAnother: () => openStore(kind, data),
     async stop() {
       await server.close();
-      store.close();
-      if (!opts.dataDir) await rm(dataDir, { recursive: true, force: true });
+      await store.close();
+      if (ownDir) await rm(data, { recursive: true, force: true });
     },
   };
 }

@@ -1,9 +1,11 @@
 import { PassThrough } from 'node:stream';
 import { pino } from 'pino';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { run } from '../../../src/cli/main.js';
 import { listTree, runCli, tempDir } from '../helpers.js';
-import { call, lockInfo, startTestBackend, type TestBackend } from './backend.js';
+import { call, lockInfo, startTestBackend, stopTestPostgres, type TestBackend, testPostgres } from './backend.js';
 
 const lineage = 'c0ffee00-0000-4000-8000-000000000003';
 const secretState = (serial: number) =>
@@ -92,6 +94,60 @@ describe('deploy state serve: exposure', () => {
   });
 });
 
+describe('deploy state serve on PostgreSQL', () => {
+  afterAll(stopTestPostgres, 60_000);
+
+  it('refuses a password in --data (argv), and never echoes it', async () => {
+    const r = await runCli(['state', 'serve', '--data', 'postgres://deploy:argv-secret-91@127.0.0.1:5432/db'], {});
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--data');
+    expect(r.stderr).toContain('DEPLOY_STATE_DATABASE_URL');
+    expect(r.stderr).not.toContain('argv-secret-91');
+    const q = await runCli(['state', 'serve', '--data', 'postgresql://deploy@127.0.0.1/db?password=argv-secret-92'], {});
+    expect(q.code).toBe(2);
+    expect(q.stderr).not.toContain('argv-secret-92');
+  });
+
+  it('names DEPLOY_STATE_DATABASE_URL when it is not a postgres URL', async () => {
+    const r = await runCli(['state', 'serve'], { DEPLOY_STATE_DATABASE_URL: 'mysql://x@y/z' });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('DEPLOY_STATE_DATABASE_URL');
+  });
+
+  it('fails with exit 3, the address and no password, when the database is unreachable', async () => {
+    const r = await runCli(['state', 'serve', '--listen', '127.0.0.1:0'], { DEPLOY_STATE_DATABASE_URL: 'postgres://deploy:env-secret-93@127.0.0.1:1/db' });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('postgres://deploy@127.0.0.1:1/db');
+    expect(r.stderr).not.toContain('env-secret-93');
+  });
+
+  it('--help says where the database credentials come from', async () => {
+    const r = await runCli(['state', 'serve', '--help'], {});
+    expect(r.stdout).toContain('DEPLOY_STATE_DATABASE_URL');
+    expect(r.stdout).toContain('DEPLOY_STATE_DATABASE_PASSWORD_FILE');
+    expect(r.stdout).toMatch(/never come from the command line/);
+  });
+
+  it('serves from a real database with the password from a file, and never logs it', async () => {
+    const db = await (await testPostgres()).createDatabase();
+    const { dir, cleanup } = await tempDir();
+    const pwFile = join(dir, 'db-password');
+    await writeFile(pwFile, `${db.password}\n`, { mode: 0o600 });
+    const cli = startCli(['state', 'serve', '--listen', '127.0.0.1:0', '--data', db.urlWithoutPassword], { DEPLOY_STATE_DATABASE_PASSWORD_FILE: pwFile });
+    try {
+      const base = await waitFor(() => /^(http:\/\/\S+)\n/.exec(cli.text.stdout)?.[1]);
+      expect((await call(`${base}/k`, 'POST', secretState(1))).status).toBe(200);
+      expect(JSON.parse((await call(`${base}/k`, 'GET')).text).serial).toBe(1);
+    } finally {
+      cli.stop();
+    }
+    expect(await cli.done).toBe(0);
+    expect(cli.text.logs).toContain(`"data":"${db.urlWithoutPassword}"`);
+    expect(cli.text.stdout + cli.text.stderr + cli.text.logs).not.toContain(db.password);
+    await cleanup();
+  });
+});
+
 describe('deploy state verbs with a base TF_HTTP_ADDRESS that has a path', () => {
   it('find the state <key> at <base>/<key>, as plan/apply/destroy do', async () => {
     const backend = await startTestBackend();
@@ -153,7 +209,7 @@ describe('deploy state list|versions|show|unlock', () => {
 
   // the same verbs, reading the data directory and talking to the server
   const sources = {
-    'the data directory': (b: TestBackend) => ({ args: ['--data', b.dataDir], env: {} }),
+    'the data directory': (b: TestBackend) => ({ args: ['--data', b.data], env: {} }),
     'TF_HTTP_ADDRESS': (b: TestBackend) => ({ args: [], env: { TF_HTTP_ADDRESS: b.url } }),
   };
 
@@ -181,6 +237,20 @@ describe('deploy state list|versions|show|unlock', () => {
         expect(versions.map((v: { serial: number }) => v.serial)).toEqual([1, 2]);
         expect(versions[1].size).toBe(secretState(2).length);
         expect(Date.parse(versions[1].created)).toBeGreaterThan(Date.now() - 60_000);
+      });
+
+      it('list and versions show a deleted state as deleted, with its versions', async () => {
+        expect((await call(url, 'DELETE')).status).toBe(200);
+        const { args, env } = source(backend);
+        const list = await runCli(['state', 'list', '--json', ...args], env);
+        expect(JSON.parse(list.stdout)[0]).toMatchObject({ key: 'g1-all', deleted: true, versions: 3 });
+        const table = await runCli(['state', 'list', ...args], env);
+        expect(table.stdout).toMatch(/g1-all \(deleted\)\s+2\s+3\s+/);
+        const versions = await runCli(['state', 'versions', 'g1-all', ...args], env);
+        expect(versions.code).toBe(0);
+        expect(versions.stdout.trim().split('\n').at(-1)).toMatch(/^2\s+\S+\s+deleted\s+/);
+        const old = await runCli(['state', 'show', 'g1-all', '--serial', '2', ...args], env);
+        expect(JSON.parse(old.stdout).serial).toBe(2);
       });
 
       it('show prints the state with secrets hidden, also of an older serial', async () => {

@@ -1,20 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import { createConnection } from 'node:net';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { StateStore } from '../../../src/state/store.js';
-import { call, lockInfo, md5, startTestBackend, stateDoc, type TestBackend } from './backend.js';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { call, lockInfo, md5, STORE_KINDS, startTestBackend, stateDoc, stopTestPostgres, type TestBackend } from './backend.js';
 
 // HTTP-level tests of every protocol and safety rule of the state backend, against a real
-// server on a loopback port with its real SQLite storage.
+// server on a loopback port with each of its real stores: SQLite in a fresh data directory,
+// and PostgreSQL (a real server, started for this file) in a fresh database.
 
-let backend: TestBackend;
-let url: string;
 const lineage = 'a3b1c2d4-0000-4000-8000-000000000001';
 
+afterAll(stopTestPostgres, 60_000);
+
+describe.each(STORE_KINDS)('the state backend on %s', (kind) => {
+let backend: TestBackend;
+let url: string;
+
 beforeEach(async () => {
-  backend = await startTestBackend();
+  backend = await startTestBackend({ kind });
   url = `${backend.url}/g1-all`;
-});
+}, 60_000);
 afterEach(async () => {
   vi.useRealTimers();
   await backend.stop();
@@ -40,14 +44,15 @@ describe('GET', () => {
     expect((await call(`${backend.url}/g1-web`, 'GET')).status).toBe(404);
   });
 
-  it('answers 500, never 404, when its storage fails', async () => {
+  it('answers 5xx, never 404, when its storage fails', async () => {
     await call(url, 'POST', stateDoc(1, lineage));
-    backend.store.close(); // the database is gone from under the server
+    await backend.store.close(); // the database is gone from under the server
     const get = await call(url, 'GET');
-    expect(get.status).toBe(500);
-    expect(get.json().error).toMatch(/storage/);
+    // SQLite: a closed database is a storage failure (500); PostgreSQL: no connection (503)
+    expect(get.status).toBe(kind === 'sqlite' ? 500 : 503);
+    expect(get.json().error).toMatch(kind === 'sqlite' ? /storage/ : /unavailable/);
     const post = await call(url, 'POST', stateDoc(2, lineage));
-    expect(post.status).toBe(500);
+    expect(post.status).toBe(get.status);
   });
 });
 
@@ -122,16 +127,19 @@ describe('LOCK and UNLOCK', () => {
     expect(new Set(held).size).toBe(1);
   });
 
-  it('excludes across processes: two stores on one data directory share the lock', async () => {
-    const other = StateStore.open(backend.dataDir);
+  it('excludes across processes: two stores on one data directory or database share the lock', async () => {
+    const other = await backend.openAnother();
     try {
       const holder = lockInfo();
-      expect(other.lock('g1-all', holder).kind).toBe('acquired');
+      expect((await other.lock('g1-all', holder)).kind).toBe('acquired');
       const res = await call(url, 'LOCK', lockInfo());
       expect(res.status).toBe(423);
       expect(res.json().ID).toBe(holder.ID);
+      // and a write through the other store is seen at once (no cache)
+      expect((await other.update('g1-all', stateDoc(4, lineage), { serial: 4, lineage, empty: false }, holder.ID)).kind).toBe('stored');
+      expect((await call(url, 'GET')).headers.get('x-deploy-state-serial')).toBe('4');
     } finally {
-      other.close();
+      await other.close();
     }
   });
 });
@@ -160,9 +168,18 @@ describe('safety of updates', () => {
   it('keeps every version, each readable by serial', async () => {
     const bodies = [1, 2, 3].map((s) => stateDoc(s, lineage));
     for (const b of bodies) expect((await call(url, 'POST', b)).status).toBe(200);
-    expect(backend.store.versions('g1-all').map((v) => v.serial)).toEqual([1, 2, 3]);
+    expect((await backend.store.versions('g1-all')).map((v) => v.serial)).toEqual([1, 2, 3]);
     expect((await call(`${url}?serial=1`, 'GET')).text).toBe(bodies[0]!.toString());
     expect((await call(url, 'GET')).text).toBe(bodies[2]!.toString());
+  });
+
+  it('stores exactly one of 30 concurrent updates to the same next serial (the check and the write are one transaction)', async () => {
+    await call(url, 'POST', stateDoc(1, lineage));
+    const bodies = Array.from({ length: 30 }, (_, i) => stateDoc(2, lineage, { resources: i + 2 }));
+    const statuses = await Promise.all(bodies.map((b) => call(url, 'POST', b).then((r) => r.status)));
+    expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 409)).toHaveLength(29);
+    expect((await backend.store.versions('g1-all')).map((v) => v.serial)).toEqual([1, 2]);
   });
 
   it('refuses a lower serial (409) and keeps the stored state', async () => {
@@ -178,7 +195,7 @@ describe('safety of updates', () => {
     expect((await call(url, 'POST', body)).status).toBe(200);
     const resend = await call(url, 'POST', body);
     expect(resend.status).toBe(200);
-    expect(backend.store.versions('g1-all')).toHaveLength(1);
+    expect(await backend.store.versions('g1-all')).toHaveLength(1);
     const other = await call(url, 'POST', stateDoc(3, lineage, { resources: 2 }));
     expect(other.status).toBe(409);
     expect((await call(url, 'GET')).text).toBe(body.toString());
@@ -211,18 +228,85 @@ describe('safety of updates', () => {
     expect((await call(url, 'POST', '')).status).toBe(400);
   });
 
-  it('answers 400 to a bad key and 405 to DELETE (no state is ever removed over HTTP)', async () => {
+  it('answers 400 to a bad key and 405 to an unknown method', async () => {
     expect((await call(`${backend.url}/..%2Fetc`, 'GET')).status).toBe(400);
     expect((await call(`${backend.url}/`, 'GET')).status).toBe(400);
     await call(url, 'POST', stateDoc(1, lineage));
-    expect((await call(url, 'DELETE')).status).toBe(405);
+    const patch = await call(url, 'PATCH', stateDoc(2, lineage));
+    expect(patch.status).toBe(405);
+    expect(patch.headers.get('allow')).toContain('DELETE');
+    expect((await call(url, 'GET')).text).toBe(stateDoc(1, lineage).toString());
+  });
+});
+
+describe('DELETE', () => {
+  it('runs OpenTofu\'s client test sequence: PUT, GET, DELETE, then GET finds nothing', async () => {
+    // remote.TestClient (internal/states/remote/testing.go): Put, Get, Delete, Get == nil
+    const body = stateDoc(1, lineage);
+    expect((await call(url, 'PUT', body)).status).toBe(200);
+    expect((await call(url, 'GET')).text).toBe(body.toString());
+    expect((await call(url, 'DELETE')).status).toBe(200);
+    expect((await call(url, 'GET')).status).toBe(404);
+  });
+
+  it('keeps the deleted versions readable, and is itself a version', async () => {
+    for (const s of [1, 2]) await call(url, 'POST', stateDoc(s, lineage));
+    expect((await call(url, 'DELETE')).json()).toEqual({ deleted: true, serial: 2 });
+    const versions = await backend.store.versions('g1-all');
+    expect(versions.map((v) => [v.serial, v.deleted])).toEqual([
+      [1, false],
+      [2, false],
+      [2, true],
+    ]);
+    expect(versions[2]).toMatchObject({ size: 0, lineage });
+    expect((await call(`${url}?serial=2`, 'GET')).text).toBe(stateDoc(2, lineage).toString());
+    expect((await call(`${url}?serial=1`, 'GET')).text).toBe(stateDoc(1, lineage).toString());
+    const listed = (await call(`${backend.url}/_deploy/v1/states`, 'GET')).json();
+    expect(listed).toMatchObject([{ key: 'g1-all', deleted: true, versions: 3, latest: { serial: 2, deleted: true } }]);
+  });
+
+  it('answers a retried DELETE with 200 and stores nothing new; a key that never had a state: 404', async () => {
+    await call(url, 'POST', stateDoc(1, lineage));
+    expect((await call(url, 'DELETE')).status).toBe(200);
+    expect((await call(url, 'DELETE')).status).toBe(200);
+    expect(await backend.store.versions('g1-all')).toHaveLength(2);
+    expect((await call(`${backend.url}/never-stored`, 'DELETE')).status).toBe(404);
+  });
+
+  it('lets a deleted key start afresh: a new lineage and a lower serial are accepted', async () => {
+    await call(url, 'POST', stateDoc(5, lineage));
+    await call(url, 'DELETE');
+    const fresh = stateDoc(1, 'b0000000-0000-4000-8000-000000000009');
+    expect((await call(url, 'POST', fresh)).status).toBe(200);
+    expect((await call(url, 'GET')).text).toBe(fresh.toString());
+    expect((await call(`${backend.url}/_deploy/v1/states`, 'GET')).json()[0]).toMatchObject({ deleted: false, versions: 3 });
+  });
+
+  it('is refused while another ID holds the lock (423 with the holder), allowed with the holder\'s ID', async () => {
+    await call(url, 'POST', stateDoc(1, lineage));
+    const holder = lockInfo({ Who: 'alice@host-a' });
+    await call(url, 'LOCK', holder);
+    const none = await call(url, 'DELETE');
+    expect(none.status).toBe(423);
+    expect(none.json()).toEqual(holder);
+    expect((await call(`${url}?ID=${randomUUID()}`, 'DELETE')).status).toBe(423);
+    expect((await call(url, 'GET')).status).toBe(200);
+    expect((await call(`${url}?ID=${holder.ID}`, 'DELETE')).status).toBe(200);
+    expect((await call(url, 'GET')).status).toBe(404);
+    // the lock stays until its holder releases it
+    expect((await call(url, 'LOCK', lockInfo())).status).toBe(423);
+  });
+
+  it('refuses ?ID= when no lock is held', async () => {
+    await call(url, 'POST', stateDoc(1, lineage));
+    expect((await call(`${url}?ID=${randomUUID()}`, 'DELETE')).status).toBe(409);
     expect((await call(url, 'GET')).status).toBe(200);
   });
 });
 
 describe('body size limit', () => {
   it('answers 413 to a body over the limit, declared or streamed', async () => {
-    const small = await startTestBackend({ maxBodyBytes: 10_000 });
+    const small = await startTestBackend({ kind, maxBodyBytes: 10_000 });
     try {
       const big = stateDoc(1, lineage, { pad: 20_000 });
       expect((await call(`${small.url}/k`, 'POST', big)).status).toBe(413);
@@ -242,7 +326,7 @@ describe('body size limit', () => {
 describe('basic auth', () => {
   it('answers 401 without or with wrong credentials, and serves with the right ones', async () => {
     const creds = { username: 'ops', password: 's3cret-pw' };
-    const authed = await startTestBackend({ credentials: creds });
+    const authed = await startTestBackend({ kind, credentials: creds });
     const basic = (u: string, p: string) => ({ Authorization: `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}` });
     try {
       const res = await call(`${authed.url}/k`, 'GET');
@@ -257,6 +341,8 @@ describe('basic auth', () => {
       await authed.stop();
     }
   });
+});
+
 });
 
 /** Sends only the headers of a POST declaring `length` bytes; resolves with the status. */
