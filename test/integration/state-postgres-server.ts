@@ -3,11 +3,12 @@ import { randomBytes } from 'node:crypto';
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 
-// A real PostgreSQL server for the tests and the bench: Debian's package (installed with
-// apt-get when missing and this runs as root, as CI does on a fresh machine), its own data
+// A real PostgreSQL server for the tests and the bench: Debian's package (installed by
+// toolchain/host-packages.sh, group state-db, when missing: npm test's pretest does it), its own data
 // directory in a new temporary directory, listening on 127.0.0.1 (a free port) and on a Unix
 // socket in that directory, stopped by its PID and removed at the end. PostgreSQL refuses to
 // run as root (https://www.postgresql.org/docs/15/server-start.html), so as root the server
@@ -37,21 +38,20 @@ export interface PostgresServer {
   remove(): Promise<void>;
 }
 
-const INSTALL_LOCK = join(tmpdir(), 'deploy-postgres-install.lock');
 const READY_TIMEOUT_MS = 60_000;
+const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-/** The directory of Debian's PostgreSQL programs (newest major version); installs the package when missing. */
+/**
+ * The directory of Debian's PostgreSQL programs (newest major version). When missing, the
+ * project's host-package script installs the package (group `state-db`; as root, as `npm
+ * test`'s pretest does) or says how.
+ */
 export function postgresBinDir(): string {
   const found = findBinDir();
   if (found) return found;
-  if (process.getuid?.() !== 0) {
-    throw new Error('PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/postgres): apt-get install postgresql');
-  }
-  // one install at a time (test files run in parallel); apt-get needs its lists first
-  const script = 'command -v apt-get >/dev/null || { echo "no apt-get: install PostgreSQL 15+ by hand" >&2; exit 1; }; ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends postgresql; }';
-  const r = spawnSync('flock', [INSTALL_LOCK, 'sh', '-c', script], { encoding: 'utf8', timeout: 15 * 60_000 });
+  const r = spawnSync('bash', [join(repo, 'toolchain', 'host-packages.sh'), 'state-db'], { encoding: 'utf8', timeout: 15 * 60_000 });
   const after = findBinDir();
-  if (!after) throw new Error(`installing PostgreSQL failed (exit ${r.status}): ${r.stdout}${r.stderr}`);
+  if (!after) throw new Error(`PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/postgres) and installing it failed (exit ${r.status}): ${r.stderr}`);
   return after;
 }
 
