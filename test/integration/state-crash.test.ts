@@ -3,11 +3,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SqliteStateStore } from '../../src/state/sqlite-store.js';
 import { ensureBuilt, type ServerProcess, startServerProcess } from './state-helpers.js';
+import { stopSharedPostgres } from './state-postgres-server.js';
+import { newStoreData, STORE_KINDS, withStore } from './state-stores.js';
 
 // kill -9 of the server while it writes, and restarts: the state is the previous or the new
-// version, never a torn one, and nothing acknowledged is lost.
+// version, never a torn one, and nothing acknowledged is lost. On each store: SQLite (a
+// killed process's write is a torn WAL frame at most) and PostgreSQL (a killed server's
+// connection closes and its open transaction is rolled back).
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
@@ -18,17 +21,19 @@ function bigState(serial: number, lineage: string, bytes: number): Buffer {
   return Buffer.from(JSON.stringify({ version: 4, serial, lineage, outputs: {}, resources, pad }));
 }
 
-let dataDir: string;
+let root: string;
 beforeAll(async () => {
   ensureBuilt();
-  dataDir = await mkdtemp(join(tmpdir(), 'deploy-state-crash-'));
+  root = await mkdtemp(join(tmpdir(), 'deploy-state-crash-'));
 });
 afterAll(async () => {
-  await rm(dataDir, { recursive: true, force: true });
-});
+  await stopSharedPostgres();
+  await rm(root, { recursive: true, force: true });
+}, 120_000);
 
-describe('the state backend under kill -9', () => {
+describe.each(STORE_KINDS)('the state backend on %s under kill -9', (kind) => {
   it('keeps the previous or the new version, never a torn one, across 6 kills mid-write', async () => {
+    const data = await newStoreData(kind, root, 'crash');
     const lineage = randomUUID();
     const sent = new Map<string, number>(); // sha -> serial of every body sent
     let acknowledged = 0;
@@ -36,7 +41,7 @@ describe('the state backend under kill -9', () => {
     let inFlightAtKill = 0;
     const outcomes: string[] = [];
     for (let round = 0; round < 6; round += 1) {
-      const server: ServerProcess = await startServerProcess(dataDir);
+      const server: ServerProcess = await startServerProcess(data.data, data.serveEnv);
       const url = `${server.url}/crash`;
       // the state after a restart: whole, one of the bodies sent, not older than acknowledged
       const got = await fetch(url);
@@ -78,8 +83,7 @@ describe('the state backend under kill -9', () => {
     expect(acknowledged).toBeGreaterThan(0);
 
     // after the last kill: the database is intact and every kept version is whole
-    const store = SqliteStateStore.open(dataDir);
-    try {
+    await withStore(data, async (store) => {
       const versions = await store.versions('crash');
       expect(versions.length).toBeGreaterThanOrEqual(acknowledged > 0 ? 1 : 0);
       for (const v of versions) {
@@ -88,33 +92,27 @@ describe('the state backend under kill -9', () => {
         expect(sent.get(v.sha256)).toBe(v.serial);
       }
       expect(versions.at(-1)!.serial).toBeGreaterThanOrEqual(acknowledged);
-    } finally {
-      await store.close();
-    }
+    });
   });
 
   it('serves the same state and lock after a clean restart', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'deploy-state-restart-'));
+    const data = await newStoreData(kind, root, 'restart');
+    const lineage = randomUUID();
+    const holder = { ID: randomUUID(), Who: 'dave@host', Created: new Date().toISOString(), Operation: 'OperationTypeApply' };
+    const first = await startServerProcess(data.data, data.serveEnv);
+    const body = bigState(7, lineage, 1000);
+    expect((await fetch(`${first.url}/k`, { method: 'POST', body })).status).toBe(200);
+    expect((await fetch(`${first.url}/k`, { method: 'LOCK', body: JSON.stringify(holder) })).status).toBe(200);
+    expect(await first.stop()).toBe(0);
+    const second = await startServerProcess(data.data, data.serveEnv);
     try {
-      const lineage = randomUUID();
-      const holder = { ID: randomUUID(), Who: 'dave@host', Created: new Date().toISOString(), Operation: 'OperationTypeApply' };
-      const first = await startServerProcess(dir);
-      const body = bigState(7, lineage, 1000);
-      expect((await fetch(`${first.url}/k`, { method: 'POST', body })).status).toBe(200);
-      expect((await fetch(`${first.url}/k`, { method: 'LOCK', body: JSON.stringify(holder) })).status).toBe(200);
-      expect(await first.stop()).toBe(0);
-      const second = await startServerProcess(dir);
-      try {
-        const got = await fetch(`${second.url}/k`);
-        expect(Buffer.from(await got.arrayBuffer()).equals(body)).toBe(true);
-        const lock = await fetch(`${second.url}/k`, { method: 'LOCK', body: JSON.stringify({ ID: randomUUID() }) });
-        expect(lock.status).toBe(423);
-        expect(await lock.json()).toEqual(holder);
-      } finally {
-        await second.stop();
-      }
+      const got = await fetch(`${second.url}/k`);
+      expect(Buffer.from(await got.arrayBuffer()).equals(body)).toBe(true);
+      const lock = await fetch(`${second.url}/k`, { method: 'LOCK', body: JSON.stringify({ ID: randomUUID() }) });
+      expect(lock.status).toBe(423);
+      expect(await lock.json()).toEqual(holder);
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      await second.stop();
     }
   });
 });

@@ -198,3 +198,16 @@ export async function startPostgres(): Promise<PostgresServer> {
     },
   };
 }
+
+let shared: Promise<PostgresServer> | undefined;
+
+/** One PostgreSQL server per test file (or bench run), started on first use; stopSharedPostgres() in afterAll. */
+export function sharedPostgres(): Promise<PostgresServer> {
+  return (shared ??= startPostgres());
+}
+
+export async function stopSharedPostgres(): Promise<void> {
+  const p = shared;
+  shared = undefined;
+  if (p) await (await p).remove();
+}

@@ -7,7 +7,7 @@ import { PostgresStateStore } from '../../../src/state/postgres-store.js';
 import { startStateServer, type RunningStateServer } from '../../../src/state/server.js';
 import { SqliteStateStore } from '../../../src/state/sqlite-store.js';
 import type { StateStore } from '../../../src/state/store.js';
-import { type PostgresServer, startPostgres } from '../../integration/state-postgres-server.js';
+import { sharedPostgres } from '../../integration/state-postgres-server.js';
 
 /** Which store a test backend keeps its states in. */
 export type StoreKind = 'sqlite' | 'postgres';
@@ -26,19 +26,6 @@ export interface TestBackend {
   stop(): Promise<void>;
 }
 
-let postgres: Promise<PostgresServer> | undefined;
-
-/** One PostgreSQL server per test file, started on first use; call stopTestPostgres() in afterAll. */
-export function testPostgres(): Promise<PostgresServer> {
-  return (postgres ??= startPostgres());
-}
-
-export async function stopTestPostgres(): Promise<void> {
-  const p = postgres;
-  postgres = undefined;
-  if (p) await (await p).remove();
-}
-
 async function openStore(kind: StoreKind, data: string): Promise<StateStore> {
   return kind === 'sqlite' ? SqliteStateStore.open(data) : PostgresStateStore.open({ connectionString: data, where: data.replace(/:[^:@/]*@/, '@') });
 }
@@ -48,7 +35,7 @@ export async function startTestBackend(
 ): Promise<TestBackend> {
   const kind = opts.kind ?? 'sqlite';
   const ownDir = kind === 'sqlite' && !opts.dataDir;
-  const data = kind === 'postgres' ? (await (await testPostgres()).createDatabase()).url : (opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'deploy-state-'))));
+  const data = kind === 'postgres' ? (await (await sharedPostgres()).createDatabase()).url : (opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'deploy-state-'))));
   const store = await openStore(kind, data);
   const server = await startStateServer({
     store,

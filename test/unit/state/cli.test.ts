@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { run } from '../../../src/cli/main.js';
 import { listTree, runCli, tempDir } from '../helpers.js';
-import { call, lockInfo, startTestBackend, stopTestPostgres, type TestBackend, testPostgres } from './backend.js';
+import { sharedPostgres, stopSharedPostgres } from '../../integration/state-postgres-server.js';
+import { call, lockInfo, startTestBackend, type TestBackend } from './backend.js';
 
 const lineage = 'c0ffee00-0000-4000-8000-000000000003';
 const secretState = (serial: number) =>
@@ -95,7 +96,7 @@ describe('deploy state serve: exposure', () => {
 });
 
 describe('deploy state serve on PostgreSQL', () => {
-  afterAll(stopTestPostgres, 60_000);
+  afterAll(stopSharedPostgres, 60_000);
 
   it('refuses a password in --data (argv), and never echoes it', async () => {
     const r = await runCli(['state', 'serve', '--data', 'postgres://deploy:argv-secret-91@127.0.0.1:5432/db'], {});
@@ -129,7 +130,7 @@ describe('deploy state serve on PostgreSQL', () => {
   });
 
   it('serves from a real database with the password from a file, and never logs it', async () => {
-    const db = await (await testPostgres()).createDatabase();
+    const db = await (await sharedPostgres()).createDatabase();
     const { dir, cleanup } = await tempDir();
     const pwFile = join(dir, 'db-password');
     await writeFile(pwFile, `${db.password}\n`, { mode: 0o600 });

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createConnection } from 'node:net';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { call, lockInfo, md5, STORE_KINDS, startTestBackend, stateDoc, stopTestPostgres, type TestBackend } from './backend.js';
+import { stopSharedPostgres } from '../../integration/state-postgres-server.js';
+import { call, lockInfo, md5, STORE_KINDS, startTestBackend, stateDoc, type TestBackend } from './backend.js';
 
 // HTTP-level tests of every protocol and safety rule of the state backend, against a real
 // server on a loopback port with each of its real stores: SQLite in a fresh data directory,
@@ -9,7 +10,7 @@ import { call, lockInfo, md5, STORE_KINDS, startTestBackend, stateDoc, stopTestP
 
 const lineage = 'a3b1c2d4-0000-4000-8000-000000000001';
 
-afterAll(stopTestPostgres, 60_000);
+afterAll(stopSharedPostgres, 60_000);
 
 describe.each(STORE_KINDS)('the state backend on %s', (kind) => {
 let backend: TestBackend;
