@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../log.js';
 import { DeployError, ExitCode, ToolError } from '../errors.js';
+import type { Credentials } from './credentials.js';
 import { defaultStateDataDir } from './paths.js';
 import { startStateServer } from './server.js';
 import { checkStateKey } from './state-key.js';
@@ -25,6 +26,19 @@ export const TF_HTTP_VARIABLES = [
   'TF_HTTP_CLIENT_CERTIFICATE_PEM',
   'TF_HTTP_CLIENT_PRIVATE_KEY_PEM',
 ] as const;
+
+/** tofu's TF_HTTP_* variables for the state at `address` of a `deploy state serve` backend (LOCK/UNLOCK, basic auth). */
+export function httpBackendEnv(address: string, credentials: Credentials): Record<string, string> {
+  return {
+    TF_HTTP_ADDRESS: address,
+    TF_HTTP_LOCK_ADDRESS: address,
+    TF_HTTP_UNLOCK_ADDRESS: address,
+    TF_HTTP_LOCK_METHOD: 'LOCK',
+    TF_HTTP_UNLOCK_METHOD: 'UNLOCK',
+    TF_HTTP_USERNAME: credentials.username,
+    TF_HTTP_PASSWORD: credentials.password,
+  };
+}
 
 export interface StateBackend {
   /** TF_HTTP_* variables to add to tofu's environment. */
@@ -81,15 +95,7 @@ export async function startEmbeddedBackend(opts: EmbeddedBackendOptions): Promis
   return {
     address,
     embedded: true,
-    env: {
-      TF_HTTP_ADDRESS: address,
-      TF_HTTP_LOCK_ADDRESS: address,
-      TF_HTTP_UNLOCK_ADDRESS: address,
-      TF_HTTP_LOCK_METHOD: 'LOCK',
-      TF_HTTP_UNLOCK_METHOD: 'UNLOCK',
-      TF_HTTP_USERNAME: credentials.username,
-      TF_HTTP_PASSWORD: credentials.password,
-    },
+    env: httpBackendEnv(address, credentials),
     close: () =>
       (closing ??= running.close().finally(async () => {
         await store.close();

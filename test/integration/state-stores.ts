@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { openStore } from '../../src/state/open-store.js';
-import { startEmbeddedBackend } from '../../src/state/embedded.js';
+import { httpBackendEnv, startEmbeddedBackend } from '../../src/state/embedded.js';
 import type { StateStore } from '../../src/state/store.js';
 import { sharedPostgres } from './state-postgres-server.js';
 import { startServerProcess, type ServerProcess } from './state-helpers.js';
@@ -78,15 +78,7 @@ export async function startServedBackend(data: StoreData, key: string): Promise<
   return {
     address,
     process: proc,
-    env: {
-      TF_HTTP_ADDRESS: address,
-      TF_HTTP_LOCK_ADDRESS: address,
-      TF_HTTP_UNLOCK_ADDRESS: address,
-      TF_HTTP_LOCK_METHOD: 'LOCK',
-      TF_HTTP_UNLOCK_METHOD: 'UNLOCK',
-      TF_HTTP_USERNAME: 'ops',
-      TF_HTTP_PASSWORD: password,
-    },
+    env: httpBackendEnv(address, { username: 'ops', password }),
     close: async () => {
       if (proc.child.exitCode === null && proc.child.signalCode === null) await proc.stop();
     },
