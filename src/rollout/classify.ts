@@ -4,7 +4,7 @@
  * Pure: the clock comes in as `now`. Every terminal reason is one the kubelet, scheduler or
  * controller does not get out of by itself without a change to the Deployment.
  */
-import { eventCount, eventTimeMs, findCondition, templateImage, type Claim, type ContainerStatus, type KubeEvent, type Pod } from './api-objects.js';
+import { eventCount, eventTimeMs, findCondition, templateImage, type Claim, type ContainerStatus, type Deployment, type KubeEvent, type Pod } from './api-objects.js';
 import { isTerminalSystemdState, parseProbeMessage, type SystemdState } from './probe-output.js';
 import { currentPod, currentReplicaSet, eventsFor, oldPods, type RolloutSnapshot } from './snapshot.js';
 
@@ -62,6 +62,15 @@ export interface ClassifyContext {
   /** After a rollback patch: the Deployment generation that carries it. */
   readonly minGeneration?: number;
   /**
+   * Judge the pod only, not the Deployment's progress deadline: the rollback's wait. The
+   * controller does not reset a ProgressDeadlineExceeded when a rollback makes an existing
+   * ReplicaSet current again (it resets the condition only for a ReplicaSet it creates), and
+   * with Recreate it may set it for the failed revision only after the step's own deadline,
+   * while the hung pod stops: the condition then speaks of the failed revision, not of the
+   * previous one coming back. The rollback's wait has its own deadline.
+   */
+  readonly ignoreProgressDeadline?: boolean;
+  /**
    * How long an unschedulable pod may wait for a claim that a provisioner is working on
    * (Immediate binding: the scheduler says "unbound immediate PersistentVolumeClaims"
    * until the volume is there). Default 10 s.
@@ -86,20 +95,40 @@ export function classifyRollout(snap: RolloutSnapshot, ctx: ClassifyContext): Ve
   if ((dep.status?.observedGeneration ?? 0) < generation) {
     return waiting('controller', `waiting for the Deployment controller to observe generation ${generation}`);
   }
+  const pod = classifyRevision(snap, dep, ctx);
+  const deadline = ctx.ignoreProgressDeadline ? undefined : progressDeadlinePassed(dep, ctx);
+  // The pod's own verdict is the more precise one: a terminal failure names its cause, and a
+  // pod that is ready is ready. A pod still on its way is what the deadline cut short: say
+  // what it was still waiting for.
+  if (!deadline || pod.kind !== 'waiting') return pod;
+  return {
+    ...deadline,
+    message: `${deadline.message}; still ${pod.phase}: ${pod.detail}`,
+    ...(pod.pod ? { pod: pod.pod } : {}),
+    ...(pod.systemdState ? { systemdState: pod.systemdState } : {}),
+  };
+}
+
+/**
+ * The Deployment controller's ProgressDeadlineExceeded, when it was set during this wait: the
+ * controller keeps a stale one for a new generation until the new ReplicaSet exists (Recreate
+ * waits for the old pod first). Condition times have whole seconds.
+ */
+function progressDeadlinePassed(dep: Deployment, ctx: ClassifyContext): Extract<Verdict, { kind: 'failed' }> | undefined {
   const progressing = findCondition(dep.status?.conditions, 'Progressing');
-  // Only a deadline passed during this wait counts: the controller keeps a stale
-  // ProgressDeadlineExceeded for a new generation until the new ReplicaSet exists (Recreate
-  // waits for the old pod first), e.g. right after a rollback. Condition times have whole seconds.
   const progressingAt = Date.parse(progressing?.lastUpdateTime ?? progressing?.lastTransitionTime ?? '');
-  if (progressing?.status === 'False' && progressing.reason === 'ProgressDeadlineExceeded' && !(progressingAt < ctx.watchStartedAt - 1000)) {
-    return {
-      kind: 'failed',
-      reason: 'progress-deadline',
-      message: `the Deployment's progress deadline (${dep.spec.progressDeadlineSeconds ?? '?'}s) passed: ${progressing.message ?? ''}`.trim(),
-      failedUnits: [],
-      evidenceAt: Date.parse(progressing.lastUpdateTime ?? progressing.lastTransitionTime ?? '') || undefined,
-    };
-  }
+  if (progressing?.status !== 'False' || progressing.reason !== 'ProgressDeadlineExceeded' || progressingAt < ctx.watchStartedAt - 1000) return undefined;
+  return {
+    kind: 'failed',
+    reason: 'progress-deadline',
+    message: `the Deployment's progress deadline (${dep.spec.progressDeadlineSeconds ?? '?'}s) passed: ${progressing.message ?? ''}`.trim(),
+    failedUnits: [],
+    ...(Number.isFinite(progressingAt) ? { evidenceAt: progressingAt } : {}),
+  };
+}
+
+/** The verdict on the Deployment's current revision: its ReplicaSet, the old pods, its pod. */
+function classifyRevision(snap: RolloutSnapshot, dep: Deployment, ctx: ClassifyContext): Verdict {
   const rs = currentReplicaSet(snap);
   if (!rs) {
     // Recreate: the controller makes the new ReplicaSet only once the old pods are gone.

@@ -68,6 +68,8 @@ export const RolloutReportSchema = z.object({
   events: z.array(ReportedEventSchema),
   lastState: LastStateSchema.nullable(),
   logTail: z.array(z.string()),
+  /** systemd's job queue when a boot did not finish in time (src/rollout/systemd-jobs.ts), running jobs first. */
+  systemdJobs: z.array(z.object({ unit: z.string(), type: z.string(), state: z.string() })).default([]),
   /** The image the rollout tried (the Deployment's template at the start). */
   image: z.string().nullable(),
   /** The image of the previous revision: what a rollback set back (null on a first deploy). */
@@ -186,6 +188,9 @@ export function formatRolloutEvidence(r: RolloutReport): string[] {
     const s = r.lastState;
     const term = s.lastTerminated ? `; last exit ${s.lastTerminated.exitCode}${s.lastTerminated.reason ? ` (${s.lastTerminated.reason})` : ''}` : '';
     out.push(`  pod:         ${s.pod} ${s.phase ?? ''}, container ${s.container ?? 'not created'}, restarts ${s.restartCount}${s.systemdState ? `, systemd ${s.systemdState}` : ''}${term}`);
+  }
+  if (r.systemdJobs.length > 0) {
+    out.push(`  systemd jobs: ${r.systemdJobs.slice(0, 6).map((j) => `${j.unit} ${j.type} ${j.state}`).join(', ')}${r.systemdJobs.length > 6 ? ', ...' : ''}`);
   }
   if (r.events.length > 0) {
     out.push('  events:');

@@ -14,6 +14,7 @@ import type { Progress, RolloutStage } from './progress.js';
 import type { LastState, RolloutOutcome, RolloutReport } from './report.js';
 import { openRolloutWatch, type RolloutWatch } from './rollout-watch.js';
 import { currentPod, currentReplicaSet, previousReplicaSet, revisionOf, type RolloutSnapshot } from './snapshot.js';
+import { describeJobs, LIST_JOBS_COMMAND, parseJobLines, type SystemdJob } from './systemd-jobs.js';
 import { buildUndoPatch, ROLLBACK_FIELD_MANAGER } from './undo-patch.js';
 import { waitForVerdict, type WaitResult } from './wait-for-verdict.js';
 
@@ -82,7 +83,7 @@ export async function runRollout(opts: RolloutOptions, deps: RolloutDeps): Promi
     });
     deps.progress?.end();
     const waitMs = first.at - startedAt;
-    const base = { version: 1 as const, node, namespace, image, timeoutSeconds: Math.round(opts.timeoutMs / 1000), startedAt: new Date(startedAt).toISOString() };
+    const base = { version: 1 as const, node, namespace, image, systemdJobs: [], timeoutSeconds: Math.round(opts.timeoutMs / 1000), startedAt: new Date(startedAt).toISOString() };
     const prev = previousReplicaSet(first.snapshot);
     const previousImage = prev ? templateImage(prev.spec.template) : null;
 
@@ -119,26 +120,31 @@ export async function runRollout(opts: RolloutOptions, deps: RolloutDeps): Promi
     // Failed: the evidence first, before a rollback replaces the pod.
     const lastState = describeFailedPod(first.snapshot, verdict.pod);
     const readStartedAt = now();
-    const logTail = await readLogTail(api, namespace, lastState, verdict.failedUnits, signal, logger);
+    const [logTail, systemdJobs] = await Promise.all([
+      readLogTail(api, namespace, lastState, verdict.failedUnits, signal, logger),
+      cutShort(verdict) ? readSystemdJobs(api, namespace, lastState, signal, logger) : Promise.resolve([]),
+    ]);
     const evidenceReadMs = now() - readStartedAt;
+    const why = systemdJobs.length > 0 ? `${verdict.message}; systemd was still waiting for ${describeJobs(systemdJobs)}` : verdict.message;
     const evidence = {
       ...base,
       reason: verdict.reason,
       failedUnits: [...verdict.failedUnits],
+      systemdJobs,
       // this rollout's events (the apply that started it ran just before), not older ones
       events: collectEvents(first.snapshot, startedAt - EVENTS_BEFORE_START_MS),
       lastState,
       logTail,
       previousImage,
     };
-    logger?.info({ node, namespace, reason: verdict.reason, message: verdict.message }, 'rollout failed');
+    logger?.info({ node, namespace, reason: verdict.reason, message: why }, 'rollout failed');
 
     const dep = first.snapshot.deployment;
     if (!prev || !dep) {
       return {
         ...evidence,
         outcome: 'failed-no-previous',
-        message: `${verdict.message}; there is no previous revision to set back (first deploy of this node)`,
+        message: `${why}; there is no previous revision to set back (first deploy of this node)`,
         durations: { waitMs, evidenceReadMs, rollbackMs: null, evidenceToVerdictMs: evidenceMs(verdict.evidenceAt, first.at), evidenceToRollbackDoneMs: null, totalMs: now() - startedAt },
       };
     }
@@ -157,9 +163,9 @@ export async function runRollout(opts: RolloutOptions, deps: RolloutDeps): Promi
     };
     const rev = revisionOf(prev);
     const messages: Record<Exclude<RolloutOutcome, 'ready' | 'failed-no-previous'>, string> = {
-      'rolled-back': verdict.message,
-      'rollback-failed': `${verdict.message}; the rollback to revision ${rev} did not become ready: ${outcome.detail}`,
-      interrupted: `${verdict.message}; interrupted during the rollback: ${outcome.detail}`,
+      'rolled-back': why,
+      'rollback-failed': `${why}; the rollback to revision ${rev} did not become ready: ${outcome.detail}`,
+      interrupted: `${why}; interrupted during the rollback: ${outcome.detail}`,
     };
     return { ...evidence, outcome: outcome.outcome, message: messages[outcome.outcome], durations };
   } finally {
@@ -206,6 +212,8 @@ async function rollBack(
     deadline: started + opts.rollbackTimeoutMs,
     signal: deps.signal,
     minGeneration: generation,
+    // the previous revision's pod decides; a progress deadline now is the failed revision's
+    ignoreProgressDeadline: true,
     onVerdict: show('rollback', started, opts.rollbackTimeoutMs),
     now,
     ...(opts.claimGraceMs !== undefined ? { claimGraceMs: opts.claimGraceMs } : {}),
@@ -254,6 +262,22 @@ async function readLogTail(
   }
 }
 
+/** The deadline ended the wait while the pod was still on its way (not a terminal failure). */
+function cutShort(verdict: Extract<Verdict, { kind: 'failed' }>): boolean {
+  return verdict.reason === 'timeout' || verdict.reason === 'progress-deadline';
+}
+
+/** systemd's job queue in a running pod (bounded: the rollback waits for this). */
+async function readSystemdJobs(api: KubeApi, namespace: string, state: LastState | null, signal: AbortSignal, logger?: Logger): Promise<SystemdJob[]> {
+  if (!state || state.container !== 'running') return [];
+  try {
+    return parseJobLines(await api.execLines(namespace, state.pod, 'node', [...LIST_JOBS_COMMAND], JOURNAL_MS, signal));
+  } catch (err) {
+    logger?.debug({ pod: state.pod, err: describeApiError(err) }, 'no systemd job list');
+    return [];
+  }
+}
+
 /** "The Deployment is at revision 3 (image ...); pod x: waiting: ContainerCreating." */
 function describeNodeState(snap: RolloutSnapshot): string {
   const rs = currentReplicaSet(snap);
@@ -279,6 +303,7 @@ function interruptedBeforeStart(opts: RolloutOptions, startedAt: number, at: num
     events: [],
     lastState: null,
     logTail: [],
+    systemdJobs: [],
     image,
     previousImage: null,
     timeoutSeconds: Math.round(opts.timeoutMs / 1000),

@@ -16,6 +16,8 @@ export interface WaitOptions {
   readonly deadline: number;
   readonly signal: AbortSignal;
   readonly minGeneration?: number;
+  /** The rollback's wait: judge the pod, not the Deployment's progress deadline (see ClassifyContext). */
+  readonly ignoreProgressDeadline?: boolean;
   readonly claimGraceMs?: number;
   /** Every classification, for the progress line. */
   readonly onVerdict?: (v: Verdict) => void;
@@ -49,6 +51,7 @@ export function waitForVerdict(watch: RolloutWatch, opts: WaitOptions): Promise<
         now: t,
         watchStartedAt,
         ...(opts.minGeneration !== undefined ? { minGeneration: opts.minGeneration } : {}),
+        ...(opts.ignoreProgressDeadline ? { ignoreProgressDeadline: true } : {}),
         ...(opts.claimGraceMs !== undefined ? { claimGraceMs: opts.claimGraceMs } : {}),
       });
       last = v;

@@ -106,6 +106,37 @@ describe('classifyRollout on recorded API objects', () => {
     expect(v).toMatchObject({ kind: 'waiting', phase: 'booting' });
   });
 
+  it('a deadline on a pod still booting says what the pod was still waiting for', () => {
+    const v = classify('terminal-progress-deadline');
+    expect(v).toMatchObject({ kind: 'failed', reason: 'progress-deadline', pod: 'web-7b9c4d6f5-x2k9p' });
+    expect(v.kind === 'failed' && v.message).toMatch(/progress deadline \(300s\) passed: .*; still booting: systemd is booting/);
+  });
+
+  it('the rollback wait judges the previous revision, not a deadline the controller set for the failed one', () => {
+    // GIVEN the rollback patch (generation 3) made the previous ReplicaSet current again,
+    // while the controller set ProgressDeadlineExceeded (for the failed revision) after this
+    // wait began, and the failed revision's pod still stops (Recreate)
+    const fx = loadFixture('terminal-progress-deadline');
+    const dep = fx.snapshot.deployment!;
+    const [prev, failed] = fx.snapshot.replicaSets;
+    const rolledBack = {
+      ...fx.snapshot,
+      deployment: {
+        ...dep,
+        metadata: { ...dep.metadata, generation: 3 },
+        spec: { ...dep.spec, template: prev!.spec.template! },
+        status: { ...dep.status!, observedGeneration: 3 },
+      },
+      replicaSets: [{ ...prev!, metadata: { ...prev!.metadata, annotations: { ...prev!.metadata.annotations, 'deployment.kubernetes.io/revision': '3' } } }, failed!],
+      pods: fx.snapshot.pods.map((p) => ({ ...p, metadata: { ...p.metadata, deletionTimestamp: '2026-11-30T04:14:58Z' } })),
+    };
+    const ctx = { now: Date.parse('2026-11-30T04:15:02Z'), watchStartedAt: Date.parse('2026-11-30T04:14:58Z'), minGeneration: 3 };
+    // WHEN the rollback's wait classifies THEN it waits for the old pod to stop
+    expect(classifyRollout(rolledBack, { ...ctx, ignoreProgressDeadline: true })).toMatchObject({ kind: 'waiting', phase: 'old-pod' });
+    // (the first wait's rules would call that a failure: the bug of issue 18)
+    expect(classifyRollout(rolledBack, ctx)).toMatchObject({ kind: 'failed', reason: 'progress-deadline' });
+  });
+
   it('a Deployment that is gone is a failure, not a wait', () => {
     const fx = loadFixture('slow-booting');
     const v = classifyRollout({ ...fx.snapshot, deployment: undefined }, { now: NOW, watchStartedAt: WATCH_STARTED });

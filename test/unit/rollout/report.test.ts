@@ -28,6 +28,7 @@ function report(over: Partial<RolloutReport>): RolloutReport {
     events: [],
     lastState: null,
     logTail: [],
+    systemdJobs: [],
     image: BROKEN,
     previousImage: GOOD,
     timeoutSeconds: 300,
@@ -105,6 +106,22 @@ describe('rollout reports', () => {
     );
     expect(formatRolloutSummary([report({ outcome: 'rollback-failed', message: 'y' })])).toContain('the rollback to sha256:1f3c9a7e2b6d failed too');
     expect(formatRolloutSummary([])).toMatch(/No rollout ran/);
+  });
+
+  it('lists systemd\'s job queue of a boot the deadline cut short', () => {
+    const text = formatRolloutSummary([
+      report({
+        outcome: 'rolled-back',
+        reason: 'timeout',
+        message: 'not ready within 40s; still booting: systemd is booting (systemd: starting); systemd was still waiting for hang.service (start, running)',
+        systemdJobs: [
+          { unit: 'hang.service', type: 'start', state: 'running' },
+          { unit: 'multi-user.target', type: 'start', state: 'waiting' },
+        ],
+      }),
+    ]);
+    expect(text).toContain('systemd was still waiting for hang.service (start, running)');
+    expect(text).toContain('  systemd jobs: hang.service start running, multi-user.target start waiting');
   });
 
   it('shortens digests, keeps tags', () => {
