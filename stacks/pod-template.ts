@@ -32,8 +32,6 @@ export const STARTUP_SCRIPT =
  */
 export const LIVENESS_SCRIPT = 'systemctl show --property=Version >/dev/null';
 
-/** systemd stops on SIGRTMIN+3 (set in the image); give it time to stop its units cleanly. */
-export const TERMINATION_GRACE_SECONDS = 30;
 /**
  * Probe periods. Every exec probe is a runc exec plus a systemctl call in the pod: at 2 s
  * (readiness) and 10 s (liveness), 50 node pods were 30 execs a second and held a 2-core
@@ -79,7 +77,9 @@ export function deploymentManifest(target: TargetModel, node: NodeModel, namespa
           serviceAccountName: names.serviceAccount(node.name),
           automountServiceAccountToken: false,
           enableServiceLinks: false,
-          terminationGracePeriodSeconds: TERMINATION_GRACE_SECONDS,
+          // systemd stops on SIGRTMIN+3 (the image's StopSignal) and needs this long to stop
+          // its units cleanly; the kubelet kills it when the time is up (DEPLOY_STOP_TIMEOUT)
+          terminationGracePeriodSeconds: target.stopTimeoutSeconds,
           containers: [
             {
               name: CONTAINER_NAME,

@@ -11,6 +11,7 @@ export interface CoordinateFlags {
   stateSize?: string;
   runtimeClass?: string;
   rolloutTimeout?: string;
+  stopTimeout?: string;
 }
 
 /** Each coordinate: its flag, its environment variable, and what it is. Shown in --help. */
@@ -22,6 +23,7 @@ export const COORDINATES = [
   { key: 'stateSize', flag: '--state-size <quantity>', env: 'K8S_STATE_SIZE', help: "size of each node's /var/lib claim (default: 1Gi)" },
   { key: 'runtimeClass', flag: '--runtime-class <name>', env: 'K8S_RUNTIME_CLASS', help: 'RuntimeClass whose handler runs systemd as PID 1 (default: systemd)' },
   { key: 'rolloutTimeout', flag: '--rollout-timeout <duration>', env: 'DEPLOY_ROLLOUT_TIMEOUT', help: 'how long a node may take to become ready, e.g. 90s, 5m (default: 5m)' },
+  { key: 'stopTimeout', flag: '--stop-timeout <duration>', env: 'DEPLOY_STOP_TIMEOUT', help: "how long a node's systemd may take to stop on SIGRTMIN+3 before it is killed (the pod's terminationGracePeriodSeconds), 1s up to less than the rollout timeout (default: 30s)" },
 ] as const;
 
 /** Environment variables of the SPIRE coordinates, with their meaning (for --help and docs). */

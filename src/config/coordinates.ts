@@ -37,6 +37,10 @@ const coordinatesSchema = z.object({
     .int()
     .min(10, 'must be at least 10s: systemd needs time to boot')
     .max(6 * 3600, 'must be at most 6h'),
+  stopTimeoutSeconds: z
+    .number({ error: 'must be a duration such as 30s or 2m' })
+    .int()
+    .min(1, 'must be at least 1s: at 0 the kubelet kills systemd without letting it stop its units'),
   registryTlsVerify: z.boolean(),
 });
 
@@ -56,9 +60,11 @@ export function resolveCoordinates(
   const where: Record<string, string> = {};
   for (const c of COORDINATES) where[c.key] = `${c.env} (or ${c.flag.split(' ')[0]})`;
   where.rolloutTimeoutSeconds = where.rolloutTimeout!;
+  where.stopTimeoutSeconds = where.stopTimeout!;
   where.registryTlsVerify = 'K8S_REGISTRY_TLS_VERIFY';
 
   const timeoutText = pick(flags.rolloutTimeout, env.DEPLOY_ROLLOUT_TIMEOUT) ?? '5m';
+  const stopText = pick(flags.stopTimeout, env.DEPLOY_STOP_TIMEOUT) ?? '30s';
   const tls = (env.K8S_REGISTRY_TLS_VERIFY ?? 'true').toLowerCase();
   const raw = {
     // K8S_REGISTRY set to "" counts as unset, but is reported as empty to name the mistake
@@ -69,21 +75,38 @@ export function resolveCoordinates(
     stateSize: pick(flags.stateSize, env.K8S_STATE_SIZE) ?? '1Gi',
     runtimeClass: pick(flags.runtimeClass, env.K8S_RUNTIME_CLASS) ?? 'systemd',
     rolloutTimeoutSeconds: parseDurationSeconds(timeoutText),
+    stopTimeoutSeconds: parseDurationSeconds(stopText),
     registryTlsVerify: tls === 'false' || tls === '0' || tls === 'no' ? false : tls === 'true' || tls === '1' || tls === 'yes' ? true : undefined,
   };
   const parsed = coordinatesSchema.safeParse(raw);
   const spire = resolveSpireCoordinates(env);
+  const order = stopWithinRollout(raw.stopTimeoutSeconds, raw.rolloutTimeoutSeconds);
+  if (order) return { ok: false, issues: [...(parsed.success ? [] : issuesOf(parsed.error.issues)), { where: where.stopTimeoutSeconds!, message: order }, ...(spire.ok ? [] : spire.issues)] };
   if (parsed.success && spire.ok) return { ok: true, value: spire.value === undefined ? parsed.data : { ...parsed.data, spire: spire.value } };
   return {
     ok: false,
     issues: [
-      ...(parsed.success ? [] : parsed.error.issues).map((i) => {
-        const key = String(i.path[0] ?? '');
-        const message =
-          key === 'registryTlsVerify' ? `"${env.K8S_REGISTRY_TLS_VERIFY}" must be true or false` : i.message;
-        return { where: where[key] ?? key, message };
-      }),
+      ...(parsed.success ? [] : issuesOf(parsed.error.issues)),
       ...(spire.ok ? [] : spire.issues),
     ],
   };
+
+  function issuesOf(issues: readonly { path: readonly PropertyKey[]; message: string }[]): InputIssue[] {
+    return issues.map((i) => {
+      const key = String(i.path[0] ?? '');
+      const message = key === 'registryTlsVerify' ? `"${env.K8S_REGISTRY_TLS_VERIFY}" must be true or false` : i.message;
+      return { where: where[key] ?? key, message };
+    });
+  }
+}
+
+/**
+ * Recreate stops the old pod inside the rollout's deadline (and the failed one inside the
+ * rollback's): a node allowed to take as long to stop as its rollout may take in all would
+ * fail its rollout while it still stops cleanly. Checked beside the schema, so that it is
+ * reported with every other problem.
+ */
+function stopWithinRollout(stopSeconds: number | undefined, rolloutSeconds: number | undefined): string | undefined {
+  if (stopSeconds === undefined || rolloutSeconds === undefined || stopSeconds < rolloutSeconds) return undefined;
+  return `${stopSeconds}s must be shorter than the rollout timeout (${rolloutSeconds}s), which includes stopping the previous pod: lower the stop timeout or raise DEPLOY_ROLLOUT_TIMEOUT (--rollout-timeout)`;
 }

@@ -156,6 +156,7 @@ export function buildTargets(plan: GroupPlan, coords: Coordinates, planFile: str
       storageClass: coords.storageClass,
       stateSize: coords.stateSize,
       rolloutTimeoutSeconds: coords.rolloutTimeoutSeconds,
+      stopTimeoutSeconds: coords.stopTimeoutSeconds,
       submissionId: plan.submission?.id,
       nodes,
       degrade: nodeNames.flatMap((n) => degradeNotes(n, plan)),

@@ -31,6 +31,8 @@ export interface TargetModel {
   readonly storageClass: string | undefined;
   readonly stateSize: string;
   readonly rolloutTimeoutSeconds: number;
+  /** The pod's terminationGracePeriodSeconds: how long systemd may take to stop. */
+  readonly stopTimeoutSeconds: number;
   readonly submissionId: string | undefined;
   /** Sorted by name. */
   readonly nodes: readonly NodeModel[];

@@ -137,6 +137,19 @@ describe('deploy synth with bad input', () => {
     expect(r.stderr).toContain('K8S_REGISTRY_TLS_VERIFY: "maybe" must be true or false');
   });
 
+  it('a stop timeout that is no duration, zero, or not shorter than the rollout timeout is refused, naming both', async () => {
+    const bad = await synth(samplePlan(), { DEPLOY_STOP_TIMEOUT: 'later' });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('DEPLOY_STOP_TIMEOUT (or --stop-timeout): must be a duration such as 30s or 2m');
+    const zero = await synth(samplePlan(), { DEPLOY_STOP_TIMEOUT: '0s' });
+    expect(zero.stderr).toContain('DEPLOY_STOP_TIMEOUT (or --stop-timeout): must be at least 1s');
+    // the default stop timeout (30s) against a short rollout timeout: said, not silently cut
+    const long = await synth(samplePlan(), { DEPLOY_ROLLOUT_TIMEOUT: '20s' });
+    expect(long.code).toBe(2);
+    expect(long.stderr).toContain('DEPLOY_STOP_TIMEOUT (or --stop-timeout): 30s must be shorter than the rollout timeout (20s)');
+    expect(long.stderr).toContain('DEPLOY_ROLLOUT_TIMEOUT (--rollout-timeout)');
+  });
+
   it('a flag overrides the environment', async () => {
     const file = await writeJson(join(dir, 'group.json'), samplePlan());
     const r = await runCli(['synth', '--plan', file, '--out', out, '--registry', 'flag.test', '--target', 'web', '--json'], { K8S_REGISTRY: 'env.test' });

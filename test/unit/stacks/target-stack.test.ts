@@ -168,6 +168,12 @@ describe('the graph of a target', () => {
     expect(c.livenessProbe.periodSeconds * c.livenessProbe.failureThreshold).toBe(90);
   });
 
+  it('gives systemd the operator-set stop timeout as the grace period (default 30 s)', () => {
+    const pod = (json: any) => Object.values<any>(json.resource.kubernetes_manifest)[0].manifest.spec.template.spec;
+    expect(pod(graphs(undefined, { DEPLOY_STOP_TIMEOUT: '75s' }).all!.json).terminationGracePeriodSeconds).toBe(75);
+    expect(pod(g.all!.json).terminationGracePeriodSeconds).toBe(30);
+  });
+
   it('names the image by the digest read after the push', () => {
     const json = g.all!.json;
     const digestAddr = address(json, 'data', 'external', 'image-alpha/digest');
