@@ -27,6 +27,7 @@ ${COORDINATES.map((c) => `  ${c.env.padEnd(24)} ${c.help}`).join('\n')}
   DEPLOY_STATE             "embedded": allow the embedded backend where CI, GITHUB_ACTIONS or FORGEJO_ACTIONS
                            is set (plan/apply/destroy refuse it there, exit 2: a runner's home may not last)
   DEPLOY_STATE_DIR         where graphs and embedded state live (default: ~/.local/state/k8s-deployer)
+  DEPLOY_RUN_ID            this run's name on its state lock (default: user@host:pid); see deploy state unlock --help
   DEPLOY_LOG_LEVEL         trace|debug|info|warn|error (default: info)
   DEPLOY_TOFU, DEPLOY_SKOPEO  program paths (default: the cache, then PATH); every program
                            is checked before the run starts (exit 3 naming what is missing)

@@ -35,6 +35,14 @@ TF_HTTP_USERNAME/TF_HTTP_PASSWORD; list, versions and unlock without --key need 
   \${DEPLOY_STATE_DIR:-\${XDG_STATE_HOME:-$HOME/.local/state}/k8s-deployer}/state
 (read directly; safe while a deploy run or a server uses it).`;
 
+const UNLOCK_HELP = `
+Every deploy run holds its state lock with Who = DEPLOY_RUN_ID (default user@host:pid). The
+CD workflow names each run, and its last step (if: always()) runs
+  deploy state unlock --held-by "$DEPLOY_RUN_ID"
+so that a cancelled job leaves no lock. A state that is not locked, or locked by no run of
+that name (without --key), releases nothing and exits 0. Exit 2: --key is locked by another
+run (the message names it), or the ID names no held lock.`;
+
 function parseSerial(v: string): number {
   const n = Number(v);
   if (!Number.isSafeInteger(n) || n < 0) throw new InvalidArgumentError('expected a non-negative integer');
@@ -94,10 +102,12 @@ export function registerState(program: Command, ctx: CliContext): void {
     });
 
   source(state.command('unlock'))
-    .description('Release a lock left by a killed run, by its ID (tofu prints it; `deploy state list` shows it). Make sure that run is gone.')
-    .argument('<id>', 'the lock ID')
-    .option('--key <key>', 'the state the lock is on (default: found by the ID)')
-    .action(async (id: string, opts: { data?: string; key?: string }) => {
+    .description('Release a lock left by a run that is gone: by its ID (tofu prints it; `deploy state list` shows it), or as the run that holds it (--held-by).')
+    .argument('[id]', 'the lock ID (optional with --held-by)')
+    .option('--key <key>', 'the state the lock is on (default: found by the ID; with --held-by: every state the backend lists)')
+    .option('--held-by <who>', "release only a lock taken by this run: its DEPLOY_RUN_ID (default of a run: user@host:pid); a named --key locked by another run is an error naming the holder")
+    .addHelpText('after', UNLOCK_HELP)
+    .action(async (id: string | undefined, opts: { data?: string; key?: string; heldBy?: string }) => {
       const { unlockState } = await import('../state/operator.js');
       await unlockState(ctx, id, opts);
     });

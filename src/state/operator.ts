@@ -1,6 +1,6 @@
 import type { CliContext } from '../cli/context.js';
-import { DeployError, ExitCode } from '../errors.js';
-import { describeLock } from './lock-info.js';
+import { ConfigError, DeployError, ExitCode } from '../errors.js';
+import { describeLock, type LockInfo } from './lock-info.js';
 import { defaultStateDataDir } from './paths.js';
 import { redactState } from './redact.js';
 import { DataDirSource, HttpSource, type StateSource } from './state-source.js';
@@ -12,7 +12,7 @@ interface SourceOptions {
 /** --data, else TF_HTTP_ADDRESS, else the embedded backend's data directory. */
 function openSource(ctx: CliContext, opts: SourceOptions): StateSource {
   if (opts.data) return new DataDirSource(opts.data);
-  if (ctx.env.TF_HTTP_ADDRESS) return new HttpSource(ctx.env, ctx.signal);
+  if (ctx.env.TF_HTTP_ADDRESS) return HttpSource.fromEnv(ctx.env, ctx.signal);
   return new DataDirSource(defaultStateDataDir(ctx.env));
 }
 
@@ -91,10 +91,56 @@ export async function showState(ctx: CliContext, key: string | undefined, opts: 
   });
 }
 
-export async function unlockState(ctx: CliContext, id: string, opts: SourceOptions & { key?: string | undefined }): Promise<void> {
+export interface UnlockOptions extends SourceOptions {
+  readonly key?: string | undefined;
+  /** Release only a lock whose `Who` is this run (DEPLOY_RUN_ID of the run that took it). */
+  readonly heldBy?: string | undefined;
+}
+
+/**
+ * `deploy state unlock <ID>` releases the lock with that ID; `--held-by <who>` releases only
+ * the locks that run holds: on `--key`, or on every state of a backend that lists its states
+ * (a data directory, `deploy state serve`). A named state locked by another run is an error
+ * that names the holder, and nothing is released; a state that is not locked is fine (the
+ * CD workflow's last step runs this after every job, also after a clean one).
+ */
+export async function unlockState(ctx: CliContext, id: string | undefined, opts: UnlockOptions): Promise<void> {
+  if (opts.heldBy === undefined) {
+    if (!id) throw new ConfigError('nothing names the lock to release', [{ where: '<id>', message: 'give the lock ID (`deploy state list` shows it), or --held-by <who>' }]);
+    await withSource(ctx, opts, async (source) => {
+      const { key, holder } = await source.unlock(id, opts.key);
+      reportReleased(ctx, key, id, holder);
+    });
+    return;
+  }
+  const who = opts.heldBy;
+  if (who === '') throw new ConfigError('--held-by is empty', [{ where: '--held-by', message: 'name the run whose lock to release (its DEPLOY_RUN_ID)' }]);
   await withSource(ctx, opts, async (source) => {
-    const { key, holder } = await source.unlock(id, opts.key);
-    ctx.stdout.write(`released lock ${id} on "${key}"${holder ? ` (${describeLock(holder)})` : ''}\n`);
-    ctx.logger().warn({ kind: 'state-unlocked', key, id, who: holder?.Who }, 'lock released by operator');
+    const locks = await locksToRelease(source, opts.key);
+    const mine = locks.filter((l) => l.info.Who === who && (!id || l.info.ID === id));
+    const others = locks.filter((l) => !mine.includes(l));
+    if (opts.key && others.length > 0) {
+      const o = others[0]!;
+      throw new DeployError(`"${o.key}" in ${source.where} is locked by another run: ${describeLock(o.info)}; not released`, ExitCode.usage, {
+        hint: o.info.Who ? `release it as that run: deploy state unlock --held-by '${o.info.Who}' --key ${o.key} (only when that run is gone)` : 'release it by its ID when its run is gone: deploy state unlock <ID>',
+      });
+    }
+    for (const l of mine) {
+      const { key, holder } = await source.unlock(l.info.ID, l.key);
+      reportReleased(ctx, key, l.info.ID, holder ?? l.info);
+    }
+    if (mine.length === 0) ctx.stdout.write(`no lock held by ${who}${opts.key ? ` on "${opts.key}"` : ''} in ${source.where}: nothing to release\n`);
   });
+}
+
+/** The held locks to consider: the one on `key`, or every one the source lists. */
+async function locksToRelease(source: StateSource, key: string | undefined): Promise<{ key: string; info: LockInfo }[]> {
+  if (!key) return (await source.list()).flatMap((s) => (s.lock ? [{ key: s.key, info: s.lock }] : []));
+  const info = await source.lockOf(key);
+  return info ? [{ key, info }] : [];
+}
+
+function reportReleased(ctx: CliContext, key: string, id: string, holder: LockInfo | undefined): void {
+  ctx.stdout.write(`released lock ${id} on "${key}"${holder ? ` (${describeLock(holder)})` : ''}\n`);
+  ctx.logger().warn({ kind: 'state-unlocked', key, id, who: holder?.Who }, 'lock released by operator');
 }

@@ -1,8 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, DeployError, ExitCode, ToolError } from '../errors.js';
+import { backendRequest, httpFailure, type LockAnswer, requestLock, requestUnlock } from './http-client.js';
 import type { LockInfo } from './lock-info.js';
 import { ADMIN_PREFIX } from './server.js';
+import { parseStateHeader } from './state-document.js';
 import { checkStateKey } from './state-key.js';
 import { DATABASE_FILE, SqliteStateStore } from './sqlite-store.js';
 import type { StateSummary, VersionMeta } from './store.js';
@@ -15,6 +18,12 @@ export interface StateSource {
   versions(key: string): Promise<VersionMeta[]>;
   /** The bytes of the newest version (or of `serial`); undefined when there is none. */
   read(key: string | undefined, serial?: number): Promise<Buffer | undefined>;
+  /** Who holds the lock of `key`, if anyone. */
+  lockOf(key: string): Promise<LockInfo | undefined>;
+  /** Takes the lock of `key` with `info` (a 'held' answer names the holder when it can). */
+  lock(key: string, info: LockInfo): Promise<LockAnswer>;
+  /** Stores `body` as the next version of `key` under the lock `lockId`; a refusal throws. */
+  write(key: string, body: Buffer, lockId: string): Promise<void>;
   /** Releases the lock with this ID (on `key`, or wherever it is held); returns the key and the holder. */
   unlock(id: string, key?: string): Promise<{ key: string; holder: LockInfo | undefined }>;
   close(): void;
@@ -55,6 +64,23 @@ export class DataDirSource implements StateSource {
     requireKey(key);
     return (await this.store.read(key!, serial))?.body;
   }
+  async lockOf(key: string) {
+    requireKey(key);
+    return this.opened ? this.opened.lockOf(key) : undefined;
+  }
+  async lock(key: string, info: LockInfo): Promise<LockAnswer> {
+    requireKey(key);
+    const result = await this.store.lock(key, info);
+    return result.kind === 'held' ? { kind: 'held', holder: result.holder } : { kind: 'acquired' };
+  }
+  async write(key: string, body: Buffer, lockId: string) {
+    requireKey(key);
+    const parsed = parseStateHeader(body);
+    if (!parsed.ok) throw new ToolError(`cannot store "${key}" in ${this.where}: ${parsed.problem}`);
+    const result = await this.store.update(key, body, parsed.header, lockId);
+    if (result.kind === 'refused') throw new ToolError(`${this.where} refused "${key}": ${result.reason}`);
+    if (result.kind === 'lock-mismatch') throw new ToolError(`${this.where} refused "${key}": lock ${lockId} is not the one held`);
+  }
   async unlock(id: string, key?: string) {
     const held = key ? [{ key, info: await this.store.lockOf(key) }] : await this.store.findLock(id);
     const match = held.find((h) => h.info?.ID === id);
@@ -69,15 +95,30 @@ export class DataDirSource implements StateSource {
   }
 }
 
-/** Wait at most this long for one answer of a remote backend. */
-const REQUEST_TIMEOUT_MS = 30_000;
+/** Where a remote backend is and how to reach it. */
+export interface HttpSourceOptions {
+  /** The base address: the state `<key>` is at `<base>/<key>`. */
+  readonly address: string;
+  /** What the address was given as, for messages: `TF_HTTP_ADDRESS`, `--to`, `--from`. */
+  readonly addressName: string;
+  readonly username?: string | undefined;
+  readonly password?: string | undefined;
+  /** A base address for LOCK other than `address` (TF_HTTP_LOCK_ADDRESS). */
+  readonly lockAddress?: string | undefined;
+  /** @default 'LOCK' */
+  readonly lockMethod?: string | undefined;
+  /** A base address for UNLOCK other than `address` (TF_HTTP_UNLOCK_ADDRESS). */
+  readonly unlockAddress?: string | undefined;
+  /** @default 'UNLOCK' */
+  readonly unlockMethod?: string | undefined;
+  readonly signal?: AbortSignal | undefined;
+}
 
 /**
- * Talks to the backend at TF_HTTP_ADDRESS (credentials TF_HTTP_USERNAME/PASSWORD, as tofu
- * does). As for `deploy plan|apply|destroy`, TF_HTTP_ADDRESS is a base address: the state
- * `<key>` is at `<base>/<key>` (TF_HTTP_UNLOCK_ADDRESS likewise, when set). `show` and
- * `unlock --key` work with any OpenTofu http backend; `list`, `versions` and finding a lock
- * by its ID alone need `deploy state serve` (its read-only /_deploy/v1/ routes).
+ * Talks to a remote backend at a base address. As for `deploy plan|apply|destroy`, the state
+ * `<key>` is at `<base>/<key>` (TF_HTTP_UNLOCK_ADDRESS likewise, when set). `show`, `lock`,
+ * `write` and `unlock --key` work with any OpenTofu http backend; `list`, `versions` and
+ * finding a lock by its ID alone need `deploy state serve` (its read-only /_deploy/v1/ routes).
  */
 export class HttpSource implements StateSource {
   readonly where: string;
@@ -85,17 +126,32 @@ export class HttpSource implements StateSource {
   private readonly base: string;
   /** The base address's path, i.e. the key prefix on a `deploy state serve` backend. */
   private readonly prefix: string;
-  private readonly env: NodeJS.ProcessEnv;
-  private readonly signal: AbortSignal | undefined;
-  constructor(env: NodeJS.ProcessEnv, signal?: AbortSignal) {
-    this.env = env;
-    this.signal = signal;
-    const url = parseAddress('TF_HTTP_ADDRESS', env.TF_HTTP_ADDRESS!);
+  private readonly opts: HttpSourceOptions;
+
+  /** The backend of TF_HTTP_ADDRESS, with tofu's credentials and unlock settings. */
+  static fromEnv(env: NodeJS.ProcessEnv, signal?: AbortSignal): HttpSource {
+    if (env.TF_HTTP_LOCK_ADDRESS) parseAddress('TF_HTTP_LOCK_ADDRESS', env.TF_HTTP_LOCK_ADDRESS);
+    if (env.TF_HTTP_UNLOCK_ADDRESS) parseAddress('TF_HTTP_UNLOCK_ADDRESS', env.TF_HTTP_UNLOCK_ADDRESS);
+    return new HttpSource({
+      address: env.TF_HTTP_ADDRESS!,
+      addressName: 'TF_HTTP_ADDRESS',
+      username: env.TF_HTTP_USERNAME,
+      password: env.TF_HTTP_PASSWORD,
+      lockAddress: env.TF_HTTP_LOCK_ADDRESS || undefined,
+      lockMethod: env.TF_HTTP_LOCK_METHOD || undefined,
+      unlockAddress: env.TF_HTTP_UNLOCK_ADDRESS || undefined,
+      unlockMethod: env.TF_HTTP_UNLOCK_METHOD || undefined,
+      signal,
+    });
+  }
+
+  constructor(opts: HttpSourceOptions) {
+    this.opts = opts;
+    const url = parseAddress(opts.addressName, opts.address);
     this.origin = url.origin;
     this.base = `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
     this.prefix = decodeURIComponent(url.pathname.replace(/^\/+|\/+$/g, ''));
     this.where = this.base;
-    if (env.TF_HTTP_UNLOCK_ADDRESS) parseAddress('TF_HTTP_UNLOCK_ADDRESS', env.TF_HTTP_UNLOCK_ADDRESS);
   }
 
   /** The key a `deploy state serve` backend files `<base>/<key>` under. */
@@ -123,12 +179,42 @@ export class HttpSource implements StateSource {
     if (res.status !== 200) throw await httpFailure('GET', url, res);
     return Buffer.from(await res.arrayBuffer());
   }
+  /**
+   * From the state list of a `deploy state serve` backend; from any other backend by the
+   * protocol itself: a LOCK with a new ID answers 423 with the holder, or is granted when the
+   * state is free (then released at once).
+   */
+  async lockOf(key: string) {
+    requireKey(key);
+    const listed = await this.list().then(
+      (all) => ({ lock: all.find((s) => s.key === key)?.lock }),
+      () => undefined,
+    );
+    if (listed) return listed.lock;
+    const probe: LockInfo = { ID: randomUUID(), Operation: 'deploy state unlock (reading the holder)', Who: 'deploy state unlock', Created: new Date().toISOString() };
+    const answer = await this.lock(key, probe);
+    if (answer.kind === 'held') return answer.holder ?? { ID: '(unknown)', Info: 'the backend did not say who holds it' };
+    await this.unlock(probe.ID, key);
+    return undefined;
+  }
+  async lock(key: string, info: LockInfo) {
+    requireKey(key);
+    const lockBase = this.opts.lockAddress ? this.opts.lockAddress.replace(/\/+$/, '') : this.base;
+    return requestLock(new URL(stateAddress(lockBase, key)), this.opts.lockMethod || 'LOCK', info, this.auth());
+  }
+  async write(key: string, body: Buffer, lockId: string) {
+    requireKey(key);
+    const url = new URL(stateAddress(this.base, key));
+    url.searchParams.set('ID', lockId);
+    const res = await this.request('POST', url, body);
+    if (res.status !== 200 && res.status !== 201 && res.status !== 204) throw await httpFailure('POST', url, res);
+  }
   async unlock(id: string, key?: string) {
     let target: URL;
     let shownKey: string;
     if (key) {
       requireKey(key);
-      const unlockBase = this.env.TF_HTTP_UNLOCK_ADDRESS ? this.env.TF_HTTP_UNLOCK_ADDRESS.replace(/\/+$/, '') : this.base;
+      const unlockBase = this.opts.unlockAddress ? this.opts.unlockAddress.replace(/\/+$/, '') : this.base;
       target = new URL(stateAddress(unlockBase, key));
       shownKey = key;
     } else {
@@ -146,29 +232,15 @@ export class HttpSource implements StateSource {
       target = new URL(`${this.origin}/${encodeKey(found[0]!.key)}`);
       shownKey = this.prefix && found[0]!.key.startsWith(`${this.prefix}/`) ? found[0]!.key.slice(this.prefix.length + 1) : found[0]!.key;
     }
-    const method = this.env.TF_HTTP_UNLOCK_METHOD || 'UNLOCK';
-    const res = await this.request(method, target, JSON.stringify({ ID: id }));
-    const text = await res.text();
-    if (res.status === 423 || res.status === 409) {
-      let holder: LockInfo | undefined;
-      try {
-        holder = JSON.parse(text) as LockInfo;
-      } catch {
-        holder = undefined;
-      }
-      throw noSuchLock(id, this.where, shownKey, holder?.ID ? holder : undefined);
-    }
-    if (res.status !== 200) throw await httpFailure(method, target, res, text);
-    let holder: LockInfo | undefined;
-    try {
-      const body = JSON.parse(text) as LockInfo;
-      holder = body.Who || body.Created ? body : undefined;
-    } catch {
-      holder = undefined;
-    }
-    return { key: shownKey, holder };
+    const answer = await requestUnlock(target, this.opts.unlockMethod || 'UNLOCK', { ID: id }, this.auth());
+    if (answer.kind === 'held') throw noSuchLock(id, this.where, shownKey, answer.holder);
+    return { key: shownKey, holder: answer.holder };
   }
   close() {}
+
+  private auth() {
+    return { username: this.opts.username, password: this.opts.password, signal: this.opts.signal };
+  }
 
   private async admin(route: string): Promise<unknown> {
     const url = new URL(`${this.origin}${ADMIN_PREFIX}${route}`);
@@ -184,20 +256,8 @@ export class HttpSource implements StateSource {
     return res.json();
   }
 
-  private async request(method: string, url: URL, body?: string): Promise<Response> {
-    const headers: Record<string, string> = {};
-    const user = this.env.TF_HTTP_USERNAME;
-    if (user) headers.Authorization = `Basic ${Buffer.from(`${user}:${this.env.TF_HTTP_PASSWORD ?? ''}`).toString('base64')}`;
-    if (body !== undefined) headers['Content-Type'] = 'application/json';
-    const signals = [AbortSignal.timeout(REQUEST_TIMEOUT_MS), ...(this.signal ? [this.signal] : [])];
-    try {
-      return await fetch(url, { method, headers, body, signal: AbortSignal.any(signals), redirect: 'error' });
-    } catch (err) {
-      throw new ToolError(`${method} ${url.origin}${url.pathname} failed: ${(err as Error).message}`, {
-        hint: 'check TF_HTTP_ADDRESS and that the state backend is running',
-        cause: err,
-      });
-    }
+  private request(method: string, url: URL, body?: Buffer): Promise<Response> {
+    return backendRequest(method, url, { ...this.auth(), body });
   }
 }
 
@@ -235,9 +295,4 @@ function noSuchLock(id: string, where: string, key: string | undefined, holder: 
   return new DeployError(`no lock with ID ${id}${key ? ` on "${key}"` : ''} in ${where}${held}`, ExitCode.usage, {
     hint: '`deploy state list` shows every held lock with its ID',
   });
-}
-
-async function httpFailure(method: string, url: URL, res: Response, text?: string): Promise<ToolError> {
-  const body = text ?? (await res.text().catch(() => ''));
-  return new ToolError(`${method} ${url.origin}${url.pathname} answered ${res.status}: ${body.slice(0, 300)}`);
 }

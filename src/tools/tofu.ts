@@ -62,6 +62,11 @@ export interface TofuOptions {
   readonly interruptTarget?: 'process' | 'group';
   /** `-lock-timeout` for commands that take the state lock. @default '60s' */
   readonly lockTimeout?: string;
+  /**
+   * The caller holds the state lock for the whole run (src/state/run-lock.ts) and put its ID
+   * in TF_HTTP_ADDRESS: plan and apply run with `-lock=false`.
+   */
+  readonly lockHeld?: boolean;
   /** The tofu program; default: discovered (DEPLOY_TOFU, the cache, PATH). */
   readonly tofuPath?: string;
 }
@@ -117,6 +122,10 @@ const TEN_MINUTES = 10 * 60_000;
 const ONE_HOUR = 60 * 60_000;
 const FIVE_MINUTES = 5 * 60_000;
 
+function lockArg(opts: TofuOptions): string {
+  return opts.lockHeld ? '-lock=false' : `-lock-timeout=${opts.lockTimeout ?? '60s'}`;
+}
+
 /** `tofu init`: providers from the mirror (offline) or the registry; the lock file stays in `dir`. */
 export async function initGraph(opts: TofuOptions & { readonly reconfigure?: boolean }): Promise<void> {
   // -reconfigure: the graph directory is synthesized, the backend settings come per run from
@@ -163,7 +172,7 @@ export async function planGraph(
   },
 ): Promise<PlanResult> {
   const planFile = resolveIn(opts.dir, opts.planFile ?? 'tfplan');
-  const args = ['plan', '-input=false', '-no-color', '-json', '-detailed-exitcode', `-lock-timeout=${opts.lockTimeout ?? '60s'}`, `-out=${planFile}`];
+  const args = ['plan', '-input=false', '-no-color', '-json', '-detailed-exitcode', lockArg(opts), `-out=${planFile}`];
   if (opts.destroy) args.push('-destroy');
   for (const t of opts.targets ?? []) args.push(`-target=${t}`);
   const run = await runTofuJson(opts, 'plan', args, { okExitCodes: [0, 2] });
@@ -240,7 +249,7 @@ function changedKeysOf(change: Readonly<Record<string, unknown>>): { changedKeys
 /** `tofu apply -json <planFile>`: applies exactly the saved plan. */
 export async function applyPlan(opts: TofuOptions & { readonly planFile: string }): Promise<ApplyResult> {
   const planFile = resolveIn(opts.dir, opts.planFile);
-  const args = ['apply', '-input=false', '-no-color', '-json', `-lock-timeout=${opts.lockTimeout ?? '60s'}`, planFile];
+  const args = ['apply', '-input=false', '-no-color', '-json', lockArg(opts), planFile];
   const run = await runTofuJson(opts, 'apply', args, { statefulRun: true });
   return { summary: run.summary, outputNames: run.outputNames, warnings: run.warnings };
 }

@@ -10,6 +10,7 @@ import type { Logger } from '../log.js';
 import type { TargetModel } from '../config/target-model.js';
 import { stateDir } from '../paths.js';
 import { writeGraph } from '../graph/synth.js';
+import { takeRunLock, type RunLock } from '../state/run-lock.js';
 import { openBackend } from './backend.js';
 import { summarizePlan, type TargetSummary } from './plan-summary.js';
 import { writeSelfWrapper } from './self.js';
@@ -32,6 +33,8 @@ export interface TargetRunOptions {
    */
   readonly sshPrivateKeyFile?: string | undefined;
   readonly env: NodeJS.ProcessEnv;
+  /** Who the run is (DEPLOY_RUN_ID, else user@host:pid): the state lock's `Who`. */
+  readonly who: string;
   readonly logger: Logger;
   readonly signal: AbortSignal;
   /** Progress lines for people (stderr). */
@@ -75,14 +78,26 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
   const { stageSpireAccess } = await import('../spire/stage-key.js');
   let spire: Awaited<ReturnType<typeof stageSpireAccess>> | undefined;
   let backend: Awaited<ReturnType<typeof openBackend>> | undefined;
+  let lock: RunLock | undefined;
   try {
     spire = await stageSpireAccess({ spire: model.spire, keyFile: opts.sshPrivateKeyFile, env: opts.env });
     backend = await openBackend(opts.env, model.stateKey, logger, signal);
+    // the run's own lock, for plan, apply and the rollout steps alike (see state/run-lock.ts)
+    lock = await takeRunLock({
+      backendEnv: backend.env,
+      key: model.stateKey,
+      operation: `deploy ${mode}`,
+      who: opts.who,
+      signal,
+      logger,
+      onWait: (holder) => opts.progress(`[${model.target}] waiting up to 60s for the state lock of ${model.stateKey}: ${holder}`),
+    });
     const env = {
       ...providerEnv(opts.env),
       // the programs the preflight found (DEPLOY_SKOPEO, ...), for the graph's shell steps
       ...opts.tools.env,
       ...backend.env,
+      ...lock.tofuEnv,
       // the SPIRE steps' key (a staged copy), ssh and kubectl
       ...spire.env,
       KUBE_CONFIG_PATH: opts.kubeconfig,
@@ -101,6 +116,7 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
       env,
       signal,
       tofuPath,
+      lockHeld: true,
       // what people need to follow a run; DEPLOY_LOG_LEVEL=debug shows everything tofu says
       onEvent: show(new Set(['version', 'log', 'drift', 'refresh'])),
     };
@@ -139,6 +155,7 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
     logger.debug({ kind: 'target-applied', target: model.target, rollouts: rollouts.length }, 'applied');
     return { summary, rollouts, applied: true, exitCode: rolloutCode, graphDir };
   } finally {
+    await lock?.release();
     await backend?.close();
     await spire?.close();
     await rm(runDir, { recursive: true, force: true }).catch(() => {});

@@ -19,6 +19,8 @@ export async function runVerb(mode: Mode, flags: InputFlags, ctx: CliContext): P
   // any lock, cluster read or process.
   const kubeconfig = await requireKubeconfig(coords.kubeconfig);
   const tools = requireRunTools(mode, { spire: targets.some((t) => t.spire !== undefined), env: ctx.env });
+  const { runIdentity } = await import('../state/run-lock.js');
+  const who = runIdentity(ctx.env);
   const logger = ctx.logger();
   const started = Date.now();
   const progress = (line: string) => {
@@ -33,7 +35,7 @@ export async function runVerb(mode: Mode, flags: InputFlags, ctx: CliContext): P
   // Targets one after the other: each has its own state and namespace, and a failure of
   // one should be read before the next one changes anything.
   for (const model of targets) {
-    const r = await runTarget({ mode, model, tools, graphsDir: graphsDir(flags, ctx), kubeconfig, sshPrivateKeyFile, env: ctx.env, logger, signal: ctx.signal, progress });
+    const r = await runTarget({ mode, model, tools, graphsDir: graphsDir(flags, ctx), kubeconfig, sshPrivateKeyFile, env: ctx.env, who, logger, signal: ctx.signal, progress });
     results.push(r);
     if (r.exitCode !== ExitCode.ok) break;
   }

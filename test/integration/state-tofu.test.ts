@@ -4,6 +4,7 @@ import { createServer, request as httpRequest, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { takeRunLock } from '../../src/state/run-lock.js';
 import { runCli } from '../unit/helpers.js';
 import { ensureBuilt } from './state-helpers.js';
 import { stopSharedPostgres } from './state-postgres-server.js';
@@ -95,6 +96,41 @@ describe.each(STORE_KINDS)('the state backend on %s with the real tofu', (kind) 
       expect((await withStore(data, (s) => s.lockOf(KEY)))?.ID).toBe(holder2.ID);
       await tofuOk(dir, ['force-unlock', '-force', '-no-color', holder2.ID], backend.env);
       expect(await withStore(data, (s) => s.lockOf(KEY))).toBeUndefined();
+    } finally {
+      await backend.close();
+    }
+  });
+
+  it("deploy's run lock: tofu writes under it with -lock=false and ?ID=; another tofu meets the run's Who; a killed run's lock goes with unlock --held-by", async () => {
+    const data = await newStoreData(kind, root, `run-lock-${kind}`);
+    const backend = await startRunBackend(data, KEY);
+    const who = `cd test run ${process.pid}.1`;
+    try {
+      const dir = await workDir(root, `run-lock-${kind}`, backend.env);
+      const lock = await takeRunLock({ backendEnv: backend.env, key: KEY, operation: 'deploy apply', who, signal: new AbortController().signal });
+      const underLock = { ...backend.env, ...lock.tofuEnv };
+      const run = tofu(dir, [...APPLY.filter((a) => !a.startsWith('-lock')), '-lock=false', '-var', 'sleep=6'], underLock);
+      // meanwhile a tofu that takes its own lock (another run) is refused, naming this run
+      const other = await tofu(dir, APPLY, backend.env).done;
+      expect(other.code).not.toBe(0);
+      expect(other.out).toContain('Error acquiring the state lock');
+      expect(other.out).toMatch(new RegExp(`Who:\\s+${who.replace(/[.]/g, '\\.')}`));
+      const r = await run.done;
+      expect(r.code, r.out).toBe(0);
+      expect((await withStore(data, (s) => s.latest(KEY)))?.serial).toBeGreaterThan(0);
+      expect((await withStore(data, (s) => s.lockOf(KEY)))?.Who, 'held until the run releases it').toBe(who);
+      const noop = await tofu(dir, ['plan', '-no-color', '-detailed-exitcode', '-lock=false'], underLock).done;
+      expect(noop.code, noop.out).toBe(0);
+
+      // the run "is killed": its lock stays; only that run's name releases it
+      const source = cliSource(data, backend);
+      const wrong = await runCli(['state', 'unlock', '--held-by', 'some other run', '--key', KEY, ...source.args], source.env);
+      expect(wrong.code).toBe(2);
+      expect(wrong.stderr).toContain(`held by ${who}`);
+      const unlock = await runCli(['state', 'unlock', '--held-by', who, ...source.args], source.env);
+      expect(unlock.code, unlock.stderr).toBe(0);
+      expect(unlock.stdout).toContain(`released lock ${lock.info.ID} on "${KEY}"`);
+      expect(await tofuOk(dir, APPLY, backend.env)).toMatch(/No changes|0 added, 0 changed, 0 destroyed/);
     } finally {
       await backend.close();
     }

@@ -1,3 +1,5 @@
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { pino } from 'pino';
 import { writeFile } from 'node:fs/promises';
@@ -282,6 +284,81 @@ describe('deploy state list|versions|show|unlock', () => {
         expect(r.stdout).toContain(`released lock ${holder.ID}`);
         expect((await call(url, 'LOCK', lockInfo())).status).toBe(200);
       });
+
+      it('unlock --held-by releases only the locks of that run; a named state held by another run is exit 2 naming it', async () => {
+        const { args, env } = source(backend);
+        const other = `${backend.url}/g1-web`;
+        expect((await call(other, 'POST', secretState(1))).status).toBe(200);
+        const mine = lockInfo({ Who: 'cd demo run 41.1' });
+        const theirs = lockInfo({ Who: 'cd demo run 42.1' });
+        await call(url, 'LOCK', mine);
+        await call(other, 'LOCK', theirs);
+
+        const refused = await runCli(['state', 'unlock', '--held-by', 'cd demo run 41.1', '--key', 'g1-web', ...args], env);
+        expect(refused.code).toBe(2);
+        expect(refused.stderr).toContain('locked by another run');
+        expect(refused.stderr).toContain('held by cd demo run 42.1');
+        expect((await call(other, 'LOCK', lockInfo())).status, 'the other run keeps its lock').toBe(423);
+
+        const r = await runCli(['state', 'unlock', '--held-by', 'cd demo run 41.1', ...args], env);
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.stdout).toContain(`released lock ${mine.ID} on "g1-all"`);
+        expect(r.stdout).not.toContain(theirs.ID);
+        expect((await call(url, 'LOCK', lockInfo())).status).toBe(200);
+        expect((await call(other, 'LOCK', lockInfo())).status).toBe(423);
+
+        // nothing of that run left: exit 0, nothing released (the CD workflow's step after a clean job)
+        const again = await runCli(['state', 'unlock', '--held-by', 'cd demo run 41.1', ...args], env);
+        expect(again.code).toBe(0);
+        expect(again.stdout).toContain('no lock held by cd demo run 41.1');
+        const named = await runCli(['state', 'unlock', '--held-by', 'cd demo run 42.1', '--key', 'g1-web', ...args], env);
+        expect(named.code).toBe(0);
+        expect(named.stdout).toContain(`released lock ${theirs.ID} on "g1-web"`);
+      });
     });
   }
+
+  it('unlock --held-by --key reads the holder from a backend that cannot list (LOCK answers 423 with it)', async () => {
+    // a plain OpenTofu http backend: the protocol only, no /_deploy/v1/ routes
+    const plain = createServer((req, res) => {
+      if (req.url?.startsWith('/_deploy/')) {
+        res.writeHead(404).end();
+        return;
+      }
+      const upstream = httpRequest(`${backend.url}${req.url}`, { method: req.method, headers: req.headers }, (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      });
+      req.pipe(upstream);
+    });
+    await new Promise<void>((r) => plain.listen(0, '127.0.0.1', r));
+    const env = { TF_HTTP_ADDRESS: `http://127.0.0.1:${(plain.address() as AddressInfo).port}` };
+    try {
+      const free = await runCli(['state', 'unlock', '--held-by', 'run-a', '--key', 'g1-all'], env);
+      expect(free.code, free.stderr).toBe(0);
+      expect(free.stdout).toContain('no lock held by run-a');
+      expect((await backend.store.lockOf('g1-all')), 'the probe released its own lock').toBeUndefined();
+
+      const holder = lockInfo({ Who: 'run-b' });
+      await call(url, 'LOCK', holder);
+      const other = await runCli(['state', 'unlock', '--held-by', 'run-a', '--key', 'g1-all'], env);
+      expect(other.code).toBe(2);
+      expect(other.stderr).toContain('held by run-b');
+      const r = await runCli(['state', 'unlock', '--held-by', 'run-b', '--key', 'g1-all'], env);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain(`released lock ${holder.ID}`);
+      expect(await backend.store.lockOf('g1-all')).toBeUndefined();
+      const unlisted = await runCli(['state', 'unlock', '--held-by', 'run-b'], env);
+      expect(unlisted.code).toBe(3);
+      expect(unlisted.stderr).toContain('does not list states');
+    } finally {
+      await new Promise((r) => plain.close(r));
+    }
+  });
+
+  it('unlock without an ID or --held-by is a usage error', async () => {
+    const r = await runCli(['state', 'unlock', '--data', backend.data], {});
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--held-by');
+  });
 });
