@@ -43,6 +43,29 @@ so that a cancelled job leaves no lock. A state that is not locked, or locked by
 that name (without --key), releases nothing and exits 0. Exit 2: --key is locked by another
 run (the message names it), or the ID names no held lock.`;
 
+const MIGRATE_HELP = `
+One laptop -> a shared backend: run \`deploy state serve\` (or any OpenTofu http backend) where
+the team reaches it, then
+  TF_HTTP_USERNAME=... TF_HTTP_PASSWORD=... deploy state migrate --to https://state.example:8787
+and from then on run plan/apply/destroy with TF_HTTP_ADDRESS set to that address.
+
+Per state: both sides are locked (Who = DEPLOY_RUN_ID, default user@host:pid), the target's
+state is read, and the source's newest version is copied only when the target has none or an
+older serial of the same lineage. Refused (nothing copied for that key, exit 2 at the end):
+another lineage at the target, a higher serial there, the same serial with other bytes, a
+lock held by another run. The same state already there is a no-op, so running it again is
+safe. The states stay at the source. Afterwards \`deploy plan\` against the new backend must
+show no changes (the command prints how).
+
+Credentials: the target's from TF_HTTP_USERNAME/TF_HTTP_PASSWORD; a --from backend's from
+DEPLOY_MIGRATE_FROM_USERNAME/DEPLOY_MIGRATE_FROM_PASSWORD. Only the newest version of each
+state moves (older versions stay at the source). A --from backend that is not a
+\`deploy state serve\` cannot list its states: name them with --key.`;
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
 function parseSerial(v: string): number {
   const n = Number(v);
   if (!Number.isSafeInteger(n) || n < 0) throw new InvalidArgumentError('expected a non-negative integer');
@@ -55,11 +78,11 @@ function parseMegabytes(v: string): number {
   return n;
 }
 
-/** `deploy state serve|list|versions|show|unlock`. */
+/** `deploy state serve|list|versions|show|migrate|unlock`. */
 export function registerState(program: Command, ctx: CliContext): void {
   const state = program
     .command('state')
-    .description('The state backend: serve it, and inspect or unlock the states it keeps.');
+    .description('The state backend: serve it, inspect, move or unlock the states it keeps.');
 
   state
     .command('serve')
@@ -99,6 +122,20 @@ export function registerState(program: Command, ctx: CliContext): void {
     .action(async (key: string, opts: { data?: string; serial?: number }) => {
       const { showState } = await import('../state/operator.js');
       await showState(ctx, key, opts);
+    });
+
+  state
+    .command('migrate')
+    .description('Copy every state (newest version, serial and lineage unchanged) to another backend, under the same keys.')
+    .requiredOption('--to <base address>', 'the target backend: the base address runs will use as TF_HTTP_ADDRESS')
+    .option('--from <base address>', 'read the states from this backend instead of the data directory')
+    .option('--data <dir>', "read the states from this data directory (default: the embedded backend's)")
+    .option('--key <key>', 'only this state (repeatable; needed when --from cannot list its states)', collect, [] as string[])
+    .option('--json', 'print one JSON record per state')
+    .addHelpText('after', MIGRATE_HELP + DATA_DIR_HELP)
+    .action(async (opts: { to: string; from?: string; data?: string; key: string[]; json?: boolean }) => {
+      const { migrateStates } = await import('../state/migrate.js');
+      await migrateStates(ctx, opts);
     });
 
   source(state.command('unlock'))
