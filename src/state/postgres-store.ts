@@ -115,6 +115,8 @@ export class PostgresStateStore implements StateStore {
   }
 
   async read(key: string, serial?: number): Promise<StoredState | undefined> {
+    // bytea in text format (hex, decoded by the client): exact bytes. Not `binary: true`: the
+    // client decodes a row by its connection's mode, and would make a UTF-8 string of them
     return this.query(async (c) => {
       const { rows } =
         serial === undefined

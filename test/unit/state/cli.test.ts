@@ -124,6 +124,14 @@ describe('deploy state serve on PostgreSQL', () => {
     expect(r.stderr).not.toContain('env-secret-93');
   });
 
+  it('names DEPLOY_STATE_DATABASE_PASSWORD_FILE when it cannot be read (exit 3)', async () => {
+    const r = await runCli(['state', 'serve', '--listen', '127.0.0.1:0', '--data', 'postgres://deploy@127.0.0.1:1/db'], {
+      DEPLOY_STATE_DATABASE_PASSWORD_FILE: '/nonexistent/db-password',
+    });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('DEPLOY_STATE_DATABASE_PASSWORD_FILE (/nonexistent/db-password)');
+  });
+
   it('--help says where the database credentials come from', async () => {
     const r = await runCli(['state', 'serve', '--help'], {});
     expect(r.stdout).toContain('DEPLOY_STATE_DATABASE_URL');

@@ -40,6 +40,15 @@ describe('GET', () => {
     expect(res.headers.get('content-md5')).toBe(md5(body));
   });
 
+  it('returns the stored bytes exactly, also bytes that are not UTF-8', async () => {
+    const head = Buffer.from(`{"version":4,"serial":1,"lineage":"${lineage}","outputs":{},"resources":[],"note":"`);
+    const body = Buffer.concat([head, Buffer.from([0xff, 0xfe, 0xc3, 0x28, 0x80]), Buffer.from('"}')]);
+    expect((await call(url, 'POST', body)).status).toBe(200);
+    const res = await fetch(url);
+    expect(Buffer.from(await res.arrayBuffer()).equals(body)).toBe(true);
+    expect(Buffer.from((await backend.store.read('g1-all'))!.body).equals(body)).toBe(true);
+  });
+
   it('keeps each key apart', async () => {
     await call(url, 'POST', stateDoc(1, lineage));
     expect((await call(`${backend.url}/g1-web`, 'GET')).status).toBe(404);
