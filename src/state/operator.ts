@@ -1,6 +1,7 @@
 import type { CliContext } from '../cli/context.js';
 import { ConfigError, DeployError, ExitCode } from '../errors.js';
 import { describeLock, type LockInfo } from './lock-info.js';
+import { isDatabaseUrl } from './open-store.js';
 import { defaultStateDataDir } from './paths.js';
 import { redactState } from './redact.js';
 import { DataDirSource, HttpSource, type StateSource } from './state-source.js';
@@ -11,6 +12,15 @@ interface SourceOptions {
 
 /** --data, else TF_HTTP_ADDRESS, else the embedded backend's data directory. */
 function openSource(ctx: CliContext, opts: SourceOptions): StateSource {
+  if (opts.data && isDatabaseUrl(opts.data)) {
+    // (the URL is not echoed: it may carry a password)
+    throw new ConfigError('--data names a PostgreSQL database', [
+      {
+        where: '--data',
+        message: 'these verbs read a SQLite data directory; reach a PostgreSQL-backed backend through one of its servers: TF_HTTP_ADDRESS=http://<server>:<port> (and TF_HTTP_USERNAME/TF_HTTP_PASSWORD)',
+      },
+    ]);
+  }
   if (opts.data) return new DataDirSource(opts.data);
   if (ctx.env.TF_HTTP_ADDRESS) return HttpSource.fromEnv(ctx.env, ctx.signal);
   return new DataDirSource(defaultStateDataDir(ctx.env));

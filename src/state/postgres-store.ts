@@ -23,7 +23,7 @@ const SCHEMA_VERSION = 1;
  * hash; 0 for the schema), so its locks cannot meet another application's on a shared database.
  * https://www.postgresql.org/docs/15/explicit-locking.html#ADVISORY-LOCKS
  */
-const LOCK_CLASS = 0x64706c79; // "dply"
+export const LOCK_CLASS = 0x64706c79; // "dply"
 const COLUMNS = 'key, serial, lineage, empty, deleted, sha256, size, created';
 
 /**
@@ -45,6 +45,8 @@ export interface PostgresStoreOptions {
   /** The address without credentials, for messages and logs. */
   readonly where: string;
   readonly logger?: Logger | undefined;
+  /** How long a request waits for another server's transaction on its key. @default LOCK_WAIT_MS */
+  readonly lockWaitMs?: number | undefined;
 }
 
 interface VersionRow {
@@ -88,7 +90,7 @@ export class PostgresStateStore implements StateStore {
       idleTimeoutMillis: 30_000,
       keepAlive: true,
       statement_timeout: STATEMENT_MS,
-      lock_timeout: LOCK_WAIT_MS,
+      lock_timeout: opts.lockWaitMs ?? LOCK_WAIT_MS,
       idle_in_transaction_session_timeout: IDLE_TX_MS,
       application_name: 'deploy-state-serve',
     };

@@ -132,6 +132,15 @@ describe('deploy state serve on PostgreSQL', () => {
     expect(r.stderr).toContain('DEPLOY_STATE_DATABASE_PASSWORD_FILE (/nonexistent/db-password)');
   });
 
+  it('list, versions, show and unlock refuse a database URL in --data, pointing at a server, without echoing it', async () => {
+    for (const verb of [['list'], ['versions', 'k'], ['show', 'k'], ['unlock', 'some-id']]) {
+      const r = await runCli(['state', ...verb, '--data', 'postgres://deploy:argv-secret-94@127.0.0.1:5432/db'], {});
+      expect(r.code, verb.join(' ')).toBe(2);
+      expect(r.stderr).toContain('TF_HTTP_ADDRESS');
+      expect(r.stderr).not.toContain('argv-secret-94');
+    }
+  });
+
   it('--help says where the database credentials come from', async () => {
     const r = await runCli(['state', 'serve', '--help'], {});
     expect(r.stdout).toContain('DEPLOY_STATE_DATABASE_URL');

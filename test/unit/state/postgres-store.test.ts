@@ -1,0 +1,36 @@
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { LOCK_CLASS, PostgresStateStore } from '../../../src/state/postgres-store.js';
+import { StoreUnavailableError } from '../../../src/state/store.js';
+import { sharedPostgres, stopSharedPostgres } from '../../integration/state-postgres-server.js';
+import { lockInfo } from './backend.js';
+
+afterAll(stopSharedPostgres, 60_000);
+
+describe('the PostgreSQL store', () => {
+  it('waits a bounded time for a frozen server\'s transaction on the same key (then: unavailable), and goes on once it ends', async () => {
+    const db = await (await sharedPostgres()).createDatabase();
+    const store = await PostgresStateStore.open({ connectionString: db.url, where: db.urlWithoutPassword, lockWaitMs: 1_000 });
+    // another server, frozen in the middle of a write on "k": its transaction holds the key
+    const frozen = new pg.Client({ connectionString: db.url });
+    await frozen.connect();
+    try {
+      await frozen.query('BEGIN');
+      await frozen.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_CLASS, 'k']);
+      const started = Date.now();
+      const err = await store.lock('k', lockInfo()).catch((e: unknown) => e);
+      const waited = Date.now() - started;
+      expect(err).toBeInstanceOf(StoreUnavailableError);
+      expect(String((err as Error).message)).toContain(db.urlWithoutPassword);
+      expect(waited).toBeGreaterThanOrEqual(900);
+      expect(waited).toBeLessThan(10_000);
+      // another key is not held up at all
+      expect((await store.lock('other', lockInfo())).kind).toBe('acquired');
+      await frozen.query('ROLLBACK');
+      expect((await store.lock('k', lockInfo())).kind).toBe('acquired');
+    } finally {
+      await frozen.end();
+      await store.close();
+    }
+  });
+});
