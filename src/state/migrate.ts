@@ -51,7 +51,8 @@ export async function migrateStates(ctx: CliContext, opts: MigrateOptions): Prom
     if (source.where.replace(/\/+$/, '') === target.where.replace(/\/+$/, '')) {
       throw new ConfigError('the source and the target are the same backend', [{ where: '--to', message: `${target.where} is also where the states are read from` }]);
     }
-    const keys = opts.key?.length ? [...opts.key] : (await source.list()).filter((s) => s.latest).map((s) => s.key);
+    // a deleted state (DELETE: its newest version is a deletion) has nothing to carry over
+    const keys = opts.key?.length ? [...opts.key] : (await source.list()).filter((s) => s.latest && !s.deleted).map((s) => s.key);
     const log = ctx.logger();
     if (keys.length === 0) {
       ctx.stderr.write(`no states in ${source.where}: nothing to migrate\n`);

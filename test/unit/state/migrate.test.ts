@@ -48,6 +48,14 @@ describe('deploy state migrate', () => {
     expect(await shared.store.versions('demo-all'), 'nothing written the second time').toHaveLength(1);
   });
 
+  it('leaves a deleted state out (its newest version is a deletion)', async () => {
+    expect((await call(`${laptop.url}/demo-web`, 'DELETE')).status).toBe(200);
+    const r = await runCli(['state', 'migrate', '--to', shared.url, '--data', laptop.data, '--json'], env());
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual([{ key: 'demo-all', result: 'copied', serial: 3, lineage: L1 }]);
+    expect(await shared.store.read('demo-web')).toBeUndefined();
+  });
+
   it('refuses a target state of another lineage, one that is ahead, or the same serial with other bytes; copies the rest; exit 2', async () => {
     await call(`${shared.url}/demo-all`, 'POST', stateDoc(1, L3), auth);
     const other = await runCli(['state', 'migrate', '--to', shared.url, '--data', laptop.data], env());
