@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -76,6 +76,15 @@ function serverUser(): { uid: number; gid: number; name: string } {
   throw new Error('running as root, and there is neither a postgres nor a nobody user to run PostgreSQL as');
 }
 
+/** TMPDIR when every directory above it lets other users pass (o+x), else /tmp. */
+function reachableTmp(): string {
+  const t = tmpdir();
+  for (let d = t; ; d = dirname(d)) {
+    if ((statSync(d).mode & 0o001) === 0) return '/tmp';
+    if (dirname(d) === d) return t;
+  }
+}
+
 async function freePort(): Promise<number> {
   const srv = createServer();
   await new Promise<void>((resolve, reject) => srv.listen(0, '127.0.0.1', resolve).once('error', reject));
@@ -87,7 +96,9 @@ async function freePort(): Promise<number> {
 export async function startPostgres(): Promise<PostgresServer> {
   const bin = postgresBinDir();
   const user = serverUser();
-  const dir = mkdtempSync(join(tmpdir(), 'deploy-pg-'));
+  // the server's user must reach its directory: a TMPDIR inside root's home would not do
+  const base = process.getuid?.() === 0 ? reachableTmp() : tmpdir();
+  const dir = mkdtempSync(join(base, 'deploy-pg-'));
   const data = join(dir, 'data');
   const adminPassword = randomBytes(18).toString('base64url');
   const deployPassword = randomBytes(18).toString('base64url');
