@@ -1,9 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../unit/helpers.js';
-import { ensureBuilt } from './state-helpers.js';
+import { stateDoc } from '../unit/state/backend.js';
+import { ensureBuilt, startServerProcess } from './state-helpers.js';
 import { type PostgresServer, sharedPostgres, stopSharedPostgres } from './state-postgres-server.js';
 import { cliSource, newStoreData, type RunBackend, startServedBackend, type StoreData, withStore } from './state-stores.js';
 import { APPLY, KEY, requireTofu, tofu, tofuOk, waitForLock, workDir } from './state-tofu-helpers.js';
@@ -45,6 +46,26 @@ function appliedRun(state: string): string {
 async function closeAll(backends: RunBackend[]): Promise<void> {
   await Promise.all(backends.map((b) => b.close()));
 }
+
+describe('the state backend on PostgreSQL: credentials', () => {
+  it("takes the database password from libpq's PGPASSWORD or a pgpass file, and never logs it", async () => {
+    const db = await postgres.createDatabase();
+    const pgpass = join(root, 'pgpass');
+    await writeFile(pgpass, `127.0.0.1:${postgres.port}:${db.name}:deploy:${db.password}\n`, { mode: 0o600 });
+    const ways = { PGPASSWORD: { PGPASSWORD: db.password }, PGPASSFILE: { PGPASSFILE: pgpass } };
+    for (const [way, env] of Object.entries(ways)) {
+      const server = await startServerProcess(db.urlWithoutPassword, { ...env, DEPLOY_LOG_LEVEL: 'debug' });
+      try {
+        expect((await fetch(`${server.url}/k`, { method: 'POST', body: stateDoc(1, 'l-1') })).status, way).toBe(200);
+        expect((await fetch(`${server.url}/k`)).status, way).toBe(200);
+      } finally {
+        await server.stop();
+      }
+      expect(server.stderr()).toContain(db.urlWithoutPassword);
+      expect(server.stderr(), way).not.toContain(db.password);
+    }
+  });
+});
 
 describe('the state backend on PostgreSQL: several servers are one backend', () => {
   it('50 concurrent tofu applies spread over two servers: each applies or names the holder; serials rise; the next plan is a no-op', async () => {
