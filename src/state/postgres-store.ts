@@ -25,6 +25,10 @@ const SCHEMA_VERSION = 1;
  */
 export const LOCK_CLASS = 0x64706c79; // "dply"
 const COLUMNS = 'key, serial, lineage, empty, deleted, sha256, size, created';
+/** System error codes of a connection that failed or broke. */
+const NETWORK_ERROR = /^(ECONN|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN)/;
+/** The client's own words for a connection it lost, could not open in time, or no longer has. */
+const CONNECTION_LOST = /Connection terminated|timeout exceeded when trying to connect|connection error|Cannot use a pool after calling end|Client was closed/i;
 
 /**
  * Deadlines (DESIGN.md law 2). A request waits at most LOCK_WAIT_MS for another server's
@@ -281,9 +285,12 @@ export class PostgresStateStore implements StateStore {
   private classify(err: unknown): Error {
     if (err instanceof StoreUnavailableError) return err;
     const code = (err as { code?: unknown }).code;
-    const sqlstate = typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
-    const transient = sqlstate === undefined || /^(08|53|57P0)/.test(sqlstate) || ['55P03', '57014', '40001', '40P01'].includes(sqlstate);
     const message = (err as Error)?.message ?? String(err);
+    const sqlstate = typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+    const transient = sqlstate
+      ? /^(08|53|57P0)/.test(sqlstate) || ['55P03', '57014', '40001', '40P01'].includes(sqlstate)
+      : // no answer from the server: the network (a system error code) or the client's connection
+        (typeof code === 'string' && NETWORK_ERROR.test(code)) || CONNECTION_LOST.test(message);
     if (transient) return new StoreUnavailableError(`the state database ${this.where} is unavailable: ${message}`, { cause: err });
     return err instanceof Error ? err : new Error(message);
   }

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { LOCK_CLASS, PostgresStateStore } from '../../../src/state/postgres-store.js';
 import { StoreUnavailableError } from '../../../src/state/store.js';
 import { sharedPostgres, stopSharedPostgres } from '../../integration/state-postgres-server.js';
-import { lockInfo } from './backend.js';
+import { call, lockInfo, startTestBackend, stateDoc } from './backend.js';
 
 afterAll(stopSharedPostgres, 60_000);
 
@@ -31,6 +31,24 @@ describe('the PostgreSQL store', () => {
     } finally {
       await frozen.end();
       await store.close();
+    }
+  });
+
+  it('answers 500 (not 503, never 404) when the database answers with an error that waiting will not cure', async () => {
+    const backend = await startTestBackend({ kind: 'postgres' });
+    const admin = new pg.Client({ connectionString: backend.data });
+    await admin.connect();
+    try {
+      expect((await call(`${backend.url}/k`, 'POST', stateDoc(1, 'l-1'))).status).toBe(200);
+      await admin.query('ALTER TABLE deploy_state_versions RENAME TO moved_away');
+      const get = await call(`${backend.url}/k`, 'GET');
+      expect(get.status).toBe(500);
+      expect(get.json().error).toMatch(/deploy_state_versions/);
+      await admin.query('ALTER TABLE moved_away RENAME TO deploy_state_versions');
+      expect((await call(`${backend.url}/k`, 'GET')).status).toBe(200);
+    } finally {
+      await admin.end();
+      await backend.stop();
     }
   });
 });
