@@ -197,8 +197,19 @@ export class PostgresStateStore implements StateStore {
     });
   }
 
+  /**
+   * Creates the tables when they are missing. When they are there at this schema version
+   * nothing else is run, so a server may use a role that can only read and write them (a DBA
+   * created them, or a first start with the owner's role did).
+   */
   private async migrate(): Promise<void> {
     await this.transactionOn('SELECT pg_advisory_xact_lock($1, 0)', [], async (c) => {
+      const present = (await c.query<{ t: string | null }>("SELECT to_regclass('deploy_state_schema') AS t")).rows[0]!.t !== null;
+      const version = present ? (await c.query<{ version: number }>('SELECT version FROM deploy_state_schema')).rows[0]?.version : undefined;
+      if (version !== undefined && version > SCHEMA_VERSION) {
+        throw new Error(`the tables of ${this.where} have schema version ${version}, newer than this deploy understands (${SCHEMA_VERSION})`);
+      }
+      if (version === SCHEMA_VERSION) return;
       await c.query(`
         CREATE TABLE IF NOT EXISTS deploy_state_schema (version integer NOT NULL);
         CREATE TABLE IF NOT EXISTS deploy_state_versions (
@@ -221,11 +232,8 @@ export class PostgresStateStore implements StateStore {
           created timestamptz NOT NULL
         );
         CREATE INDEX IF NOT EXISTS deploy_state_locks_by_id ON deploy_state_locks (id);`);
-      const { rows } = await c.query<{ version: number }>('SELECT version FROM deploy_state_schema');
-      if (rows.length === 0) await c.query('INSERT INTO deploy_state_schema (version) VALUES ($1)', [SCHEMA_VERSION]);
-      else if (rows[0]!.version > SCHEMA_VERSION) {
-        throw new Error(`the tables of ${this.where} have schema version ${rows[0]!.version}, newer than this deploy understands (${SCHEMA_VERSION})`);
-      }
+      await c.query('DELETE FROM deploy_state_schema');
+      await c.query('INSERT INTO deploy_state_schema (version) VALUES ($1)', [SCHEMA_VERSION]);
     });
   }
 

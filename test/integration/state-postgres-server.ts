@@ -30,6 +30,8 @@ export interface PostgresServer {
   pid(): number | undefined;
   /** A new database owned by the role `deploy` (not a superuser), which the URL logs in as. */
   createDatabase(name?: string): Promise<Database>;
+  /** Runs `sql` as the superuser in database `db`. */
+  asSuperuser(db: string, sql: string): Promise<void>;
   /** Fast shutdown (SIGINT to the postmaster): open connections are cut. */
   stop(): Promise<void>;
   /** Starts it again on the same data directory and port. */
@@ -175,8 +177,8 @@ export async function startPostgres(): Promise<PostgresServer> {
   }
   process.once('exit', stopOnExit);
 
-  const admin = async <T>(fn: (c: pg.Client) => Promise<T>): Promise<T> => {
-    const client = new pg.Client({ host: '127.0.0.1', port, user: 'admin', password: adminPassword, database: 'postgres' });
+  const admin = async <T>(fn: (c: pg.Client) => Promise<T>, database = 'postgres'): Promise<T> => {
+    const client = new pg.Client({ host: '127.0.0.1', port, user: 'admin', password: adminPassword, database });
     await client.connect();
     try {
       return await fn(client);
@@ -199,6 +201,9 @@ export async function startPostgres(): Promise<PostgresServer> {
       await admin((c) => c.query(`CREATE DATABASE ${db} OWNER deploy`));
       const urlWithoutPassword = `postgres://deploy@127.0.0.1:${port}/${db}`;
       return { name: db, url: `postgres://deploy:${deployPassword}@127.0.0.1:${port}/${db}`, urlWithoutPassword, password: deployPassword };
+    },
+    async asSuperuser(db: string, sql: string) {
+      await admin((c) => c.query(sql), db);
     },
     stop,
     start: launch,

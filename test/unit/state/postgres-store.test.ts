@@ -51,4 +51,24 @@ describe('the PostgreSQL store', () => {
       await backend.stop();
     }
   });
+
+  it('serves with a role that may only read and write the tables, once they exist', async () => {
+    const server = await sharedPostgres();
+    const db = await server.createDatabase();
+    await (await PostgresStateStore.open({ connectionString: db.url, where: db.urlWithoutPassword })).close(); // the owner creates them
+    await server.asSuperuser(
+      db.name,
+      `CREATE ROLE rw_${db.name} LOGIN PASSWORD 'rw-pw'; REVOKE CREATE ON SCHEMA public FROM PUBLIC;
+       GRANT SELECT, INSERT, DELETE ON deploy_state_versions, deploy_state_locks TO rw_${db.name};
+       GRANT SELECT ON deploy_state_schema TO rw_${db.name}; GRANT USAGE ON SEQUENCE deploy_state_versions_id_seq TO rw_${db.name}`,
+    );
+    const rw = await PostgresStateStore.open({ connectionString: db.url.replace(/\/\/deploy:[^@]*@/, `//rw_${db.name}:rw-pw@`), where: 'rw' });
+    try {
+      expect((await rw.lock('k', lockInfo())).kind).toBe('acquired');
+      expect((await rw.update('k', stateDoc(1, 'l-1'), { serial: 1, lineage: 'l-1', empty: false }, (await rw.lockOf('k'))!.ID)).kind).toBe('stored');
+      expect((await rw.read('k'))!.serial).toBe(1);
+    } finally {
+      await rw.close();
+    }
+  });
 });
