@@ -14,6 +14,9 @@
 # Not run on the project's machines (no nixpkgs, no KVM there); only parsed. See README "Nix".
 { pkgs ? import <nixpkgs> { }
 , deploy ? pkgs.callPackage ../package.nix { }
+  # k3s 1.34 and later embed containerd 2.1 or later, which has `cgroup_writable` (below);
+  # the test checks the embedded containerd's version before anything else
+, k3s ? pkgs.k3s
 }:
 
 let
@@ -55,8 +58,8 @@ let
   goodPlan = groupPlan "good" goodImage;
   brokenPlan = groupPlan "broken" brokenImage;
 
-  # The method's RuntimeClass. On the VM's cgroup v2 with a cgroup namespace, plain runc
-  # gives systemd a writable cgroup tree in its own user namespace.
+  # The method's RuntimeClass; its handler `systemd` is the containerd runtime configured in
+  # services.k3s.containerdConfigTemplate below (README "Running on your cluster").
   runtimeClass = pkgs.writeText "runtimeclass.json" (builtins.toJSON {
     apiVersion = "node.k8s.io/v1";
     kind = "RuntimeClass";
@@ -97,14 +100,23 @@ pkgs.testers.runNixOSTest {
 
     services.k3s = {
       enable = true;
+      package = k3s;
       role = "server";
       extraFlags = [ "--disable=traefik" "--disable=metrics-server" "--write-kubeconfig-mode=0644" ];
       images = [ probeImage ];
+      # The handler of the RuntimeClass `systemd`: plain runc, but with /sys/fs/cgroup mounted
+      # read-write. A pod has its own cgroup namespace on cgroup v2 (the VM's), and runc then
+      # gives the cgroup to the container's root (its user namespace's, hostUsers: false), so
+      # systemd can manage its units; without it runc mounts the tree read-only and systemd
+      # stops at once. containerd 2.x reads config version 3 (k3s's base template is one):
+      # the CRI runtimes live under io.containerd.cri.v1.runtime, not the version 2
+      # io.containerd.grpc.v1.cri, whose table containerd 2.x would not read here.
       containerdConfigTemplate = ''
         {{ template "base" . }}
 
-        [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.systemd]
-          runtime_type = "io.containerd.runc.v2"
+        [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.systemd]
+          runtime_type = 'io.containerd.runc.v2'
+          cgroup_writable = true
       '';
     };
     environment.etc."rancher/k3s/registries.yaml".text = ''
@@ -116,12 +128,17 @@ pkgs.testers.runNixOSTest {
     networking.extraHosts = "127.0.0.1 cluster";
 
     # The deployer and its state backend, in a container that shares the VM's network.
+    # It shares the VM's network, so the kubeconfig's server (https://127.0.0.1:6443) is
+    # k3s's; but it has its own /etc/hosts, so the registry's name is added there too
+    # (skopeo pushes to ${registry} from here). Started by the test once k3s wrote the
+    # kubeconfig: a bind mount of a file that does not exist yet fails the container's start.
     containers.deployer = {
-      autoStart = true;
+      autoStart = false;
       privateNetwork = false;
       bindMounts."/run/kubeconfig" = { hostPath = "/etc/rancher/k3s/k3s.yaml"; isReadOnly = true; };
       config = { ... }: {
         system.stateVersion = "25.05";
+        networking.extraHosts = "127.0.0.1 cluster";
         environment.systemPackages = [ deploy ];
         systemd.services.deploy-state = {
           wantedBy = [ "multi-user.target" ];
@@ -137,6 +154,7 @@ pkgs.testers.runNixOSTest {
 
   testScript = ''
     import json
+    import re
 
     def deploy(verb, plan):
         return cluster.execute(
@@ -162,9 +180,19 @@ pkgs.testers.runNixOSTest {
     cluster.wait_for_unit("k3s.service")
     cluster.wait_for_unit("docker-registry.service")
     cluster.wait_until_succeeds("k3s kubectl get node cluster | grep -w Ready", timeout=300)
-    cluster.succeed("k3s kubectl apply -f ${runtimeClass}")
-    cluster.wait_for_unit("container@deployer.service")
+
+    with subtest("the cluster: containerd 2.1+ on cgroup v2, the systemd handler, the RuntimeClass"):
+        assert cluster.succeed("stat -fc %T /sys/fs/cgroup").strip() == "cgroup2fs", "the VM must run cgroup v2"
+        version = cluster.succeed("k3s ctr version")
+        m = re.search(r"Server:\s*Version:\s*v(\d+)\.(\d+)", version)
+        assert m and (int(m[1]), int(m[2])) >= (2, 1), f"k3s's containerd must be 2.1 or later (cgroup_writable); pass a newer k3s: {version}"
+        cluster.succeed("grep -A3 \"runtimes.systemd\\]\" /var/lib/rancher/k3s/agent/etc/containerd/config.toml | grep -q 'cgroup_writable = true'")
+        cluster.succeed("k3s kubectl apply -f ${runtimeClass}")
+
+    cluster.wait_for_file("/etc/rancher/k3s/k3s.yaml")
+    cluster.succeed("nixos-container start deployer")
     cluster.wait_until_succeeds("nixos-container run deployer -- systemctl is-active deploy-state", timeout=60)
+    cluster.succeed("nixos-container run deployer -- getent hosts cluster")
 
     with subtest("US1: the node deploys, by digest, ready"):
         rc, out = deploy("apply", "${goodPlan}")

@@ -131,6 +131,10 @@ export class DeployHarness {
 export const images = {
   good: () => buildImage('good'),
   broken: () => buildImage('broken'),
+  /** systemd stays `starting` for ever (hang.service never returns) */
+  hang: () => buildImage('hang'),
+  /** slow-stop.service takes 15 s to stop; /var/lib/stop-log records the stop and shutdown.target */
+  slowStop: () => buildImage('slow-stop'),
   goodWith: (config: string) => buildImage('good', [config]),
 };
 

@@ -7,6 +7,9 @@
 # Variants:
 #   good     boots to `running` with no failed units
 #   broken   good + broken.service, a unit that always fails: systemd ends `degraded`
+#   hang     good + hang.service, a start job that never ends: systemd stays `starting`
+#   slow-stop good + slow-stop.service (its ExecStop takes 15 s) and shutdown-reached.service
+#            (runs once shutdown.target is reached); both log to /var/lib/stop-log
 #   spire    good + the SPIRE agent (/usr/local/bin/spire-agent from toolchain/spire, built
 #            first when missing), its user and units (variants/spire/): it attests when the
 #            pod has the SPIRE volumes and is skipped without them (README.md)
@@ -31,13 +34,13 @@ export LOG_TAG=images/build
 IMAGE_REPO=localhost/deploy-node
 
 usage() {
-  echo "usage: build.sh good|broken|spire [--config NAME=VALUE]... | build.sh prune" >&2
+  echo "usage: build.sh good|broken|hang|slow-stop|spire [--config NAME=VALUE]... | build.sh prune" >&2
   exit 2
 }
 
 variant=${1:-}
 [ "$#" -gt 0 ] && shift
-case $variant in good | broken | spire | prune) ;; *) usage ;; esac
+case $variant in good | broken | hang | slow-stop | spire | prune) ;; *) usage ;; esac
 configs=()
 while [ "$#" -gt 0 ]; do
   case $1 in

@@ -42,6 +42,70 @@ UNIT
     added+=(etc/systemd/system/broken.service etc/systemd/system/multi-user.target.wants/broken.service
       etc/systemd/system/multi-user.target.wants etc/systemd/system)
     ;;
+  hang | slow-stop)
+    # hang: a start job that never ends and never fails: systemd stays `starting` (the
+    #   rollout deadline's test). slow-stop: a unit whose ExecStop takes 15 s and logs its
+    #   stop, and a unit that logs reaching shutdown.target, both to /var/lib/stop-log on the
+    #   node's claim (the stop timeout's test: does systemd get to finish?)
+    if [ "$variant" = hang ]; then
+      variant_units=(hang.service)
+      cat >"$scratch/hang.service" <<'UNIT'
+[Unit]
+Description=A start job that never ends (the hang node image: systemd stays starting)
+
+[Service]
+Type=oneshot
+ExecStart=/bin/sleep infinity
+TimeoutStartSec=infinity
+
+[Install]
+WantedBy=multi-user.target
+UNIT
+    else
+      variant_units=(slow-stop.service shutdown-reached.service)
+      cat >"$scratch/slow-stop.service" <<'UNIT'
+[Unit]
+Description=A unit whose stop takes 15 s (the slow-stop node image)
+After=local-fs.target
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/bin/sh -c 'echo "started $(date +%%s.%%N)" >>/var/lib/stop-log'
+ExecStop=/bin/sh -c 'echo "stop-begin $(date +%%s.%%N)" >>/var/lib/stop-log; sleep 15; echo "stop-end $(date +%%s.%%N)" >>/var/lib/stop-log'
+TimeoutStopSec=120
+
+[Install]
+WantedBy=multi-user.target
+UNIT
+      # Started by the shutdown itself: final.target comes after shutdown.target (halt.target
+      # -> systemd-halt.service), and shutdown.target only after every unit's stop is done.
+      cat >"$scratch/shutdown-reached.service" <<'UNIT'
+[Unit]
+Description=Logs that systemd reached shutdown.target (the slow-stop node image)
+DefaultDependencies=no
+After=shutdown.target
+Before=final.target
+
+[Service]
+Type=oneshot
+ExecStart=/bin/sh -c 'echo "shutdown-target $(date +%%s.%%N)" >>/var/lib/stop-log'
+
+[Install]
+WantedBy=final.target
+UNIT
+    fi
+    for unit in "${variant_units[@]}"; do
+      wants=multi-user.target.wants
+      [ "$unit" = shutdown-reached.service ] && wants=final.target.wants
+      mkdir -p "$r/etc/systemd/system/$wants"
+      rm -f "$r/etc/systemd/system/$unit"
+      cp "$scratch/$unit" "$r/etc/systemd/system/$unit"
+      ln -sfn "../$unit" "$r/etc/systemd/system/$wants/$unit"
+      added+=("etc/systemd/system/$unit" "etc/systemd/system/$wants/$unit" "etc/systemd/system/$wants")
+    done
+    added+=(etc/systemd/system)
+    ;;
   spire)
     # good + the SPIRE agent: its program, its user, units and root helper (variants/spire/).
     [ -x "${SPIRE_AGENT_BIN:-}" ] || die 2 "variant spire needs SPIRE_AGENT_BIN (the spire-agent program)"
