@@ -6,6 +6,7 @@
  */
 import { ToolError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { createBootQueueReader } from './boot-queue.js';
 import { DeploymentSchema, templateImage, type Deployment } from './api-objects.js';
 import type { Verdict } from './classify.js';
 import { collectEvents, describeCurrentPod, describePod } from './evidence.js';
@@ -14,7 +15,7 @@ import type { Progress, RolloutStage } from './progress.js';
 import type { LastState, RolloutOutcome, RolloutReport } from './report.js';
 import { openRolloutWatch, type RolloutWatch } from './rollout-watch.js';
 import { currentPod, currentReplicaSet, previousReplicaSet, revisionOf, type RolloutSnapshot } from './snapshot.js';
-import { describeJobs, LIST_JOBS_COMMAND, parseJobLines, type SystemdJob } from './systemd-jobs.js';
+import { describeJobs } from './systemd-jobs.js';
 import { buildUndoPatch, ROLLBACK_FIELD_MANAGER } from './undo-patch.js';
 import { waitForVerdict, type WaitResult } from './wait-for-verdict.js';
 
@@ -73,11 +74,16 @@ export async function runRollout(opts: RolloutOptions, deps: RolloutDeps): Promi
   }
 
   const show = (stage: RolloutStage, since: number, limit: number) => (v: Verdict) => deps.progress?.show(stage, v, now() - since, limit);
+  const bootQueue = createBootQueueReader(api, namespace, startedAt + opts.timeoutMs, now, logger);
+  const showRollout = show('rollout', startedAt, opts.timeoutMs);
   try {
     const first = await waitForVerdict(watch, {
       deadline: startedAt + opts.timeoutMs,
       signal,
-      onVerdict: show('rollout', startedAt, opts.timeoutMs),
+      onVerdict: (v) => {
+        showRollout(v);
+        if (v.kind === 'waiting') bootQueue.consider(v.pod, v.phase === 'booting', now());
+      },
       now,
       ...(opts.claimGraceMs !== undefined ? { claimGraceMs: opts.claimGraceMs } : {}),
     });
@@ -120,12 +126,13 @@ export async function runRollout(opts: RolloutOptions, deps: RolloutDeps): Promi
     // Failed: the evidence first, before a rollback replaces the pod.
     const lastState = describeFailedPod(first.snapshot, verdict.pod);
     const readStartedAt = now();
-    const [logTail, systemdJobs] = await Promise.all([
+    const [logTail, queue] = await Promise.all([
       readLogTail(api, namespace, lastState, verdict.failedUnits, signal, logger),
-      cutShort(verdict) ? readSystemdJobs(api, namespace, lastState, signal, logger) : Promise.resolve([]),
+      cutShort(verdict) ? bootQueue.atVerdict(lastState?.pod ?? verdict.pod, now(), signal) : Promise.resolve(undefined),
     ]);
     const evidenceReadMs = now() - readStartedAt;
-    const why = systemdJobs.length > 0 ? `${verdict.message}; systemd was still waiting for ${describeJobs(systemdJobs)}` : verdict.message;
+    const systemdJobs = [...(queue?.jobs ?? [])];
+    const why = queue ? `${verdict.message}; systemd was still waiting for ${describeJobs(systemdJobs)}${describeAge(queue.ageMs)}` : verdict.message;
     const evidence = {
       ...base,
       reason: verdict.reason,
@@ -267,15 +274,9 @@ function cutShort(verdict: Extract<Verdict, { kind: 'failed' }>): boolean {
   return verdict.reason === 'timeout' || verdict.reason === 'progress-deadline';
 }
 
-/** systemd's job queue in a running pod (bounded: the rollback waits for this). */
-async function readSystemdJobs(api: KubeApi, namespace: string, state: LastState | null, signal: AbortSignal, logger?: Logger): Promise<SystemdJob[]> {
-  if (!state || state.container !== 'running') return [];
-  try {
-    return parseJobLines(await api.execLines(namespace, state.pod, 'node', [...LIST_JOBS_COMMAND], JOURNAL_MS, signal));
-  } catch (err) {
-    logger?.debug({ pod: state.pod, err: describeApiError(err) }, 'no systemd job list');
-    return [];
-  }
+/** A queue sampled before the verdict: by then the kubelet was stopping the container. */
+function describeAge(ageMs: number): string {
+  return ageMs > 0 ? ` (read ${(ageMs / 1000).toFixed(0)}s before the verdict; at the verdict the container was already being stopped)` : '';
 }
 
 /** "The Deployment is at revision 3 (image ...); pod x: waiting: ContainerCreating." */
