@@ -14,8 +14,8 @@
 # Not run on the project's machines (no nixpkgs, no KVM there); only parsed. See README "Nix".
 { pkgs ? import <nixpkgs> { }
 , deploy ? pkgs.callPackage ../package.nix { }
-  # k3s 1.34 and later embed containerd 2.1 or later, which has `cgroup_writable` (below);
-  # the test checks the embedded containerd's version before anything else
+  # its embedded containerd must be 2.1 or later, which has `cgroup_writable` (below; k3s
+  # v1.34.9+k3s1 embeds 2.2.5): the test checks that version before anything else
 , k3s ? pkgs.k3s
 }:
 
@@ -127,9 +127,9 @@ pkgs.testers.runNixOSTest {
     '';
     networking.extraHosts = "127.0.0.1 cluster";
 
-    # The deployer and its state backend, in a container that shares the VM's network.
-    # It shares the VM's network, so the kubeconfig's server (https://127.0.0.1:6443) is
-    # k3s's; but it has its own /etc/hosts, so the registry's name is added there too
+    # The deployer and its state backend, in a container that shares the VM's network, so
+    # the kubeconfig's server (https://127.0.0.1:6443) is k3s's; but it has its own
+    # /etc/hosts, so the registry's name is added there too
     # (skopeo pushes to ${registry} from here). Started by the test once k3s wrote the
     # kubeconfig: a bind mount of a file that does not exist yet fails the container's start.
     containers.deployer = {
