@@ -7,9 +7,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -326,61 +326,25 @@ describe('the local cluster', () => {
   });
 
   // Last: takes the cluster down, checks the host, and brings it back for later files.
-  it('leaves nothing behind after down (then comes back up)', async () => {
+  it('leaves nothing behind after down, and after an up that fails halfway (then comes back up)', async () => {
     const s = stateDir();
     const sysctlsBefore = parseSysctls(await readFile(join(s, 'host-before/sysctls.env'), 'utf8'));
     const pathsBefore = (await readFile(join(s, 'host-before/paths'), 'utf8')).split('\n').filter(Boolean);
-    const socket = join(s, 'containerd.sock');
-    const clusterPrograms = new Set(['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler',
-      'kubelet', 'containerd', 'containerd-shim-runc-v2', 'runc', 'systemd-runtime', 'systemd-runc', 'kube-router']);
     // WHEN down runs
     const down = await execa('bash', [clusterScript, 'down'], { reject: false, timeout: 300_000 });
     expect(down.exitCode, down.stderr).toBe(0);
     try {
-      // THEN no process of the cluster is left: daemons, shims, containers
-      const leftovers: string[] = [];
-      for (const pid of await readdir('/proc')) {
-        if (!/^\d+$/.test(pid)) continue;
-        const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-        // The cluster's own programs (clients such as kubectl or helm pointed at its
-        // kubeconfig by other work on this machine are not the cluster's leftovers).
-        const program = (cmdline.split('\0')[0] ?? '').split('/').pop() ?? '';
-        if ((clusterPrograms.has(program) && cmdline.includes(`${s}/`)) || cmdline.includes(socket)) {
-          leftovers.push(`${pid}: ${cmdline.replaceAll('\0', ' ')}`);
-        }
-        const cgroup = await readFile(`/proc/${pid}/cgroup`, 'utf8').catch(() => '');
-        if (cgroup.includes('/kubepods')) leftovers.push(`${pid} in ${cgroup}`);
-      }
-      expect(leftovers).toEqual([]);
-      // AND no mounts under the state dir or the node's fixed paths
-      const mounts = (await readFile('/proc/self/mountinfo', 'utf8')).split('\n').map((l) => l.split(' ')[4] ?? '');
-      const fixed = ['/run/containerd', '/var/lib/kubelet', '/var/lib/cni', '/run/netns', '/var/run/netns', '/run/k8s-deployer'];
-      expect(mounts.filter((m) => m === s || m.startsWith(`${s}/`) ||
-        fixed.some((f) => !pathsBefore.includes(f) && m.startsWith(f)))).toEqual([]);
-      // AND no cgroups of the kubelet in any hierarchy
-      const roots = (await readdir('/sys/fs/cgroup')).map((h) => `/sys/fs/cgroup/${h}/kubepods`);
-      expect(roots.filter((r) => existsSync(r))).toEqual([]);
-      // AND no iptables chains or ipsets of the kubelet, kube-router or ours
-      for (const cmd of ['iptables', 'ip6tables']) {
-        for (const table of ['filter', 'nat', 'mangle', 'raw']) {
-          const rules = (await execa(cmd, ['-w', '5', '-t', table, '-S'], { reject: false })).stdout;
-          expect(rules.split('\n').filter((l) => /KUBE-|DEPLOY-|CNI-/.test(l)), `${cmd} -t ${table}`).toEqual([]);
-        }
-      }
-      const ipsets = (await execa('ipset', ['list', '-n'])).stdout.split('\n');
-      expect(ipsets.filter((n) => /KUBE-|kube-router/.test(n))).toEqual([]);
-      // AND no interfaces of the cluster (bridges, veths)
-      const links = (await execa('ip', ['-o', 'link', 'show'])).stdout;
-      expect(links).not.toMatch(/dpl-node0|dpl-cni0|veth/);
-      // AND the sysctls the node changes are back to what they were before up
-      for (const [k, v] of Object.entries(sysctlsBefore)) {
-        expect((await execa('sysctl', ['-n', k])).stdout.trim(), k).toBe(v);
-      }
-      // AND the fixed host paths it wrote are gone (unless they were there before)
-      for (const p of ['/run/containerd', '/var/lib/cni', '/var/lib/kubelet', '/var/log/containers',
-        '/var/log/pods', '/usr/libexec/kubernetes', '/tmp/hostpath_pv', '/run/k8s-deployer']) {
-        if (!pathsBefore.includes(p)) expect(existsSync(p), p).toBe(false);
-      }
+      await expectHostClean(s, sysctlsBefore, pathsBefore);
+      // WHEN an up from nothing fails after starting etcd and containerd (an API server that
+      // exits at once, from a copy of the cache)
+      const cache = await cacheWithFailingApiServer();
+      const failed = await execa('bash', [clusterScript, 'up'], { reject: false, timeout: 300_000, env: { DEPLOY_CACHE_DIR: cache } });
+      // THEN it fails naming the API server, takes down what it started, and the host is clean
+      expect(failed.exitCode, failed.stderr).toBe(3);
+      expect(failed.stderr).toContain('etcd started');
+      expect(failed.stderr).toContain('kube-apiserver exited');
+      expect(failed.stderr).toContain('stopping what it started and restoring the host');
+      await expectHostClean(s, sysctlsBefore, pathsBefore);
     } finally {
       // Bring it back for whatever runs after this file.
       const up = await execa('bash', [clusterScript, 'up'], { reject: false, timeout: 300_000 });
@@ -388,6 +352,75 @@ describe('the local cluster', () => {
     }
   });
 });
+
+/** A cache dir of links to the real one, whose kube-apiserver exits at once. */
+async function cacheWithFailingApiServer(): Promise<string> {
+  const real = dirname(dirname(dirname(kubectlBin)));
+  const version = basename(dirname(kubectlBin));
+  const copy = await mkdtemp(join(tmpdir(), 'e2e-cache-'));
+  for (const entry of await readdir(real)) {
+    if (entry === 'kubernetes') continue;
+    await symlink(join(real, entry), join(copy, entry));
+  }
+  const k8s = join(copy, 'kubernetes', version);
+  await mkdir(k8s, { recursive: true });
+  for (const program of await readdir(join(real, 'kubernetes', version))) {
+    if (program !== 'kube-apiserver') await symlink(join(real, 'kubernetes', version, program), join(k8s, program));
+  }
+  await writeFile(join(k8s, 'kube-apiserver'), '#!/bin/sh\necho "kube-apiserver: a broken build for the test" >&2\nexit 1\n', { mode: 0o755 });
+  return copy;
+}
+
+/** No process, mount, cgroup, firewall rule, interface, sysctl or path of the cluster is left. */
+async function expectHostClean(s: string, sysctlsBefore: Record<string, string>, pathsBefore: string[]): Promise<void> {
+  const socket = join(s, 'containerd.sock');
+  const clusterPrograms = new Set(['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler',
+    'kubelet', 'containerd', 'containerd-shim-runc-v2', 'runc', 'systemd-runtime', 'systemd-runc', 'kube-router']);
+  // no process of the cluster is left: daemons, shims, containers
+  const leftovers: string[] = [];
+  for (const pid of await readdir('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    // The cluster's own programs (clients such as kubectl or helm pointed at its
+    // kubeconfig by other work on this machine are not the cluster's leftovers).
+    const program = (cmdline.split('\0')[0] ?? '').split('/').pop() ?? '';
+    if ((clusterPrograms.has(program) && cmdline.includes(`${s}/`)) || cmdline.includes(socket)) {
+      leftovers.push(`${pid}: ${cmdline.replaceAll('\0', ' ')}`);
+    }
+    const cgroup = await readFile(`/proc/${pid}/cgroup`, 'utf8').catch(() => '');
+    if (cgroup.includes('/kubepods')) leftovers.push(`${pid} in ${cgroup}`);
+  }
+  expect(leftovers).toEqual([]);
+  // no mounts under the state dir or the node's fixed paths
+  const mounts = (await readFile('/proc/self/mountinfo', 'utf8')).split('\n').map((l) => l.split(' ')[4] ?? '');
+  const fixed = ['/run/containerd', '/var/lib/kubelet', '/var/lib/cni', '/run/netns', '/var/run/netns', '/run/k8s-deployer'];
+  expect(mounts.filter((m) => m === s || m.startsWith(`${s}/`) ||
+    fixed.some((f) => !pathsBefore.includes(f) && m.startsWith(f)))).toEqual([]);
+  // no cgroups of the kubelet in any hierarchy
+  const roots = (await readdir('/sys/fs/cgroup')).map((h) => `/sys/fs/cgroup/${h}/kubepods`);
+  expect(roots.filter((r) => existsSync(r))).toEqual([]);
+  // no iptables chains or ipsets of the kubelet, kube-router or ours
+  for (const cmd of ['iptables', 'ip6tables']) {
+    for (const table of ['filter', 'nat', 'mangle', 'raw']) {
+      const rules = (await execa(cmd, ['-w', '5', '-t', table, '-S'], { reject: false })).stdout;
+      expect(rules.split('\n').filter((l) => /KUBE-|DEPLOY-|CNI-/.test(l)), `${cmd} -t ${table}`).toEqual([]);
+    }
+  }
+  const ipsets = (await execa('ipset', ['list', '-n'])).stdout.split('\n');
+  expect(ipsets.filter((n) => /KUBE-|kube-router/.test(n))).toEqual([]);
+  // no interfaces of the cluster (bridges, veths)
+  const links = (await execa('ip', ['-o', 'link', 'show'])).stdout;
+  expect(links).not.toMatch(/dpl-node0|dpl-cni0|veth/);
+  // the sysctls the node changes are back to what they were before up
+  for (const [k, v] of Object.entries(sysctlsBefore)) {
+    expect((await execa('sysctl', ['-n', k])).stdout.trim(), k).toBe(v);
+  }
+  // the fixed host paths it wrote are gone (unless they were there before)
+  for (const p of ['/run/containerd', '/var/lib/cni', '/var/lib/kubelet', '/var/log/containers',
+    '/var/log/pods', '/usr/libexec/kubernetes', '/tmp/hostpath_pv', '/run/k8s-deployer']) {
+    if (!pathsBefore.includes(p)) expect(existsSync(p), p).toBe(false);
+  }
+}
 
 function parseSysctls(text: string): Record<string, string> {
   const out: Record<string, string> = {};
