@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { fakeProgram } from './fake-program.js';
 import { ConfigError, ToolError } from '../../../src/errors.js';
 import {
   cacheDir,
@@ -17,13 +18,7 @@ import { PINNED_PROVIDERS, TOFU_VERSION } from '../../../src/tools/versions.js';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
-/** An executable file (the look-ups only check the file system; nothing is run). */
-function exe(path: string): string {
-  mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, '#!/bin/sh\nexit 0\n');
-  chmodSync(path, 0o755);
-  return path;
-}
+const exe = fakeProgram;
 
 let root: string;
 let cache: string;

@@ -4,20 +4,16 @@
  * only; the e2e test test/e2e/deploy-preflight.test.ts runs it through bin/deploy against the
  * cluster.
  */
-import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { fakeProgram } from './fake-program.js';
 import { ExitCode, ToolError } from '../../../src/errors.js';
 import { requireRunTools, toolsFor } from '../../../src/tools/preflight.js';
 import { MIRROR_PLATFORM, PINNED_PROVIDERS, TOFU_VERSION } from '../../../src/tools/versions.js';
 
-function exe(path: string): string {
-  mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, '#!/bin/sh\nexit 0\n');
-  chmodSync(path, 0o755);
-  return path;
-}
+const exe = fakeProgram;
 
 let cache: string;
 let bin: string;
