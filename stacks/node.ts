@@ -104,12 +104,21 @@ export class NodeWorkload extends Construct {
     // order (namespace, policy, claim first) comes from dependsOn
     const plain = deploymentManifest(target, node, target.namespace, props.imageByDigest, machineId.result);
     const manifest = props.spire !== undefined ? withSpireVolumes(plain) : plain;
+    // A claim made again (a replacement the operator allowed, src/workflow/claim-guard.ts)
+    // has a new UID. The old claim cannot go while a pod uses it (the pvc-protection
+    // finalizer), and the pod template does not change, so the Deployment is replaced with
+    // it: deleted before the claim, made again after it, and the rollout step waits for its
+    // pod. A claim grown in place keeps its UID and replaces nothing.
+    // (a bare reference: tofu reads each replace_triggered_by string as an expression, and
+    // `fqn` would render as an interpolation)
+    const claimMadeAgain = `${claim.terraformResourceType}.${claim.friendlyUniqueId}.metadata[0].uid`;
     this.deployment = new Manifest(this, 'deployment', {
       manifest,
       // server-side apply with our own manager; force so that the rollout step's rollback
       // (another manager) never wedges the next apply, which takes the fields back
       fieldManager: { name: FIELD_MANAGER, forceConflicts: true },
       dependsOn: [...props.after, claim, account, ...(props.spire?.after ?? [])],
+      lifecycle: { replaceTriggeredBy: [claimMadeAgain] },
     });
     // Everything of the pod template but the two graph references, hashed at synth time.
     const templateHash = createHash('sha256').update(JSON.stringify(manifest.spec.template, (k, v) => (k === 'image' || k === 'value' ? undefined : v))).digest('hex');
@@ -120,6 +129,7 @@ export class NodeWorkload extends Construct {
       triggers: { image: props.imageByDigest, machine_id: machineId.result, template: templateHash.slice(0, 16) },
       dependsOn: [this.deployment],
       provisioners: [{ type: 'local-exec', command: tfEscape(command) }],
+      lifecycle: { replaceTriggeredBy: [claimMadeAgain] },
     });
   }
 }

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
+import { addAllowVolumeReplacementOption } from './allow-volume-replacement.js';
 import { addInputOptions, type InputFlags } from './inputs.js';
 
 export function registerApply(program: Command, ctx: CliContext): void {
@@ -8,7 +9,7 @@ export function registerApply(program: Command, ctx: CliContext): void {
     .description(
       "push the node images, apply each target's graph, then wait for every replaced pod: a pod that does not become ready is rolled back to the previous image and the command fails",
     );
-  addInputOptions(cmd).action(async (flags: InputFlags) => {
+  addAllowVolumeReplacementOption(addInputOptions(cmd)).action(async (flags: InputFlags) => {
     const { runVerb } = await import('../workflow/run-verb.js');
     await runVerb('apply', flags, ctx);
   });

@@ -2,8 +2,9 @@
 export const EXIT_CODES_HELP = `
 Exit codes:
   0    success (plan: whether or not there are changes; --json says which)
-  2    bad input: flags, environment, group plan (nothing was changed); also the embedded
-       state backend where CI, GITHUB_ACTIONS or FORGEJO_ACTIONS is set, unless DEPLOY_STATE=embedded
+  2    bad input: flags, environment, group plan (nothing was changed); the embedded
+       state backend where CI, GITHUB_ACTIONS or FORGEJO_ACTIONS is set, unless DEPLOY_STATE=embedded;
+       or apply would take the /var/lib claim of a node that stays (see --allow-volume-replacement)
   3    a tool or the cluster failed (tofu, skopeo, state backend, API server)
   4    rollout failed; the Deployment was set back to the previous image
   5    rollout failed; there was no previous image to set back (first deploy)

@@ -16,6 +16,8 @@ export interface InputFlags extends CoordinateFlags {
   target?: string;
   out?: string;
   json?: boolean;
+  /** plan, apply: nodes whose /var/lib claim may go (allow-volume-replacement.ts). */
+  allowVolumeReplacement?: string[];
 }
 
 export const ENVIRONMENT_HELP = `

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
+import { addAllowVolumeReplacementOption } from './allow-volume-replacement.js';
 import { addInputOptions, type InputFlags } from './inputs.js';
 
 export function registerPlan(program: Command, ctx: CliContext): void {
@@ -8,7 +9,7 @@ export function registerPlan(program: Command, ctx: CliContext): void {
     .description(
       "show what apply would change, per node: pushes, Deployment changes, pod replacements, and what the k8s method cannot honour",
     );
-  addInputOptions(cmd).action(async (flags: InputFlags) => {
+  addAllowVolumeReplacementOption(addInputOptions(cmd)).action(async (flags: InputFlags) => {
     const { runVerb } = await import('../workflow/run-verb.js');
     await runVerb('plan', flags, ctx);
   });

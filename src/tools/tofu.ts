@@ -98,6 +98,11 @@ export interface PlannedResourceChange {
    * names only, so the summary can say why (e.g. the spire node's machine ID) without values.
    */
   readonly changedKeys?: readonly string[];
+  /**
+   * The attributes that force a replacement (`replace_paths` of the plan JSON), each written as
+   * an attribute path, e.g. `spec[0].storage_class_name`. Names only, never values.
+   */
+  readonly replacePaths?: readonly string[];
 }
 
 export interface PlanResult {
@@ -201,7 +206,7 @@ const planJsonSchema = z
             mode: z.string(),
             type: z.string(),
             name: z.string(),
-            change: z.object({ actions: z.array(z.string()) }).loose(),
+            change: z.object({ actions: z.array(z.string()), replace_paths: z.array(z.array(z.union([z.string(), z.number()]))).optional() }).loose(),
             action_reason: z.string().optional(),
           })
           .loose(),
@@ -225,7 +230,13 @@ export async function showPlan(opts: TofuOptions, planFile: string): Promise<Pla
       actions: c.change.actions,
       actionReason: c.action_reason,
       ...changedKeysOf(c.change),
+      ...(c.change.replace_paths ? { replacePaths: c.change.replace_paths.map(formatAttributePath) } : {}),
     }));
+}
+
+/** `["spec", 0, "storage_class_name"]` -> `spec[0].storage_class_name` (tofu's own way of writing it). */
+export function formatAttributePath(path: readonly (string | number)[]): string {
+  return path.map((step, i) => (typeof step === 'number' ? `[${step}]` : i === 0 ? step : `.${step}`)).join('');
 }
 
 /** Names of the map entries of `triggers` or `data` that differ between before and after. */

@@ -3,6 +3,8 @@
  * what will be pushed, replaced, restarted, removed. Pure.
  */
 import type { DegradeNote, TargetModel } from '../config/target-model.js';
+import { describeClaimLoss, findClaimLosses, type ClaimLoss, type ClaimLossOptions } from './claim-guard.js';
+import { nodeResourceOf, resourceNameOf } from './resource-names.js';
 
 /** One planned change, as src/tools/tofu.ts gives it (values left out: they may be secret). */
 export interface PlannedChange {
@@ -12,13 +14,13 @@ export interface PlannedChange {
   readonly actionReason: string | undefined;
   /** Names of the triggers or ConfigMap keys that change (src/tools/tofu.ts). */
   readonly changedKeys?: readonly string[];
+  /** The attributes that force a replacement (src/tools/tofu.ts). */
+  readonly replacePaths?: readonly string[];
 }
 
 /** The SPIRE part (stacks/spire-identity.ts, construct id `spire`): described in words. */
 const SPIRE_RESOURCE = /^spire_(handoff|agent-config-map)_[0-9A-F]{8}$/;
 
-/** The construct ids of stacks/: `image-<node>_<part>_<hash>` and `node-<node>_<part>_<hash>`. */
-const NODE_RESOURCE = /^(image|node)-([a-z0-9-]+)_([a-z-]+)_[0-9A-F]{8}$/;
 
 export type Change = 'create' | 'update' | 'replace' | 'delete' | 'none';
 
@@ -48,6 +50,8 @@ export interface TargetSummary {
   other: { address: string; change: Change }[];
   /** what changes for workload identity (the hand-off, the ConfigMap spire-agent), in words */
   spire: string[];
+  /** every /var/lib claim the plan deletes or replaces, and whether the run may (claim-guard.ts) */
+  claimLosses: ClaimLoss[];
   degrade: readonly DegradeNote[];
 }
 
@@ -59,7 +63,12 @@ function changeOf(actions: readonly string[]): Change {
   return 'none';
 }
 
-export function summarizePlan(model: TargetModel, planned: readonly PlannedChange[], hasChanges: boolean): TargetSummary {
+export function summarizePlan(
+  model: TargetModel,
+  planned: readonly PlannedChange[],
+  hasChanges: boolean,
+  claims: ClaimLossOptions = { destroy: false, allowed: new Set() },
+): TargetSummary {
   const nodes = new Map<string, NodeSummary>();
   const other: TargetSummary['other'] = [];
   const spire: string[] = [];
@@ -79,13 +88,13 @@ export function summarizePlan(model: TargetModel, planned: readonly PlannedChang
       other.push({ address: rc.address, change });
       continue;
     }
-    const m = NODE_RESOURCE.exec(rc.name);
+    const m = nodeResourceOf(rc.name);
     if (!m) {
       if (change !== 'none') other.push({ address: rc.address, change });
       continue;
     }
-    const s = get(m[2]!);
-    switch (m[3]) {
+    const s = get(m.node);
+    switch (m.part) {
       case 'push':
         s.push = change;
         break;
@@ -116,6 +125,7 @@ export function summarizePlan(model: TargetModel, planned: readonly PlannedChang
     nodes: [...nodes.values()].sort((a, b) => a.node.localeCompare(b.node)),
     other,
     spire,
+    claimLosses: findClaimLosses(model, planned, claims),
     degrade: model.degrade,
   };
 }
@@ -145,7 +155,9 @@ function describe(s: NodeSummary, tagRef: string | undefined): string {
   else if (s.deployment === 'update' && s.push === 'none' && s.rollout === 'none') {
     parts.push('set its Deployment back to the graph (someone else changed it, e.g. a rollback)');
   } else if (s.deployment === 'update') parts.push('update its Deployment');
+  else if (s.deployment === 'replace') parts.push('replace its Deployment (its pod stops first)');
   if (s.claim === 'create') parts.push('create its /var/lib claim');
+  if (s.claim === 'update') parts.push('grow its /var/lib claim in place (the StorageClass must allow volume expansion; its provisioner resizes the volume)');
   if (s.claim === 'replace') parts.push('REPLACE its /var/lib claim (the data on it is lost)');
   if (s.retryAfterRollback) {
     parts.push('try the rollout again: the last rollout failed, so the state holds the image that failed while the cluster runs the previous one (or none, on a first deploy)');
@@ -156,9 +168,11 @@ function describe(s: NodeSummary, tagRef: string | undefined): string {
 export function formatTargetSummary(t: TargetSummary): string {
   const lines = [`target ${t.target} (namespace ${t.namespace}, state ${t.stateKey}): ${t.changes ? 'changes' : 'no changes'}`];
   for (const n of t.nodes) lines.push(`  ${n.node}: ${n.words}`);
+  // each lost /var/lib on a line of its own, so that no one reads past it
+  for (const l of t.claimLosses) lines.push(`  ${describeClaimLoss(l)}`);
   for (const w of t.spire) lines.push(`  spire: ${w}`);
   // the SPIRE resources said in words above are not listed again
-  for (const o of t.other) if (!SPIRE_RESOURCE.test(o.address.split('.').pop() ?? '')) lines.push(`  ${o.address}: ${o.change}`);
+  for (const o of t.other) if (!SPIRE_RESOURCE.test(resourceNameOf(o.address))) lines.push(`  ${o.address}: ${o.change}`);
   if (t.degrade.length > 0) {
     lines.push('  not honoured by the k8s method:');
     for (const d of t.degrade) lines.push(`    ${d.node}: ${d.message}`);

@@ -12,6 +12,7 @@ import { stateDir } from '../paths.js';
 import { writeGraph } from '../graph/synth.js';
 import { takeRunLock, type RunLock } from '../state/run-lock.js';
 import { openBackend } from './backend.js';
+import { refuseClaimLosses } from './claim-guard.js';
 import { summarizePlan, type TargetSummary } from './plan-summary.js';
 import { writeSelfWrapper } from './self.js';
 import type { RolloutReport } from '../rollout/report.js';
@@ -32,6 +33,8 @@ export interface TargetRunOptions {
    * for this run only and handed to tofu in its environment, never to the graph (FR-017).
    */
   readonly sshPrivateKeyFile?: string | undefined;
+  /** Nodes whose /var/lib claim this run may delete or replace (--allow-volume-replacement). */
+  readonly allowVolumeReplacement?: ReadonlySet<string>;
   readonly env: NodeJS.ProcessEnv;
   /** Who the run is (DEPLOY_RUN_ID, else user@host:pid): the state lock's `Who`. */
   readonly who: string;
@@ -132,7 +135,9 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
       throw spireFailure(err, verb, model.spire?.node) ?? err;
     };
     const plan = await tofu.planGraph({ ...base, destroy: mode === 'destroy' }).catch(explained(mode === 'destroy' ? 'plan -destroy' : 'plan'));
-    const summary = summarizePlan(model, plan.changes, plan.hasChanges);
+    const summary = summarizePlan(model, plan.changes, plan.hasChanges, { destroy: mode === 'destroy', allowed: opts.allowVolumeReplacement ?? new Set() });
+    // law 10: the claim of a node that stays goes only when the operator named the node
+    if (mode === 'apply') refuseClaimLosses(model, summary.claimLosses);
     if (mode === 'plan' || !plan.hasChanges) {
       return { summary, rollouts: [], applied: false, exitCode: ExitCode.ok, graphDir };
     }

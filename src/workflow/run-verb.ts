@@ -4,6 +4,7 @@
  */
 import { resolve } from 'node:path';
 import type { CliContext } from '../cli/context.js';
+import { allowedReplacements } from '../cli/allow-volume-replacement.js';
 import { graphsDir, loadTargets, type InputFlags } from '../cli/inputs.js';
 import { requireStateChoice } from '../config/state-choice.js';
 import { ExitCode } from '../errors.js';
@@ -15,6 +16,7 @@ export async function runVerb(mode: Mode, flags: InputFlags, ctx: CliContext): P
   // before anything else: a CI runner must not keep its state in a home that may not last
   requireStateChoice(ctx.env);
   const { targets, coordinates: coords } = await loadTargets(flags, ctx);
+  const allowVolumeReplacement = allowedReplacements(flags.allowVolumeReplacement, targets);
   // Input first (exit 2), then every program the run needs (exit 3 naming them): both before
   // any lock, cluster read or process.
   const kubeconfig = await requireKubeconfig(coords.kubeconfig);
@@ -35,7 +37,7 @@ export async function runVerb(mode: Mode, flags: InputFlags, ctx: CliContext): P
   // Targets one after the other: each has its own state and namespace, and a failure of
   // one should be read before the next one changes anything.
   for (const model of targets) {
-    const r = await runTarget({ mode, model, tools, graphsDir: graphsDir(flags, ctx), kubeconfig, sshPrivateKeyFile, env: ctx.env, who, logger, signal: ctx.signal, progress });
+    const r = await runTarget({ mode, model, tools, graphsDir: graphsDir(flags, ctx), kubeconfig, sshPrivateKeyFile, allowVolumeReplacement, env: ctx.env, who, logger, signal: ctx.signal, progress });
     results.push(r);
     if (r.exitCode !== ExitCode.ok) break;
   }

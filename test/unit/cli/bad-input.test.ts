@@ -183,3 +183,27 @@ describe('deploy plan|apply|destroy without a usable kubeconfig', () => {
     expect(r.stderr).toContain(`KUBE_CONFIG_PATH (or --kubeconfig): ${dir} is not a readable file`);
   });
 });
+
+describe('deploy plan|apply --allow-volume-replacement', () => {
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  beforeEach(async () => ({ dir, cleanup } = await tempDir()));
+  afterEach(() => cleanup());
+
+  it.each(['plan', 'apply'])('%s: a name that is no node of the chosen target is named, exit 2, nothing run', async (verb) => {
+    const file = await writeJson(join(dir, 'group.json'), samplePlan());
+    const r = await runCli([verb, '--plan', file, '--target', 'web', '--allow-volume-replacement', 'alpha', '--allow-volume-replacement', 'alpah', '--allow-volume-replacement', 'gamma', '--out', join(dir, 'out')], { ...baseEnv, DEPLOY_STATE_DIR: join(dir, 'state') });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--allow-volume-replacement: "alpah" is not a node of target web (its nodes: alpha, beta)');
+    expect(r.stderr).toContain('--allow-volume-replacement: "gamma" is not a node of target web');
+    expect(r.stderr).not.toContain('"alpha" is not');
+    expect(await listTree(dir)).toEqual(['group.json']);
+  });
+
+  it('destroy does not take it', async () => {
+    const file = await writeJson(join(dir, 'group.json'), samplePlan());
+    const r = await runCli(['destroy', '--plan', file, '--allow-volume-replacement', 'alpha'], baseEnv);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("unknown option '--allow-volume-replacement'");
+  });
+});

@@ -31,3 +31,11 @@ describe('applyPlan when tofu does not stop after the interrupt', () => {
     expect((err as InterruptedError).hint).toContain('deploy state unlock');
   });
 });
+
+describe('formatAttributePath', () => {
+  it('writes a replace path as tofu does', async () => {
+    const { formatAttributePath } = await import('../../../src/tools/tofu.js');
+    expect(formatAttributePath(['spec', 0, 'resources', 0, 'requests'])).toBe('spec[0].resources[0].requests');
+    expect(formatAttributePath(['metadata', 0, 'namespace'])).toBe('metadata[0].namespace');
+  });
+});

@@ -49,6 +49,17 @@ describe('summarizePlan', () => {
     expect(old.words).toContain('removed from the target');
   });
 
+  it('GIVEN a claim grown in place THEN it says so; GIVEN a claim made again THEN the Deployment is replaced with it', () => {
+    const grown = summarizePlan(all!, [{ address: 'kubernetes_persistent_volume_claim_v1.node-alpha_state_26D7464E', name: 'node-alpha_state_26D7464E', actions: ['update'], actionReason: undefined }], true);
+    expect(grown.nodes.find((n) => n.node === 'alpha')!.words).toBe('grow its /var/lib claim in place (the StorageClass must allow volume expansion; its provisioner resizes the volume)');
+    const again = summarizePlan(all!, [
+      { address: 'kubernetes_persistent_volume_claim_v1.node-alpha_state_26D7464E', name: 'node-alpha_state_26D7464E', actions: ['delete', 'create'], actionReason: 'replace_because_cannot_update', replacePaths: ['spec[0].storage_class_name'] },
+      change('node-alpha_deployment_A2CE01B5', ['delete', 'create'], 'replace_by_triggers'),
+      change('node-alpha_rollout_D3D4E6A2', ['delete', 'create'], 'replace_by_triggers'),
+    ], true);
+    expect(again.nodes.find((n) => n.node === 'alpha')!.words).toBe('replace its Deployment (its pod stops first); REPLACE its /var/lib claim (the data on it is lost); replace its pod and wait for it to be ready');
+  });
+
   it('lists the degrade notes and other resources in the text form', () => {
     const s = summarizePlan(all!, [{ address: 'kubernetes_namespace_v1.namespace', name: 'namespace', actions: ['create'], actionReason: undefined }], true);
     const text = formatTargetSummary(s);

@@ -1,0 +1,128 @@
+/**
+ * The `/var/lib` claims a plan deletes or replaces, and the rule that guards them (DESIGN law
+ * 10, issue 17): a claim of a node that stays in the target is never deleted or replaced
+ * unless `--allow-volume-replacement <node>` names the node. A node that leaves the target, and
+ * a destroy, take their claims with them, and say so in a line of their own. Pure.
+ */
+import { DeployError, ExitCode } from '../errors.js';
+import { names } from '../config/names.js';
+import type { TargetModel } from '../config/target-model.js';
+import type { PlannedChange } from './plan-summary.js';
+import { nodeResourceOf } from './resource-names.js';
+
+export type ClaimLossCause =
+  /** the node is no longer in the target (the specification's "node removed" edge case) */
+  | 'node-removed'
+  /** `deploy destroy`: the whole target goes */
+  | 'destroy'
+  /** the node stays, and something forces its claim to go */
+  | 'forced';
+
+/** One claim the plan deletes or replaces: the data on `/var/lib` of the node is lost. */
+export interface ClaimLoss {
+  readonly node: string;
+  /** `<node>-state` */
+  readonly claim: string;
+  readonly address: string;
+  readonly change: 'delete' | 'replace';
+  readonly cause: ClaimLossCause;
+  /** What forces it, in words: each attribute with what sets it, or tofu's reason. */
+  readonly forcedBy: readonly string[];
+  /** The run may do it: always for `node-removed` and `destroy`; `forced` only when the flag names the node. */
+  readonly allowed: boolean;
+}
+
+export interface ClaimLossOptions {
+  readonly destroy: boolean;
+  /** The nodes named by `--allow-volume-replacement`. */
+  readonly allowed: ReadonlySet<string>;
+}
+
+export const ALLOW_FLAG = '--allow-volume-replacement';
+
+export function findClaimLosses(model: TargetModel, planned: readonly PlannedChange[], opts: ClaimLossOptions): ClaimLoss[] {
+  const staying = new Set(model.nodes.map((n) => n.name));
+  const losses: ClaimLoss[] = [];
+  for (const rc of planned) {
+    if (rc.address.startsWith('data.') || !rc.actions.includes('delete')) continue;
+    const r = nodeResourceOf(rc.name);
+    if (r?.construct !== 'node' || r.part !== 'state') continue;
+    const cause: ClaimLossCause = opts.destroy ? 'destroy' : staying.has(r.node) ? 'forced' : 'node-removed';
+    losses.push({
+      node: r.node,
+      claim: names.stateClaim(r.node),
+      address: rc.address,
+      change: rc.actions.includes('create') ? 'replace' : 'delete',
+      cause,
+      forcedBy: cause === 'forced' ? describeForce(rc, model) : [],
+      allowed: cause !== 'forced' || opts.allowed.has(r.node),
+    });
+  }
+  return losses.sort((a, b) => a.node.localeCompare(b.node));
+}
+
+/** The attributes of a claim that force a new one, and what sets each (stacks/node.ts). */
+const ATTRIBUTES: Readonly<Record<string, (m: TargetModel) => string>> = {
+  'spec[0].storage_class_name': (m) => `the StorageClass (K8S_STORAGE_CLASS or --storage-class, now ${m.storageClass ? `"${m.storageClass}"` : "the cluster's default"})`,
+  'spec[0].resources[0].requests': (m) =>
+    `the size (K8S_STATE_SIZE or --state-size, now "${m.stateSize}"): smaller than the claim, and a claim only grows in place`,
+  'metadata[0].namespace': (m) => `the namespace (K8S_NAMESPACE or --namespace, now "${m.namespace}")`,
+};
+
+/** tofu's action reasons (plan JSON `action_reason`) that say more than the attributes do. */
+const REASONS: Readonly<Record<string, string>> = {
+  replace_because_tainted: 'the claim is tainted in the state (an earlier create of it failed)',
+  replace_by_request: 'a -replace of the claim was requested',
+  replace_by_triggers: "the claim's replace_triggered_by",
+  delete_because_no_resource_config: 'the graph has no claim of this node at this address any more',
+};
+
+function describeForce(rc: PlannedChange, model: TargetModel): string[] {
+  const paths = rc.replacePaths ?? [];
+  if (paths.length > 0) {
+    return paths.map((p) => {
+      const known = Object.entries(ATTRIBUTES).find(([prefix]) => p === prefix || p.startsWith(`${prefix}.`) || p.startsWith(`${prefix}[`));
+      return known ? `${p}: ${known[1](model)}` : p;
+    });
+  }
+  if (rc.actionReason) return [REASONS[rc.actionReason] ?? `tofu's reason: ${rc.actionReason}`];
+  return ['tofu gives no attribute and no reason'];
+}
+
+/** The line of a loss in the plan summary ("deletes /var/lib of node X"). */
+export function describeClaimLoss(loss: ClaimLoss): string {
+  const verb = loss.change === 'replace' ? 'replaces' : 'deletes';
+  const head = `${verb} /var/lib of node ${loss.node} (claim ${loss.claim})`;
+  switch (loss.cause) {
+    case 'node-removed':
+      return `${head}: the node left the target`;
+    case 'destroy':
+      return `${head}: the target is destroyed`;
+    case 'forced':
+      return `${head}, forced by ${loss.forcedBy.join('; ')}: ${
+        loss.allowed ? `allowed by ${ALLOW_FLAG} ${loss.node}, the data on it is lost` : `apply refuses this without ${ALLOW_FLAG} ${loss.node}`
+      }`;
+  }
+}
+
+/**
+ * Throws (exit 2) when the plan deletes or replaces a claim of a node that stays and the flag
+ * does not name it: called after the plan, before the apply changes anything.
+ */
+export function refuseClaimLosses(model: TargetModel, losses: readonly ClaimLoss[]): void {
+  const refused = losses.filter((l) => !l.allowed);
+  if (refused.length === 0) return;
+  const nodes = refused.map((l) => l.node);
+  const lines = refused.map((l) => `  - node ${l.node}: claim ${l.claim} would be ${l.change === 'replace' ? 'replaced' : 'deleted'}, forced by ${l.forcedBy.join('; ')}`);
+  const one = refused.length === 1;
+  throw new DeployError(
+    [
+      `apply refused before changing anything: the plan of target ${model.target} (namespace ${model.namespace}) takes the /var/lib claim of ${one ? 'a node that stays' : `${refused.length} nodes that stay`} in the target, and the data on ${one ? 'it' : 'them'} would be lost:`,
+      ...lines,
+    ].join('\n'),
+    ExitCode.usage,
+    {
+      hint: `to keep /var/lib, undo what forces it (e.g. set the coordinate named above back) and apply again; to lose it on purpose, apply with ${nodes.map((n) => `${ALLOW_FLAG} ${n}`).join(' ')}`,
+    },
+  );
+}
