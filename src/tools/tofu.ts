@@ -174,11 +174,17 @@ export async function planGraph(
     readonly destroy?: boolean;
     /** Extra `-target=` addresses (rarely right; for recovery). */
     readonly targets?: readonly string[];
+    /**
+     * false: `-refresh=false`, plan from the state as it is, without reading the data sources
+     * or the live objects first. @default true
+     */
+    readonly refresh?: boolean;
   },
 ): Promise<PlanResult> {
   const planFile = resolveIn(opts.dir, opts.planFile ?? 'tfplan');
   const args = ['plan', '-input=false', '-no-color', '-json', '-detailed-exitcode', lockArg(opts), `-out=${planFile}`];
   if (opts.destroy) args.push('-destroy');
+  if (opts.refresh === false) args.push('-refresh=false');
   for (const t of opts.targets ?? []) args.push(`-target=${t}`);
   const run = await runTofuJson(opts, 'plan', args, { okExitCodes: [0, 2] });
   const hasChanges = run.result.exitCode === 2;

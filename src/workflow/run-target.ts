@@ -13,6 +13,7 @@ import { writeGraph } from '../graph/synth.js';
 import { takeRunLock, type RunLock } from '../state/run-lock.js';
 import { openBackend } from './backend.js';
 import { refuseClaimLosses } from './claim-guard.js';
+import { planDestroy } from './destroy-plan.js';
 import { summarizePlan, type TargetSummary } from './plan-summary.js';
 import { writeSelfWrapper } from './self.js';
 import type { RolloutReport } from '../rollout/report.js';
@@ -134,7 +135,10 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
     const explained = (verb: string) => (err: unknown): never => {
       throw spireFailure(err, verb, model.spire?.node) ?? err;
     };
-    const plan = await tofu.planGraph({ ...base, destroy: mode === 'destroy' }).catch(explained(mode === 'destroy' ? 'plan -destroy' : 'plan'));
+    const plan = await (mode === 'destroy'
+      ? planDestroy((refresh) => tofu.planGraph({ ...base, destroy: true, refresh }), (line) => opts.progress(`[${model.target}] ${line}`))
+      : tofu.planGraph(base)
+    ).catch(explained(mode === 'destroy' ? 'plan -destroy' : 'plan'));
     const summary = summarizePlan(model, plan.changes, plan.hasChanges, { destroy: mode === 'destroy', allowed: opts.allowVolumeReplacement ?? new Set() });
     // law 10: the claim of a node that stays goes only when the operator named the node
     if (mode === 'apply') refuseClaimLosses(model, summary.claimLosses);

@@ -4,8 +4,8 @@
  * targets, submissions, and destroy.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DeployHarness, images } from './harness.js';
-import { freePort, registry, type BuiltImage } from '../integration/images-scripts.js';
+import { DeployHarness, images, ownRegistry } from './harness.js';
+import { freePort, type BuiltImage } from '../integration/images-scripts.js';
 
 let good: BuiltImage;
 beforeAll(async () => {
@@ -46,16 +46,15 @@ describe('edge: the registry is not reachable from the deployer', () => {
 describe('edge: the cluster cannot pull the image', () => {
   let h: DeployHarness;
   let port: number;
-  const name = `unpullable-${process.pid}`;
+  let reg: Awaited<ReturnType<typeof ownRegistry>> | undefined;
   beforeAll(async () => {
     h = await DeployHarness.create('no-pull');
-    port = await freePort();
     // a second registry the deployer reaches but the cluster's containerd is not configured for
-    const up = await registry(['up', '--name', name, '--port', String(port)], { env: h.env });
-    expect(up.exitCode, up.stderr).toBe(0);
+    reg = await ownRegistry(h, `unpullable-${process.pid}`);
+    port = reg.port;
   });
   afterAll(async () => {
-    await registry(['down', '--name', name, '--purge'], { env: h.env });
+    await reg?.remove();
     await h?.cleanup();
   });
 

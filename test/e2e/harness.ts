@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { inject } from 'vitest';
 import { requireTool } from '../../src/tools/discover.js';
-import { buildImage, repoRoot, type BuiltImage } from '../integration/images-scripts.js';
+import { buildImage, freePort, registry, repoRoot, type BuiltImage } from '../integration/images-scripts.js';
 
 export const clusterEnv = () => inject('clusterEnv');
 
@@ -126,6 +126,21 @@ export class DeployHarness {
     await this.kubectl(['delete', 'namespace', '--ignore-not-found', '--wait=false', this.namespace], { namespace: null });
     await rm(this.dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * A registry of the test's own (test/cluster/registry.sh) on a free loopback port, its data
+ * under the harness's state directory: the deployer reaches it, the cluster's containerd does
+ * not pull from it, and stopping it leaves the shared registry alone.
+ */
+export async function ownRegistry(h: DeployHarness, name: string): Promise<{ port: number; stop: () => Promise<void>; remove: () => Promise<void> }> {
+  const port = await freePort();
+  const run = async (args: string[]) => {
+    const r = await registry(args, { env: h.env });
+    if (r.exitCode !== 0) throw new Error(`registry.sh ${args.join(' ')} failed (${r.exitCode}): ${r.stderr}`);
+  };
+  await run(['up', '--name', name, '--port', String(port)]);
+  return { port, stop: () => run(['down', '--name', name]), remove: () => run(['down', '--name', name, '--purge']) };
 }
 
 export const images = {
