@@ -1,7 +1,7 @@
 /**
  * The specification's edge cases and US3, against the real cluster: missing RuntimeClass,
- * unreachable registry, unpullable image, no volume for the claim, a node removed, per-app
- * targets, submissions, and destroy.
+ * unreachable registry, unpullable image, no volume for the claim, a node removed (its /var/lib
+ * goes, said on a line of its own), per-app targets, submissions, and destroy.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeployHarness, images, ownRegistry } from './harness.js';
@@ -105,8 +105,13 @@ describe('edge: a node is removed from the group', () => {
     const one = await h.writePlan('one', { keep: { image: good } });
     const plan = await h.deploy('plan', one, ['--target', 'all']);
     expect(plan.json.targets[0].nodes.find((n: any) => n.node === 'gone')).toMatchObject({ removed: true });
-    const r = await h.deploy('apply', one, ['--target', 'all']);
+    // its /var/lib goes without any flag, and plan and apply say so on a line of its own
+    expect(plan.json.targets[0].claimLosses).toEqual([expect.objectContaining({ node: 'gone', claim: 'gone-state', change: 'delete', cause: 'node-removed', allowed: true })]);
+    const line = '  deletes /var/lib of node gone (claim gone-state): the node left the target';
+    expect((await h.deploy('plan', one, ['--target', 'all'], {}, { json: false })).stdout.split('\n')).toContain(line);
+    const r = await h.deploy('apply', one, ['--target', 'all'], {}, { json: false });
     expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout.split('\n')).toContain(line);
     expect((await h.kubectl(['get', 'deployment', 'gone'])).exitCode).not.toBe(0);
     expect((await h.kubectl(['get', 'pvc', 'gone-state'])).exitCode).not.toBe(0);
     expect((await h.podOf('keep')).status.phase).toBe('Running');
