@@ -9,7 +9,7 @@ export interface CliContext {
   readonly cwd: string;
   /** Created on first use so `--help` does not pay for pino. */
   logger(): Logger;
-  /** Aborted on the first SIGINT/SIGTERM; verbs pass it to every wait and child process. */
+  /** Aborted on the first SIGINT/SIGTERM/SIGHUP; verbs pass it to every wait and child process. */
   readonly signal: AbortSignal;
   /** A verb sets the exit code of a run that finished without throwing (e.g. rollout). */
   exitCode: number;

@@ -92,6 +92,12 @@ export async function runMain(argv: readonly string[]): Promise<never> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // A hangup (the terminal closed, a CD runner killing the step's shell) stops cleanly too:
+  // Node's default for SIGHUP is to die at once, which left the run's state lock held.
+  process.on('SIGHUP', onSignal);
+  // With the terminal gone, a write to stdout/stderr fails (EPIPE); that must not end the run
+  // before it has released its lock.
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
   const code = await run(argv, { signal: controller.signal });
   // let stdout drain before exiting
   await new Promise<void>((resolve) => (process.stdout.writableLength === 0 ? resolve() : process.stdout.once('drain', () => resolve())));
