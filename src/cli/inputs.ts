@@ -13,7 +13,8 @@ import { EXIT_CODES_HELP } from './exit-codes-help.js';
 
 export interface InputFlags extends CoordinateFlags {
   plan: string;
-  target?: string;
+  /** Every --target given, in order (the flag may repeat); undefined when none. */
+  target?: string[];
   out?: string;
   json?: boolean;
   /** plan, apply: nodes whose /var/lib claim may go (allow-volume-replacement.ts). */
@@ -43,7 +44,11 @@ ${SPIRE_COORDINATES.map((c) => `  ${c.env.padEnd(24)} ${c.help}`).join('\n')}
 export function addInputOptions(cmd: Command): Command {
   cmd
     .option('-p, --plan <file>', 'the group plan (JSON, see examples/group.json)', 'group.json')
-    .option('-t, --target <target>', 'one target: "all" or an app name (default: every target)');
+    .option(
+      '-t, --target <target>',
+      `a target: "all" (every node, in K8S_NAMESPACE) or an app name (its nodes, in <namespace>-<app>); repeat the flag for several, '*' for every target (default: all only, so that each node runs once)`,
+      (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
+    );
   for (const c of COORDINATES) cmd.addOption(new Option(c.flag, c.help));
   cmd.option('-o, --out <dir>', 'where graph directories are written (default: $DEPLOY_STATE_DIR/graphs)');
   cmd.option('--json', 'write the result as JSON on stdout');
@@ -51,9 +56,13 @@ export function addInputOptions(cmd: Command): Command {
   return cmd;
 }
 
-/** Plan file + coordinates -> the target models (and the coordinates, for what stays out of the graph, like the kubeconfig path); throws ConfigError with every problem. */
-export async function loadTargets(flags: InputFlags, ctx: CliContext): Promise<{ targets: TargetModel[]; coordinates: Coordinates }> {
-  const { readGroupPlan, loadCoordinates, buildTargets } = await import('../config/load.js');
+/**
+ * Plan file + coordinates -> the models of the chosen targets, every target name of the group
+ * (`groupTargets`) and the coordinates (for what stays out of the graph, like the kubeconfig
+ * path); throws ConfigError with every problem.
+ */
+export async function loadTargets(flags: InputFlags, ctx: CliContext): Promise<{ targets: TargetModel[]; groupTargets: string[]; coordinates: Coordinates }> {
+  const { readGroupPlan, loadCoordinates, buildTargets, targetsOf } = await import('../config/load.js');
   const file = resolve(ctx.cwd, flags.plan);
   // read both, then report the problems of both at once
   const [plan, coords] = await Promise.allSettled([readGroupPlan(file), Promise.resolve().then(() => loadCoordinates(flags, ctx.env))]);
@@ -67,7 +76,7 @@ export async function loadTargets(flags: InputFlags, ctx: CliContext): Promise<{
   }
   if (plan.status === 'rejected') throw plan.reason;
   if (coords.status === 'rejected') throw coords.reason;
-  return { targets: buildTargets(plan.value, coords.value, file, flags.target), coordinates: coords.value };
+  return { targets: buildTargets(plan.value, coords.value, file, flags.target), groupTargets: targetsOf(plan.value), coordinates: coords.value };
 }
 
 export function graphsDir(flags: InputFlags, ctx: CliContext): string {

@@ -7,7 +7,7 @@ export function registerPlan(program: Command, ctx: CliContext): void {
   const cmd = program
     .command('plan')
     .description(
-      "show what apply would change, per node: pushes, Deployment changes, pod replacements, and what the k8s method cannot honour",
+      "show what apply would change, per node: pushes, Deployment changes, pod replacements, what the k8s method cannot honour, and the nodes another target of the group already runs (a second copy)",
     );
   addAllowVolumeReplacementOption(addInputOptions(cmd)).action(async (flags: InputFlags) => {
     const { runVerb } = await import('../workflow/run-verb.js');

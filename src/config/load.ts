@@ -11,9 +11,8 @@ import { findDuplicateKeys } from './json-duplicates.js';
 import { labelProblem, names } from './names.js';
 import { groupPlanSchema, type GroupPlan } from './plan-schema.js';
 import { spireGraphCoordinates } from './spire-coordinates.js';
+import { ALL_TARGET, chooseTargets } from './target-choice.js';
 import type { DegradeNote, NodeModel, TargetModel } from './target-model.js';
-
-export const ALL_TARGET = 'all';
 
 const jsonPath = (path: readonly PropertyKey[]) =>
   path.length === 0 ? '$' : '$' + path.map((p) => (typeof p === 'number' ? `[${p}]` : /^[A-Za-z_][\w]*$/.test(String(p)) ? `.${String(p)}` : `[${JSON.stringify(String(p))}]`)).join('');
@@ -87,9 +86,10 @@ export function targetsOf(plan: GroupPlan): string[] {
 
 /**
  * The method's rules over a valid plan and coordinates. `planFile` anchors relative archive
- * paths. `target` undefined means every target.
+ * paths. `targets`: the --target values; none means `all` only, `*` every target
+ * (target-choice.ts).
  */
-export function buildTargets(plan: GroupPlan, coords: Coordinates, planFile: string, target?: string): TargetModel[] {
+export function buildTargets(plan: GroupPlan, coords: Coordinates, planFile: string, targets?: readonly string[]): TargetModel[] {
   const issues: InputIssue[] = [];
   const at = (path: readonly PropertyKey[]) => `${planFile}:${jsonPath(path)}`;
 
@@ -116,9 +116,8 @@ export function buildTargets(plan: GroupPlan, coords: Coordinates, planFile: str
     const problem = labelProblem(names.appNamespace(coords.namespace, app));
     if (problem) issues.push({ where: `app "${app}"`, message: `its namespace "${names.appNamespace(coords.namespace, app)}" ${problem}: use a shorter app name or K8S_NAMESPACE` });
   }
-  if (target !== undefined && !known.includes(target)) {
-    issues.push({ where: '--target', message: `"${target}" is not a target of group "${plan.group}"; its targets are: ${known.join(', ')}` });
-  }
+  const { chosen, issues: targetIssues } = chooseTargets(known, targets, plan.group);
+  issues.push(...targetIssues);
   if (issues.length > 0) {
     throw new ConfigError(`group "${plan.group}" cannot be deployed with the k8s method`, issues, {
       hint: 'fix the plan as each line says; nothing was changed',
@@ -127,7 +126,6 @@ export function buildTargets(plan: GroupPlan, coords: Coordinates, planFile: str
 
   const off = new Set(plan.submission?.turnsOff ?? []);
   const base = dirname(resolve(planFile));
-  const chosen = target === undefined ? known : [target];
   return chosen.map((t) => {
     const namespace = t === ALL_TARGET ? coords.namespace : names.appNamespace(coords.namespace, t);
     const nodeNames = Object.keys(plan.nodes)

@@ -2,9 +2,8 @@ import type { CliContext } from '../cli/context.js';
 import { ConfigError, DeployError, ExitCode } from '../errors.js';
 import { describeLock, type LockInfo } from './lock-info.js';
 import { isDatabaseUrl } from './open-store.js';
-import { defaultStateDataDir } from './paths.js';
 import { redactState } from './redact.js';
-import { DataDirSource, HttpSource, type StateSource } from './state-source.js';
+import { DataDirSource, openStateSource, type StateSource } from './state-source.js';
 
 interface SourceOptions {
   readonly data?: string | undefined;
@@ -21,9 +20,7 @@ function openSource(ctx: CliContext, opts: SourceOptions): StateSource {
       },
     ]);
   }
-  if (opts.data) return new DataDirSource(opts.data);
-  if (ctx.env.TF_HTTP_ADDRESS) return HttpSource.fromEnv(ctx.env, ctx.signal);
-  return new DataDirSource(defaultStateDataDir(ctx.env));
+  return opts.data ? new DataDirSource(opts.data) : openStateSource(ctx.env, ctx.signal);
 }
 
 async function withSource<T>(ctx: CliContext, opts: SourceOptions, fn: (s: StateSource) => Promise<T>): Promise<T> {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { ConfigError, DeployError, ExitCode, ToolError } from '../errors.js';
 import { backendRequest, httpFailure, type LockAnswer, requestLock, requestUnlock } from './http-client.js';
 import type { LockInfo } from './lock-info.js';
+import { defaultStateDataDir } from './paths.js';
 import { ADMIN_PREFIX } from './server.js';
 import { parseStateHeader } from './state-document.js';
 import { checkStateKey } from './state-key.js';
@@ -29,6 +30,11 @@ export interface StateSource {
   close(): void;
 }
 
+/** Where plan/apply/destroy keep the states: TF_HTTP_ADDRESS when set, else the embedded backend's data directory. */
+export function openStateSource(env: NodeJS.ProcessEnv, signal?: AbortSignal): StateSource {
+  return env.TF_HTTP_ADDRESS ? HttpSource.fromEnv(env, signal) : new DataDirSource(defaultStateDataDir(env));
+}
+
 /**
  * Reads the database in a data directory directly (works while a server uses it: WAL).
  * Creates nothing: a directory without a database lists no states.
@@ -44,6 +50,10 @@ export class DataDirSource implements StateSource {
     } catch (err) {
       throw new ToolError(`cannot open the state data in ${dataDir}: ${(err as Error).message}`, { cause: err });
     }
+  }
+  /** False for a directory without a database: a machine that never kept a state there. */
+  get hasData(): boolean {
+    return this.opened !== undefined;
   }
   private get store(): SqliteStateStore {
     if (!this.opened) {

@@ -7,7 +7,9 @@ import type { CliContext } from '../cli/context.js';
 import { allowedReplacements } from '../cli/allow-volume-replacement.js';
 import { graphsDir, loadTargets, type InputFlags } from '../cli/inputs.js';
 import { requireStateChoice } from '../config/state-choice.js';
+import type { TargetModel } from '../config/target-model.js';
 import { ExitCode } from '../errors.js';
+import type { NodeCopy } from './node-copies.js';
 import { formatTargetSummary } from './plan-summary.js';
 import { requireRunTools } from '../tools/preflight.js';
 import { requireKubeconfig, runTarget, type Mode, type TargetRunResult } from './run-target.js';
@@ -15,7 +17,7 @@ import { requireKubeconfig, runTarget, type Mode, type TargetRunResult } from '.
 export async function runVerb(mode: Mode, flags: InputFlags, ctx: CliContext): Promise<void> {
   // before anything else: a CI runner must not keep its state in a home that may not last
   requireStateChoice(ctx.env);
-  const { targets, coordinates: coords } = await loadTargets(flags, ctx);
+  const { targets, groupTargets, coordinates: coords } = await loadTargets(flags, ctx);
   const allowVolumeReplacement = allowedReplacements(flags.allowVolumeReplacement, targets);
   // Input first (exit 2), then every program the run needs (exit 3 naming them): both before
   // any lock, cluster read or process.
@@ -33,14 +35,18 @@ export async function runVerb(mode: Mode, flags: InputFlags, ctx: CliContext): P
   // SPIRE coordinates a set SSH_PRIVATE_KEY_FILE still serves to retire an earlier hand-off.
   const keyText = coords.spire?.sshPrivateKeyFile ?? (ctx.env.SSH_PRIVATE_KEY_FILE || undefined);
   const sshPrivateKeyFile = keyText === undefined ? undefined : resolve(ctx.cwd, keyText);
-  const results: TargetRunResult[] = [];
+  const results: (TargetRunResult & { copies: readonly NodeCopy[] })[] = [];
   // Targets one after the other: each has its own state and namespace, and a failure of
   // one should be read before the next one changes anything.
   for (const model of targets) {
+    // a destroy makes no copy; plan and apply say which nodes another target already runs
+    const copies = mode === 'destroy' ? [] : await nodeCopiesOf(model, groupTargets, mode === 'plan' ? targets : [], ctx, progress);
     const r = await runTarget({ mode, model, tools, graphsDir: graphsDir(flags, ctx), kubeconfig, sshPrivateKeyFile, allowVolumeReplacement, env: ctx.env, who, logger, signal: ctx.signal, progress });
-    results.push(r);
+    results.push({ ...r, copies });
     if (r.exitCode !== ExitCode.ok) break;
   }
+  const ran = results.map((r) => r.summary.target);
+  const notRun = targets.map((t) => t.target).filter((t) => !ran.includes(t));
   const exitCode = results.find((r) => r.exitCode !== ExitCode.ok)?.exitCode ?? ExitCode.ok;
   if (flags.json) {
     ctx.stdout.write(
@@ -48,7 +54,8 @@ export async function runVerb(mode: Mode, flags: InputFlags, ctx: CliContext): P
         {
           verb: mode,
           exitCode,
-          targets: results.map((r) => ({ ...r.summary, graphDir: r.graphDir, applied: r.applied, rollouts: r.rollouts })),
+          chosenTargets: targets.map((t) => t.target),
+          targets: results.map((r) => ({ ...r.summary, graphDir: r.graphDir, applied: r.applied, rollouts: r.rollouts, nodeCopies: r.copies })),
         },
         null,
         2,
@@ -58,9 +65,38 @@ export async function runVerb(mode: Mode, flags: InputFlags, ctx: CliContext): P
     const { formatRolloutSummary } = await import('../rollout/report.js');
     for (const r of results) {
       ctx.stdout.write(formatTargetSummary(r.summary) + '\n');
+      for (const c of r.copies) ctx.stdout.write(`  warning: ${c.words}\n`);
       if (mode === 'apply' && r.applied) ctx.stdout.write(formatRolloutSummary(r.rollouts).replace(/^/gm, '  ').replace(/ +$/gm, ''));
       if (mode === 'destroy' && r.applied) ctx.stdout.write(`  destroyed: namespace ${r.summary.namespace} and everything in it (the images stay in the registry)\n`);
     }
+    const stopped = notRun.length > 0 ? ` (the run stopped at ${ran.at(-1)}; not run: ${notRun.join(', ')})` : '';
+    ctx.stdout.write(`targets: ${ran.join(', ')}${stopped}\n`);
   }
   ctx.exitCode = exitCode;
+}
+
+/**
+ * The nodes of `model` that another target of the group runs (read from its state on the
+ * backend) or, in a plan, would run (`planned`: the run's targets). Each is said on stderr
+ * at once, before tofu starts, and returned for the summary.
+ */
+async function nodeCopiesOf(model: TargetModel, groupTargets: readonly string[], planned: readonly TargetModel[], ctx: CliContext, progress: (line: string) => void): Promise<NodeCopy[]> {
+  const { findNodeCopies } = await import('./node-copies.js');
+  const { DataDirSource, openStateSource } = await import('../state/state-source.js');
+  const source = openStateSource(ctx.env, ctx.signal);
+  try {
+    // no database yet (a first run on this machine): no state to read, and none to create
+    const nothingKept = source instanceof DataDirSource && !source.hasData;
+    const copies = await findNodeCopies({
+      model,
+      otherTargets: nothingKept ? [] : groupTargets.filter((t) => t !== model.target),
+      plannedAlongside: planned.filter((t) => t.target !== model.target),
+      source,
+      onUnreadable: (key) => progress(`[${model.target}] warning: the state ${key} is not a state of deploy's graphs; not checked for copies of this target's nodes`),
+    });
+    for (const c of copies) progress(`[${model.target}] warning: ${c.words}`);
+    return copies;
+  } finally {
+    source.close();
+  }
 }

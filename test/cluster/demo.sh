@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The main job (`npm run demo`): build what is missing, bring the local cluster and registry
-# up, and `deploy apply` the example group examples/demo.json (two nodes, two apps: targets
-# all, web and mail) with the local cluster's coordinates and the embedded state backend.
-# Run it twice: the second run changes nothing.
+# up, and `deploy apply` the example group examples/demo.json (two nodes, two apps) with the
+# local cluster's coordinates and the embedded state backend. Without --target that is the
+# target `all`: one pod per node, 2 pods (`--target '*'` would run each node again in its
+# app's namespace). Run it twice: the second run changes nothing.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
@@ -59,7 +60,7 @@ cat >&2 <<MSG
 Try next (in a shell where you ran: . $STATE_DIR/cluster/cluster.env):
   bin/deploy plan --plan $demo/group.json        # shows no changes
   ${kubectl:-kubectl} --kubeconfig $KUBE_CONFIG_PATH get pods -A -o wide
-  bin/deploy destroy --plan $demo/group.json     # removes the namespaces; images stay
+  bin/deploy destroy --plan $demo/group.json     # removes the namespace; images stay
   npm run cluster:down                                     # stops the cluster, cleans the host
 MSG
 exit "$code"

@@ -21,12 +21,27 @@ describe('deploy synth with bad input', () => {
     return r;
   }
 
-  it('GIVEN a valid plan THEN it writes one graph directory per target and prints their paths', async () => {
+  it('GIVEN a valid plan and no --target THEN it writes the graph of target all only and prints its path', async () => {
     const file = await writeJson(join(dir, 'group.json'), samplePlan());
     const ok = await runCli(['synth', '--plan', file, '--out', out], baseEnv);
     expect(ok.code).toBe(0);
+    expect(ok.stdout.trim().split('\n')).toEqual([join(out, 'g1-all')]);
+    expect(await listTree(out)).toEqual(['g1-all', 'g1-all/cdk.tf.json']);
+  });
+
+  it("GIVEN --target '*' THEN it writes one graph directory per target and prints their paths", async () => {
+    const file = await writeJson(join(dir, 'group.json'), samplePlan());
+    const ok = await runCli(['synth', '--plan', file, '--out', out, '--target', '*'], baseEnv);
+    expect(ok.code).toBe(0);
     expect(ok.stdout.trim().split('\n')).toEqual(['all', 'mail', 'web'].map((t) => join(out, `g1-${t}`)));
     expect(await listTree(out)).toEqual(['g1-all', 'g1-all/cdk.tf.json', 'g1-mail', 'g1-mail/cdk.tf.json', 'g1-web', 'g1-web/cdk.tf.json']);
+  });
+
+  it('GIVEN --target repeated THEN the graphs of those targets', async () => {
+    const file = await writeJson(join(dir, 'group.json'), samplePlan());
+    const ok = await runCli(['synth', '--plan', file, '--out', out, '--target', 'web', '-t', 'mail'], baseEnv);
+    expect(ok.code).toBe(0);
+    expect(await listTree(out)).toEqual(['g1-mail', 'g1-mail/cdk.tf.json', 'g1-web', 'g1-web/cdk.tf.json']);
   });
 
   it('unset K8S_REGISTRY: names the variable', async () => {
@@ -101,7 +116,7 @@ describe('deploy synth with bad input', () => {
   it('unknown target: lists the targets there are', async () => {
     const r = await synth(samplePlan(), baseEnv, ['--target', 'chat']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('"chat" is not a target of group "g1"; its targets are: all, mail, web');
+    expect(r.stderr).toContain(`"chat" is not a target of group "g1"; its targets are: all, mail, web (or '*' for every one)`);
   });
 
   it('unreadable plan file', async () => {

@@ -32,7 +32,7 @@ describe('parseDurationSeconds', () => {
 describe('honest degrade', () => {
   it('reports persistent paths outside /var/lib and host firewall sources, per node', () => {
     const plan = parseGroupPlan(JSON.stringify(samplePlan()), '/p/group.json');
-    const [all] = buildTargets(plan, loadCoordinates({}, { K8S_REGISTRY: 'r' }), '/p/group.json', 'all');
+    const [all] = buildTargets(plan, loadCoordinates({}, { K8S_REGISTRY: 'r' }), '/p/group.json', ['all']);
     expect(all!.degrade).toEqual([
       expect.objectContaining({ node: 'beta', kind: 'persistent-path-outside-var-lib', message: expect.stringContaining('/etc/keys is not under /var/lib') }),
       expect.objectContaining({ node: 'gamma', kind: 'host-firewall-sources', message: expect.stringContaining('192.0.2.0/24') }),
@@ -46,5 +46,27 @@ describe('per-app namespaces', () => {
     p.nodes.alpha.apps = ['a'.repeat(60)];
     const plan = parseGroupPlan(JSON.stringify(p), '/p/group.json');
     expect(() => buildTargets(plan, loadCoordinates({}, { K8S_REGISTRY: 'r' }), '/p/group.json')).toThrow(/app "a{60}".*is 72 characters long/);
+  });
+});
+
+describe('the targets a run works on (one target unless asked)', () => {
+  const plan = parseGroupPlan(JSON.stringify(samplePlan()), '/p/group.json');
+  const coords = loadCoordinates({}, { K8S_REGISTRY: 'r' });
+  const chosen = (targets?: string[]) => buildTargets(plan, coords, '/p/group.json', targets).map((t) => `${t.target}:${t.namespace}`);
+
+  it('GIVEN no --target THEN only `all`: every node once, in K8S_NAMESPACE', () => {
+    expect(chosen()).toEqual(['all:fediversity']);
+    expect(chosen([])).toEqual(['all:fediversity']);
+  });
+  it("GIVEN --target <app> THEN that app only; GIVEN '*' THEN every target, in the group's order", () => {
+    expect(chosen(['web'])).toEqual(['web:fediversity-web']);
+    expect(chosen(['*'])).toEqual(['all:fediversity', 'mail:fediversity-mail', 'web:fediversity-web']);
+  });
+  it("GIVEN the flag repeated THEN those targets, each once, in the group's order", () => {
+    expect(chosen(['web', 'all', 'web'])).toEqual(['all:fediversity', 'web:fediversity-web']);
+    expect(chosen(['web', '*'])).toEqual(['all:fediversity', 'mail:fediversity-mail', 'web:fediversity-web']);
+  });
+  it('GIVEN unknown names THEN each is named with the targets there are', () => {
+    expect(() => chosen(['chat', 'web', 'news'])).toThrow(/--target: "chat" is not a target of group "g1"; its targets are: all, mail, web \(or '\*' for every one\)\n.*--target: "news"/);
   });
 });

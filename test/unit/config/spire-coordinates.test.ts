@@ -115,7 +115,7 @@ describe('SPIRE coordinates in a run', () => {
     const plan = parseGroupPlan(JSON.stringify(samplePlan()), '/p/group.json');
     const coords = loadCoordinates({}, spireEnv({ K8S_REGISTRY: 'r', K8S_SPIRE_API_SERVER: 'https://10.0.0.1:6443' }));
     expect(coords.spire?.sshPrivateKeyFile).toBe('/run/keys/id_ed25519');
-    const targets = buildTargets(plan, coords, '/p/group.json');
+    const targets = buildTargets(plan, coords, '/p/group.json', ['*']);
     expect(targets.map((t) => t.target)).toEqual(['all', 'mail', 'web']);
     for (const t of targets) {
       expect(t.spire).toEqual({ node: 'spire.central.example.org', sshUser: 'deploy', hostKey: HOST_KEY, sshOptions: ['-o', 'Port=2222'], apiServer: 'https://10.0.0.1:6443' });
@@ -125,6 +125,6 @@ describe('SPIRE coordinates in a run', () => {
 
   it('GIVEN no SPIRE coordinates WHEN targets are built THEN the models have no spire field', () => {
     const plan = parseGroupPlan(JSON.stringify(samplePlan()), '/p/group.json');
-    for (const t of buildTargets(plan, loadCoordinates({}, { K8S_REGISTRY: 'r', SSH_PRIVATE_KEY_FILE: '/k' }), '/p/group.json')) expect(t).not.toHaveProperty('spire');
+    for (const t of buildTargets(plan, loadCoordinates({}, { K8S_REGISTRY: 'r', SSH_PRIVATE_KEY_FILE: '/k' }), '/p/group.json', ['*'])) expect(t).not.toHaveProperty('spire');
   });
 });

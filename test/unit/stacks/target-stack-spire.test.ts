@@ -21,7 +21,7 @@ const SPIRE_ENV = {
 
 function render(env: NodeJS.ProcessEnv): Record<string, { text: string; json: any }> {
   const coords = loadCoordinates({}, { K8S_REGISTRY: 'reg.test:5000', ...env });
-  const targets = buildTargets(parseGroupPlan(JSON.stringify(samplePlan()), PLAN_FILE), coords, PLAN_FILE);
+  const targets = buildTargets(parseGroupPlan(JSON.stringify(samplePlan()), PLAN_FILE), coords, PLAN_FILE, ['*']);
   return Object.fromEntries(
     targets.map((t) => {
       const text = renderGraph(t);

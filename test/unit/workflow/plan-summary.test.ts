@@ -3,7 +3,7 @@ import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../src/conf
 import { formatTargetSummary, summarizePlan, type PlannedChange } from '../../../src/workflow/plan-summary.js';
 import { samplePlan } from '../helpers.js';
 
-const [all] = buildTargets(parseGroupPlan(JSON.stringify(samplePlan()), '/p/g.json'), loadCoordinates({}, { K8S_REGISTRY: 'reg' }), '/p/g.json', 'all');
+const [all] = buildTargets(parseGroupPlan(JSON.stringify(samplePlan()), '/p/g.json'), loadCoordinates({}, { K8S_REGISTRY: 'reg' }), '/p/g.json', ['all']);
 const change = (name: string, actions: string[], actionReason?: string): PlannedChange => ({
   address: `${name.includes('push') || name.includes('rollout') ? 'null_resource' : 'kubernetes_manifest'}.${name}`,
   name,
@@ -90,7 +90,7 @@ describe('summarizePlan with SPIRE', () => {
     SSH_PRIVATE_KEY_FILE: '/k',
     SSH_NODES: JSON.stringify({ 'spire.example.org': { hostKey: HOST_KEY } }),
   });
-  const [model] = buildTargets(parseGroupPlan(JSON.stringify(samplePlan()), '/p/g.json'), coords, '/p/g.json', 'all');
+  const [model] = buildTargets(parseGroupPlan(JSON.stringify(samplePlan()), '/p/g.json'), coords, '/p/g.json', ['all']);
   const spireChange = (type: string, name: string, actions: string[], changedKeys: string[], actionReason?: string): PlannedChange => ({
     address: `${type}.${name}`,
     name,
