@@ -9,6 +9,7 @@ import { ConfigError, type InputIssue } from '../errors.js';
 import { resolveCoordinates, type CoordinateFlags, type Coordinates } from './coordinates.js';
 import { findDuplicateKeys } from './json-duplicates.js';
 import { labelProblem, names } from './names.js';
+import { identityProblems } from './identity-rules.js';
 import { groupPlanSchema, type GroupPlan } from './plan-schema.js';
 import { spireGraphCoordinates } from './spire-coordinates.js';
 import { ALL_TARGET, chooseTargets } from './target-choice.js';
@@ -108,6 +109,7 @@ export function buildTargets(plan: GroupPlan, coords: Coordinates, planFile: str
       message: `group "${plan.group}" names its own node "${spiffe.node}" as spiffe provider; that spire node would be a pod of this same deployment. Use the spire node of a central group (see the specification's Known Deviations)`,
     });
   }
+  issues.push(...identityProblems(plan, coords.spire?.node, at));
   for (const [i, off] of (plan.submission?.turnsOff ?? []).entries()) {
     if (!(off in plan.nodes)) issues.push({ where: at(['submission', 'turnsOff', i]), message: `node "${off}" is not a node of group "${plan.group}"` });
   }

@@ -43,6 +43,11 @@ export const nodeSchema = z.strictObject({
   persistentPaths: z.array(absolutePath).default([]),
   /** A node that seals secrets to a TPM (OpenBao) cannot run as a pod. */
   tpm: z.boolean().default(false),
+  /**
+   * The node needs a workload identity (a SPIFFE ID from the roster's spiffe provider): a run
+   * without a provider in the roster, or without the SPIRE coordinates, is refused naming it.
+   */
+  identity: z.boolean({ error: 'must be true or false' }).default(false),
   /** Host firewall sources; the pod network is not filtered per source on this method. */
   firewall: firewallSchema.optional(),
 });

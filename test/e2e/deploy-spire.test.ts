@@ -77,7 +77,9 @@ describe('SPIRE: node agents attest with k8s_psat against the spire node', () =>
     nodeEnv = { ...process.env, ...NODE_NET, DEPLOY_STATE_DIR: join(h.dir, 'spire-node') };
     image = await buildImage('spire');
     await spireNode('up');
-    plan = await h.writePlan('group', Object.fromEntries(NODES.map((n) => [n, { image }])));
+    // the roster names the spire node of the central group, as the SPIRE coordinates do; each
+    // node declares that it needs an identity (src/config/identity-rules.ts)
+    plan = await h.writePlan('group', Object.fromEntries(NODES.map((n) => [n, { image, identity: true }])), { roster: { spiffeProvider: { group: 'central', node: 'spire' } } });
   });
 
   afterAll(async () => {
@@ -136,6 +138,16 @@ describe('SPIRE: node agents attest with k8s_psat against the spire node', () =>
     const p = await deploy('plan');
     expect(p.exitCode, p.stderr).toBe(0);
     expect(p.json.targets[0].changes).toBe(false);
+  });
+
+  it('edge "no roster has a spiffe provider": without the SPIRE coordinates the same plan is refused (exit 2) naming each node and the roster, and nothing changes', async () => {
+    const before = await h.kubectlOk(['get', 'deploy', '-o', 'jsonpath={range .items[*]}{.metadata.name}={.metadata.generation} {end}']);
+    const r = await h.deploy('apply', plan, ['--target', 'all'], {}, { json: false });
+    expect(r.exitCode, r.stderr).toBe(2);
+    for (const n of NODES) expect(r.stderr).toContain(`$.nodes.${n}.identity: node "${n}" needs a workload identity, and the SPIRE coordinates are not set`);
+    expect(r.stderr).toContain('$.roster.spiffeProvider and K8S_SPIRE_NODE: the roster names the spiffe provider "central/spire", but K8S_SPIRE_NODE is not set');
+    expect(r.stdout).toBe('');
+    expect(await h.kubectlOk(['get', 'deploy', '-o', 'jsonpath={range .items[*]}{.metadata.name}={.metadata.generation} {end}'])).toBe(before);
   });
 
   it('CA rotation: the next plan changes the ConfigMap; after apply the pods have the new bundle and an SVID', async () => {

@@ -17,6 +17,8 @@ export const clusterEnv = () => inject('clusterEnv');
 export interface NodeSpec {
   image: BuiltImage;
   apps?: string[];
+  /** `identity: true` in the plan: the node needs a workload identity (SPIRE). */
+  identity?: boolean;
 }
 
 export interface DeployRun {
@@ -64,7 +66,7 @@ export class DeployHarness {
     for (const [n, spec] of Object.entries(nodes)) {
       const link = join(this.dir, 'images', `${spec.image.tag}.tar`);
       await symlink(spec.image.archive, link).catch((e) => (e.code === 'EEXIST' ? undefined : Promise.reject(e)));
-      planNodes[n] = { image: { archive: `images/${spec.image.tag}.tar`, tag: spec.image.tag }, apps: spec.apps ?? [] };
+      planNodes[n] = { image: { archive: `images/${spec.image.tag}.tar`, tag: spec.image.tag }, apps: spec.apps ?? [], ...(spec.identity ? { identity: true } : {}) };
     }
     const file = join(this.dir, `${name}.json`);
     await writeFile(file, JSON.stringify({ version: 1, group, nodes: planNodes, ...extra }, null, 2));

@@ -47,8 +47,13 @@ export function samplePlan(): Record<string, any> {
       gamma: { image: { archive: 'images/gamma.tar', tag: 'c1' }, apps: ['mail'], firewall: { adminSources: ['192.0.2.0/24'] } },
       delta: { image: { archive: 'images/delta.tar', tag: 'd1' }, apps: [] },
     },
-    roster: { spiffeProvider: { group: 'central', node: 'spire' } },
+    roster: { spiffeProvider: null },
   };
+}
+
+/** samplePlan whose roster names the spire node of a central group: for runs with the SPIRE coordinates. */
+export function spirePlan(): Record<string, any> {
+  return { ...samplePlan(), roster: { spiffeProvider: { group: 'central', node: 'spire' } } };
 }
 
 export const baseEnv = { K8S_REGISTRY: 'reg.test:5000', HOME: '/nonexistent-home' } as NodeJS.ProcessEnv;

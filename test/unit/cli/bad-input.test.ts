@@ -1,7 +1,7 @@
 import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { baseEnv, listTree, runCli, samplePlan, tempDir, writeJson } from '../helpers.js';
+import { baseEnv, listTree, runCli, samplePlan, spirePlan, tempDir, writeJson } from '../helpers.js';
 
 // Each bad input: its own message, exit code 2, and nothing written.
 describe('deploy synth with bad input', () => {
@@ -113,6 +113,20 @@ describe('deploy synth with bad input', () => {
     expect(r.stderr).toContain('group "g1" names its own node "alpha" as spiffe provider');
   });
 
+  it('a node that needs an identity, with no spiffe provider in the roster, is refused naming the node (synth too: it has no cluster, but its graph is the one apply would run)', async () => {
+    const p = samplePlan();
+    p.nodes.beta.identity = true;
+    const r = await synth(p);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('$.nodes.beta.identity: node "beta" needs a workload identity, and the roster names no spiffe provider');
+  });
+
+  it('a roster that names a spiffe provider without the SPIRE coordinates is refused, naming both', async () => {
+    const r = await synth(spirePlan());
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('$.roster.spiffeProvider and K8S_SPIRE_NODE: the roster names the spiffe provider "central/spire", but K8S_SPIRE_NODE is not set');
+  });
+
   it('unknown target: lists the targets there are', async () => {
     const r = await synth(samplePlan(), baseEnv, ['--target', 'chat']);
     expect(r.code).toBe(2);
@@ -189,6 +203,18 @@ describe('deploy plan|apply|destroy without a usable kubeconfig', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('KUBE_CONFIG_PATH (or --kubeconfig): is not set');
     expect(await listTree(join(dir, 'state'))).toEqual([]);
+  });
+
+  it.each(['plan', 'apply', 'destroy'])('%s: a node that needs an identity without a spiffe provider is refused naming it, exit 2, nothing run', async (verb) => {
+    const plan = samplePlan();
+    plan.nodes.gamma.identity = true;
+    const file = await writeJson(join(dir, 'group.json'), plan);
+    const kubeconfig = await writeJson(join(dir, 'kubeconfig'), '{}');
+    const r = await runCli([verb, '--plan', file, '--kubeconfig', kubeconfig, '--out', join(dir, 'out')], { ...baseEnv, DEPLOY_STATE_DIR: join(dir, 'state') });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('$.nodes.gamma.identity: node "gamma" needs a workload identity, and the roster names no spiffe provider (roster.spiffeProvider is null), and the SPIRE coordinates are not set');
+    expect(await listTree(join(dir, 'state'))).toEqual([]);
+    expect(await listTree(join(dir, 'out'))).toEqual([]);
   });
 
   it('a kubeconfig that is not a readable file is named, exit 2', async () => {

@@ -2,7 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { baseEnv, runCli, samplePlan, tempDir, writeJson } from '../helpers.js';
+import { baseEnv, runCli, spirePlan, tempDir, writeJson } from '../helpers.js';
 
 const HOST_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHnU1vq8oTjWkDmmXG0vWq4m7Kq8lYk3dQ2dN3bq7c0X';
 
@@ -20,7 +20,7 @@ describe('deploy and the SPIRE coordinates', () => {
   });
 
   it('GIVEN the coordinates WHEN synthesized THEN the run is not refused and the graph has the SPIRE part, without the key path', async () => {
-    const file = await writeJson(join(dir, 'group.json'), samplePlan());
+    const file = await writeJson(join(dir, 'group.json'), spirePlan());
     const env = {
       ...baseEnv,
       K8S_SPIRE_NODE: 'spire.example.org',

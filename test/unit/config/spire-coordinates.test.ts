@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { resolveSpireCoordinates } from '../../../src/config/spire-coordinates.js';
 import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../src/config/load.js';
 import { ConfigError } from '../../../src/errors.js';
-import { samplePlan } from '../helpers.js';
+import { samplePlan, spirePlan } from '../helpers.js';
 
 const HOST_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHnU1vq8oTjWkDmmXG0vWq4m7Kq8lYk3dQ2dN3bq7c0X';
 
@@ -112,7 +112,7 @@ describe('SPIRE coordinates in a run', () => {
   });
 
   it('GIVEN SPIRE coordinates WHEN targets are built THEN every target carries them, without the key path', () => {
-    const plan = parseGroupPlan(JSON.stringify(samplePlan()), '/p/group.json');
+    const plan = parseGroupPlan(JSON.stringify(spirePlan()), '/p/group.json');
     const coords = loadCoordinates({}, spireEnv({ K8S_REGISTRY: 'r', K8S_SPIRE_API_SERVER: 'https://10.0.0.1:6443' }));
     expect(coords.spire?.sshPrivateKeyFile).toBe('/run/keys/id_ed25519');
     const targets = buildTargets(plan, coords, '/p/group.json', ['*']);

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../src/config/load.js';
 import { renderGraph } from '../../../src/graph/synth.js';
-import { samplePlan } from '../helpers.js';
+import { samplePlan, spirePlan } from '../helpers.js';
 
 const PLAN_FILE = '/plans/group.json';
 const KEY = '/very/secret/keys/spire_id_ed25519';
@@ -21,7 +21,9 @@ const SPIRE_ENV = {
 
 function render(env: NodeJS.ProcessEnv): Record<string, { text: string; json: any }> {
   const coords = loadCoordinates({}, { K8S_REGISTRY: 'reg.test:5000', ...env });
-  const targets = buildTargets(parseGroupPlan(JSON.stringify(samplePlan()), PLAN_FILE), coords, PLAN_FILE, ['*']);
+  // the roster names the spiffe provider exactly when the run has the SPIRE coordinates
+  const plan = env.K8S_SPIRE_NODE ? spirePlan() : samplePlan();
+  const targets = buildTargets(parseGroupPlan(JSON.stringify(plan), PLAN_FILE), coords, PLAN_FILE, ['*']);
   return Object.fromEntries(
     targets.map((t) => {
       const text = renderGraph(t);

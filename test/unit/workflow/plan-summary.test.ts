@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../src/config/load.js';
 import { formatTargetSummary, summarizePlan, type PlannedChange } from '../../../src/workflow/plan-summary.js';
-import { samplePlan } from '../helpers.js';
+import { samplePlan, spirePlan } from '../helpers.js';
 
 const [all] = buildTargets(parseGroupPlan(JSON.stringify(samplePlan()), '/p/g.json'), loadCoordinates({}, { K8S_REGISTRY: 'reg' }), '/p/g.json', ['all']);
 const change = (name: string, actions: string[], actionReason?: string): PlannedChange => ({
@@ -90,7 +90,7 @@ describe('summarizePlan with SPIRE', () => {
     SSH_PRIVATE_KEY_FILE: '/k',
     SSH_NODES: JSON.stringify({ 'spire.example.org': { hostKey: HOST_KEY } }),
   });
-  const [model] = buildTargets(parseGroupPlan(JSON.stringify(samplePlan()), '/p/g.json'), coords, '/p/g.json', ['all']);
+  const [model] = buildTargets(parseGroupPlan(JSON.stringify(spirePlan()), '/p/g.json'), coords, '/p/g.json', ['all']);
   const spireChange = (type: string, name: string, actions: string[], changedKeys: string[], actionReason?: string): PlannedChange => ({
     address: `${type}.${name}`,
     name,
