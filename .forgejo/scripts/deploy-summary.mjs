@@ -50,6 +50,12 @@ export function renderSummary(verb, result, exitCode) {
     }
     if ((t.nodes ?? []).length === 0) lines.push(`| ${cell(t.target)} | ${cell(t.namespace)} | - | ${t.changes ? 'changes' : 'no changes'} | - |`);
   }
+  // FR-009: the node names each target's graph outputs (plan: as planned; apply: as applied)
+  const named = result.targets.filter((t) => Array.isArray(t.nodeNames));
+  if (named.length > 0) {
+    lines.push('', verb === 'plan' ? 'Node names (the graph\'s output, as planned):' : 'Node names (the graph\'s output):', '');
+    for (const t of named) lines.push(`- ${cell(t.target)} (namespace ${cell(t.namespace)}): ${t.nodeNames.length > 0 ? t.nodeNames.map(cell).join(', ') : 'none'}`);
+  }
   const degrade = result.targets.flatMap((t) => (t.degrade ?? []).map((d) => ({ target: t.target, ...d })));
   if (degrade.length > 0) {
     lines.push('', 'Not honoured by the k8s method:', '');

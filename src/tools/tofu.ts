@@ -112,6 +112,12 @@ export interface PlanResult {
   readonly planFile: string;
   /** Every resource instance with an action other than no-op. */
   readonly changes: readonly PlannedResourceChange[];
+  /**
+   * The root outputs as planned (`planned_values.outputs` of `tofu show -json`; a value known
+   * only after the apply has none). `undefined` when the plan has no changes: no `show` runs
+   * then, and the outputs are the state's (`readOutputs`).
+   */
+  readonly outputs?: Readonly<Record<string, PlannedOutput>> | undefined;
   readonly summary: ChangeSummary | undefined;
   readonly warnings: readonly TofuDiagnostic[];
 }
@@ -192,11 +198,12 @@ export async function planGraph(
   // Reading the plan back would only load the providers' schemas and the state again: `tofu
   // show -json` of a 50-node plan took 5.0 s (6 s of CPU) here, a fifth of a no-op `deploy
   // plan` of that group (issue 11's bench). So it is skipped.
-  const changes = hasChanges ? await showPlan(opts, planFile) : [];
+  const shown = hasChanges ? await showPlan(opts, planFile) : undefined;
   return {
     hasChanges,
     planFile,
-    changes,
+    changes: shown?.changes ?? [],
+    outputs: shown?.outputs,
     summary: run.summary,
     warnings: run.warnings,
   };
@@ -218,15 +225,31 @@ const planJsonSchema = z
           .loose(),
       )
       .optional(),
+    planned_values: z
+      .object({ outputs: z.record(z.string(), z.object({ value: z.unknown().optional(), sensitive: z.boolean() }).loose()).optional() })
+      .loose()
+      .optional(),
   })
   .loose();
 
-/** The resource changes of a saved plan (`tofu show -json`); values are left out (secrets). */
-export async function showPlan(opts: TofuOptions, planFile: string): Promise<PlannedResourceChange[]> {
+/** A root output as planned: no `value` when it is known only after the apply. */
+export interface PlannedOutput {
+  readonly value?: unknown;
+  readonly sensitive: boolean;
+}
+
+/**
+ * The resource changes of a saved plan (`tofu show -json`), values left out (secrets), and the
+ * root outputs as planned (callers must not log a sensitive one).
+ */
+export async function showPlan(opts: TofuOptions, planFile: string): Promise<{ changes: PlannedResourceChange[]; outputs: Record<string, PlannedOutput> }> {
   const r = await runTofu(opts, ['show', '-no-color', '-json', resolveIn(opts.dir, planFile)], { keepStdout: true, timeoutMs: opts.timeoutMs ?? TEN_MINUTES });
   const parsed = planJsonSchema.safeParse(safeJson(r.stdout));
   if (!parsed.success) throw unexpectedOutput('tofu show -json', r);
-  return (parsed.data.resource_changes ?? [])
+  const outputs = Object.fromEntries(
+    Object.entries(parsed.data.planned_values?.outputs ?? {}).map(([k, o]) => [k, { ...(o.value !== undefined ? { value: o.value } : {}), sensitive: o.sensitive }]),
+  );
+  const changes = (parsed.data.resource_changes ?? [])
     .filter((c) => !(c.change.actions.length === 1 && c.change.actions[0] === 'no-op'))
     .map((c) => ({
       address: c.address,
@@ -238,6 +261,7 @@ export async function showPlan(opts: TofuOptions, planFile: string): Promise<Pla
       ...changedKeysOf(c.change),
       ...(c.change.replace_paths ? { replacePaths: c.change.replace_paths.map(formatAttributePath) } : {}),
     }));
+  return { changes, outputs };
 }
 
 /** `["spec", 0, "storage_class_name"]` -> `spec[0].storage_class_name` (tofu's own way of writing it). */

@@ -14,6 +14,7 @@ import { takeRunLock, type RunLock } from '../state/run-lock.js';
 import { openBackend } from './backend.js';
 import { refuseClaimLosses } from './claim-guard.js';
 import { planDestroy } from './destroy-plan.js';
+import { nodeNamesFrom } from './node-names.js';
 import { summarizePlan, type TargetSummary } from './plan-summary.js';
 import { writeSelfWrapper } from './self.js';
 import type { RolloutReport } from '../rollout/report.js';
@@ -51,6 +52,8 @@ export interface TargetRunResult {
   readonly rollouts: readonly RolloutReport[];
   /** apply/destroy: whether tofu applied anything. */
   readonly applied: boolean;
+  /** FR-009: plan and apply: the graph's output `node_names`, as planned or as applied. */
+  readonly nodeNames?: readonly string[] | undefined;
   /** The exit code this target asks for (0, or a rollout's code). */
   readonly exitCode: number;
   readonly graphDir: string;
@@ -142,8 +145,11 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
     const summary = summarizePlan(model, plan.changes, plan.hasChanges, { destroy: mode === 'destroy', allowed: opts.allowVolumeReplacement ?? new Set() });
     // law 10: the claim of a node that stays goes only when the operator named the node
     if (mode === 'apply') refuseClaimLosses(model, summary.claimLosses);
+    // FR-009: the node names from the graph's output: as planned, or (no change, or after the
+    // apply) as the state holds them; a destroy leaves none
+    const nodeNames = async (planned: typeof plan.outputs) => (mode === 'destroy' ? undefined : nodeNamesFrom(planned ?? (await tofu.readOutputs(base))));
     if (mode === 'plan' || !plan.hasChanges) {
-      return { summary, rollouts: [], applied: false, exitCode: ExitCode.ok, graphDir };
+      return { summary, rollouts: [], applied: false, nodeNames: await nodeNames(plan.outputs), exitCode: ExitCode.ok, graphDir };
     }
 
     opts.progress(`[${model.target}] tofu apply`);
@@ -158,11 +164,12 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
     const rolloutCode = rolloutsExitCode(rollouts);
     if (failure !== undefined) {
       // A failed rollout step fails the apply; its report says more than tofu's error does.
-      if (rolloutCode !== ExitCode.ok) return { summary, rollouts, applied: true, exitCode: rolloutCode, graphDir };
+      // (the names are a courtesy here: reading them must not hide the rollout's exit code)
+      if (rolloutCode !== ExitCode.ok) return { summary, rollouts, applied: true, nodeNames: await nodeNames(undefined).catch(() => undefined), exitCode: rolloutCode, graphDir };
       throw failure;
     }
     logger.debug({ kind: 'target-applied', target: model.target, rollouts: rollouts.length }, 'applied');
-    return { summary, rollouts, applied: true, exitCode: rolloutCode, graphDir };
+    return { summary, rollouts, applied: true, nodeNames: await nodeNames(undefined), exitCode: rolloutCode, graphDir };
   } finally {
     await lock?.release();
     await backend?.close();

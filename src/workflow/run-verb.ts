@@ -55,7 +55,7 @@ export async function runVerb(mode: Mode, flags: InputFlags, ctx: CliContext): P
           verb: mode,
           exitCode,
           chosenTargets: targets.map((t) => t.target),
-          targets: results.map((r) => ({ ...r.summary, graphDir: r.graphDir, applied: r.applied, rollouts: r.rollouts, nodeCopies: r.copies })),
+          targets: results.map((r) => ({ ...r.summary, nodeNames: r.nodeNames, graphDir: r.graphDir, applied: r.applied, rollouts: r.rollouts, nodeCopies: r.copies })),
         },
         null,
         2,

@@ -40,6 +40,8 @@ describe('US1: deploy a node to a cluster as an image', () => {
       ['mail', 'ready'],
       ['web', 'ready'],
     ]);
+    // FR-009: the node names, read back from the graph's output after the apply
+    expect(report.nodeNames).toEqual(['mail', 'web']);
     firstPod = { web: await h.podOf('web'), mail: await h.podOf('mail') };
   });
 
@@ -88,6 +90,17 @@ describe('US1: deploy a node to a cluster as an image', () => {
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.json.targets[0].changes).toBe(false);
     expect(r.json.targets[0].nodes.map((n: any) => n.words)).toEqual(['no change', 'no change']);
+    expect(r.json.targets[0].nodeNames).toEqual(['mail', 'web']);
+  });
+
+  it('FR-009: plan --json carries the node names as planned: a plan without mail names only web, and nothing is applied', async () => {
+    const webOnly = await h.writePlan('group-web-only', { web: { image: good, apps: ['web'] } });
+    const r = await h.deploy('plan', webOnly, ['--target', 'all']);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.json.targets[0].changes).toBe(true);
+    expect(r.json.targets[0].nodes.find((n: any) => n.node === 'mail').removed).toBe(true);
+    expect(r.json.targets[0].nodeNames).toEqual(['web']);
+    expect((await h.podOf('mail')).metadata.uid).toBe(firstPod.mail.metadata.uid);
   });
 
   it('AS2: applying again unchanged pushes nothing, changes no Deployment, runs no rollout, and keeps the pod', async () => {
@@ -96,6 +109,7 @@ describe('US1: deploy a node to a cluster as an image', () => {
     expect(r.exitCode, r.stderr).toBe(0);
     const t = r.json.targets[0];
     expect(t.applied).toBe(false);
+    expect(t.nodeNames).toEqual(['mail', 'web']);
     expect(t.rollouts).toEqual([]);
     expect(t.nodes.every((n: any) => n.push === 'none' && n.deployment === 'none' && n.rollout === 'none')).toBe(true);
     const after = await h.getJson(['get', 'deployment', 'web']);

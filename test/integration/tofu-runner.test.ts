@@ -142,6 +142,34 @@ describe('tofu runner (real OpenTofu, offline mirror)', () => {
     expect(stateList(dir)).toEqual([]);
   });
 
+  it('gives the planned outputs (FR-009 node names): a static value at plan time; an output-only change is a change; with no change the state holds them', async () => {
+    // GIVEN a graph with a static list output (as node_names is) and one known only after the apply
+    const outputs = (names: string[]) => ({ node_names: { value: names }, uuid: { value: '${random_uuid.id.result}' } });
+    const dir = graphDir({ random_uuid: { id: {} } }, undefined, outputs(['alpha', 'beta']));
+    await initGraph(options(dir));
+    // WHEN planned THEN the static list is there with its value, the other without one
+    const plan = await planGraph(options(dir));
+    expect(plan.outputs).toEqual({ node_names: { value: ['alpha', 'beta'], sensitive: false }, uuid: { sensitive: false } });
+    await applyPlan({ ...options(dir), planFile: plan.planFile });
+    expect((await readOutputs(options(dir))).node_names?.value).toEqual(['alpha', 'beta']);
+
+    // WHEN only the output changes THEN the plan has changes (no resource) and the new names
+    const graphFile = join(dir, 'cdk.tf.json');
+    const graph = JSON.parse(readFileSync(graphFile, 'utf8'));
+    writeFileSync(graphFile, JSON.stringify({ ...graph, output: outputs(['alpha', 'gamma']) }));
+    const renamed = await planGraph({ ...options(dir), planFile: 'renamed.tfplan' });
+    expect(renamed.hasChanges).toBe(true);
+    expect(renamed.changes).toEqual([]);
+    expect(renamed.outputs?.node_names?.value).toEqual(['alpha', 'gamma']);
+
+    // WHEN nothing changes THEN no show runs (outputs undefined) and the state has the names
+    writeFileSync(graphFile, JSON.stringify(graph));
+    const same = await planGraph({ ...options(dir), planFile: 'same.tfplan' });
+    expect(same.hasChanges).toBe(false);
+    expect(same.outputs).toBeUndefined();
+    expect((await readOutputs(options(dir))).node_names?.value).toEqual(['alpha', 'beta']);
+  });
+
   it('turns a failing resource into a TofuError naming its address, and keeps what succeeded', async () => {
     const dir = graphDir({
       random_uuid: { ok: {} },

@@ -23,6 +23,7 @@ const applied = {
       stateKey: 'demo-all',
       changes: true,
       applied: true,
+      nodeNames: ['mail', 'web'],
       nodes: [
         { node: 'mail', words: 'push r/prod/mail:broken-1; update its Deployment; replace its pod and wait for it to be ready' },
         { node: 'web', words: 'no change' },
@@ -50,6 +51,22 @@ describe('renderSummary', () => {
     expect(md).toContain('| all | prod | mail | push r/prod/mail:broken-1; update its Deployment; replace its pod and wait for it to be ready | rolled-back: the pod did not become ready: systemd is degraded (failed units: broken.service) |');
     expect(md).toContain('| all | prod | web | no change | no pod change |');
     expect(md).toContain('- all / mail: /etc/mail-keys is not under /var/lib \\| lost on replacement');
+  });
+
+  it('FR-009: lists the node names each target\'s graph outputs, and nothing for a target without them', () => {
+    const md: string = renderSummary('apply', applied, 4);
+    expect(md).toContain("Node names (the graph's output):\n\n- all (namespace prod): mail, web\n");
+    const planned = {
+      verb: 'plan',
+      targets: [
+        { ...applied.targets[0], target: 'web', namespace: 'prod-web', nodeNames: [], rollouts: [] },
+        { ...applied.targets[0], target: 'mail', namespace: 'prod-mail', nodeNames: undefined, rollouts: [] },
+      ],
+    };
+    const plan: string = renderSummary('plan', planned, 0);
+    expect(plan).toContain("Node names (the graph's output, as planned):\n\n- web (namespace prod-web): none\n");
+    expect(plan).not.toContain('- mail (namespace prod-mail)');
+    expect(renderSummary('plan', { targets: [{ ...planned.targets[1] }] }, 0)).not.toContain('Node names');
   });
 
   it('says so when deploy printed no result', () => {
