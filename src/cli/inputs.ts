@@ -36,7 +36,9 @@ ${COORDINATES.map((c) => `  ${c.env.padEnd(24)} ${c.help}`).join('\n')}
                            is checked before the run starts (exit 3 naming what is missing)
   DEPLOY_PROVIDERS         download: tofu init downloads the providers (default: the cache's mirror)
 
-Workload identity with SPIRE (off unless K8S_SPIRE_NODE is set; see the README):
+Workload identity with SPIRE (off unless K8S_SPIRE_NODE is set; see the README). The plan's
+roster.spiffeProvider must name the spire node exactly when K8S_SPIRE_NODE is set, and a node
+with "identity": true needs both (else exit 2, naming the node):
 ${SPIRE_COORDINATES.map((c) => `  ${c.env.padEnd(24)} ${c.help}`).join('\n')}
   DEPLOY_SSH               the ssh the SPIRE steps use (default: found on PATH; Debian: openssh-client)
   DEPLOY_KUBECTL           the kubectl that makes the spire-server token (default: the cache, then PATH)`;

@@ -17,6 +17,8 @@ describe('deploy and the SPIRE coordinates', () => {
     expect(r.code).toBe(0);
     for (const v of ['K8S_SPIRE_NODE', 'SSH_USER', 'SSH_PRIVATE_KEY_FILE', 'SSH_NODES', 'K8S_SPIRE_API_SERVER', 'DEPLOY_SSH']) expect(r.stdout).toContain(`  ${v} `);
     expect(r.stdout).toContain('Workload identity with SPIRE');
+    expect(r.stdout).toContain('roster.spiffeProvider must name the spire node exactly when K8S_SPIRE_NODE is set');
+    expect(r.stdout).toContain('"identity": true needs both');
   });
 
   it('GIVEN the coordinates WHEN synthesized THEN the run is not refused and the graph has the SPIRE part, without the key path', async () => {
