@@ -27,8 +27,8 @@ export interface RunTools {
   readonly env: Readonly<Record<string, string>>;
 }
 
-export function toolsFor(mode: RunMode, spire: boolean): ToolName[] {
-  void mode; // every mode needs the same programs today (see above)
+/** Every mode needs the same programs today (see above); SPIRE adds ssh and kubectl. */
+export function toolsFor(spire: boolean): ToolName[] {
   return ['tofu', 'skopeo', ...(spire ? (['ssh', 'kubectl'] as const) : [])];
 }
 
@@ -36,7 +36,7 @@ export function toolsFor(mode: RunMode, spire: boolean): ToolName[] {
 export function requireRunTools(mode: RunMode, opts: { readonly spire: boolean; readonly env: Env }): RunTools {
   const found = new Map<ToolName, string>();
   const missing: string[] = [];
-  for (const name of toolsFor(mode, opts.spire)) {
+  for (const name of toolsFor(opts.spire)) {
     try {
       found.set(name, requireTool(name, opts.env).path);
     } catch (err) {

@@ -28,8 +28,8 @@ const envOf = (extra: Record<string, string> = {}) => ({ DEPLOY_CACHE_DIR: cache
 
 describe('toolsFor', () => {
   it('asks for tofu and skopeo, and ssh and kubectl only with SPIRE', () => {
-    expect(toolsFor('plan', false)).toEqual(['tofu', 'skopeo']);
-    expect(toolsFor('apply', true)).toEqual(['tofu', 'skopeo', 'ssh', 'kubectl']);
+    expect(toolsFor(false)).toEqual(['tofu', 'skopeo']);
+    expect(toolsFor(true)).toEqual(['tofu', 'skopeo', 'ssh', 'kubectl']);
   });
 });
 
