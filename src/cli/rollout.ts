@@ -76,15 +76,21 @@ async function runRolloutVerb(flags: RolloutFlags, ctx: CliContext): Promise<voi
     import('../rollout/report.js'),
   ]);
   const api = createKubeApi(loadKubeConfig(ctx.env));
-  const result = await runRollout(
-    { namespace: flags.namespace, node: flags.node, timeoutMs: flags.timeout, rollbackTimeoutMs: flags.rollbackTimeout ?? flags.timeout },
-    { api, signal: ctx.signal, progress: createProgress(ctx.stderr, flags.node), logger: ctx.logger() },
-  );
-  if (flags.reportDir) await report.writeRolloutReport(flags.reportDir, result);
-  if (flags.json) ctx.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-  else {
-    const lines = [report.formatRolloutLine(result), ...(result.outcome === 'ready' ? [] : report.formatRolloutEvidence(result))];
-    ctx.stdout.write(`${lines.join('\n')}\n`);
+  // in a run directory the step says it is running until its report is written (report.ts)
+  const done = flags.reportDir ? await report.markStepRunning(flags.reportDir, flags.namespace, flags.node) : async () => {};
+  try {
+    const result = await runRollout(
+      { namespace: flags.namespace, node: flags.node, timeoutMs: flags.timeout, rollbackTimeoutMs: flags.rollbackTimeout ?? flags.timeout },
+      { api, signal: ctx.signal, progress: createProgress(ctx.stderr, flags.node), logger: ctx.logger() },
+    );
+    if (flags.reportDir) await report.writeRolloutReport(flags.reportDir, result);
+    if (flags.json) ctx.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    else {
+      const lines = [report.formatRolloutLine(result), ...(result.outcome === 'ready' ? [] : report.formatRolloutEvidence(result))];
+      ctx.stdout.write(`${lines.join('\n')}\n`);
+    }
+    ctx.exitCode = report.outcomeExitCode(result.outcome);
+  } finally {
+    await done();
   }
-  ctx.exitCode = report.outcomeExitCode(result.outcome);
 }

@@ -3,7 +3,7 @@
  * writes it to `<run dir>/rollout-<ns>-<node>.json`; `deploy apply` reads all of them after
  * tofu exits, prints one summary and exits with the matching code.
  */
-import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { ExitCode } from '../errors.js';
@@ -113,6 +113,53 @@ export async function writeRolloutReport(dir: string, report: RolloutReport): Pr
   await writeFile(tmp, `${JSON.stringify(report, null, 2)}\n`);
   await rename(tmp, file);
   return file;
+}
+
+/**
+ * The step in flight. On an interrupt, tofu's local-exec Stop SIGKILLs the step's shell at once
+ * and stops reading its output, while the step itself (which got its own SIGINT) is still
+ * winding down and writing its report. So the step marks itself running (`rollout-<ns>-<node>.running`,
+ * holding its PID) until its report is written, and `deploy apply` waits for the marks of live
+ * steps (waitForRunningSteps) before it reads the reports: what the step said is never lost to
+ * that race.
+ */
+export async function markStepRunning(dir: string, namespace: string, node: string): Promise<() => Promise<void>> {
+  await mkdir(dir, { recursive: true });
+  const file = join(dir, `rollout-${namespace}-${node}.running`);
+  await writeFile(file, `${process.pid}\n`);
+  return () => rm(file, { force: true });
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Waits until no step of the run directory is still running (its mark gone, or its process
+ * dead), at most `graceMs`. Returns the nodes' marks still there at the end (empty: all done).
+ */
+export async function waitForRunningSteps(dir: string, graceMs: number, pollMs = 100): Promise<string[]> {
+  const until = Date.now() + graceMs;
+  for (;;) {
+    let names: string[];
+    try {
+      names = (await readdir(dir)).filter((n) => n.endsWith('.running'));
+    } catch {
+      return [];
+    }
+    const live: string[] = [];
+    for (const name of names) {
+      const pid = Number.parseInt(await readFile(join(dir, name), 'utf8').catch(() => ''), 10);
+      if (Number.isInteger(pid) && pid > 0 && alive(pid)) live.push(name.replace(/^rollout-|\.running$/g, ''));
+    }
+    if (live.length === 0 || Date.now() >= until) return live;
+    await new Promise((r) => setTimeout(r, pollMs));
+  }
 }
 
 /**

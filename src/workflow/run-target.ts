@@ -22,6 +22,9 @@ import type { RunTools } from '../tools/preflight.js';
 
 export type Mode = 'plan' | 'apply' | 'destroy';
 
+/** How long a failed or interrupted apply waits for its rollout steps' reports (they take < 1 s). */
+const STEP_REPORT_GRACE_MS = 20_000;
+
 export interface TargetRunOptions {
   readonly mode: Mode;
   readonly model: TargetModel;
@@ -159,7 +162,13 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
     } catch (err) {
       failure = spireFailure(err, 'apply', model.spire?.node) ?? err;
     }
-    const { readRolloutReports, rolloutsExitCode } = await import('../rollout/report.js');
+    const { readRolloutReports, rolloutsExitCode, waitForRunningSteps } = await import('../rollout/report.js');
+    if (failure !== undefined) {
+      // on an interrupt tofu stops reading the rollout steps at once, while they are still
+      // writing what they left: wait (bounded) for their reports, so the summary has them
+      const left = await waitForRunningSteps(runDir, STEP_REPORT_GRACE_MS);
+      if (left.length > 0) logger.warn({ kind: 'rollout-steps-unreported', steps: left }, 'rollout steps still running; their reports are missing');
+    }
     const rollouts = await readRolloutReports(runDir);
     const rolloutCode = rolloutsExitCode(rollouts);
     if (failure !== undefined) {

@@ -1,15 +1,18 @@
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { spawn } from 'node:child_process';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../../src/errors.js';
 import {
   formatRolloutSummary,
+  markStepRunning,
   outcomeExitCode,
   readRolloutReports,
   rolloutsExitCode,
   shortImage,
   writeRolloutReport,
+  waitForRunningSteps,
   type RolloutReport,
 } from '../../../src/rollout/report.js';
 
@@ -128,5 +131,44 @@ describe('rollout reports', () => {
     expect(shortImage(GOOD)).toBe('sha256:1f3c9a7e2b6d');
     expect(shortImage('r/ns/web:abc')).toBe('r/ns/web:abc');
     expect(shortImage(null)).toBe('unknown image');
+  });
+});
+
+describe('the marks of rollout steps in flight', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'deploy-steps-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('GIVEN a step that marked itself running WHEN it is done THEN the wait ends at once', async () => {
+    const done = await markStepRunning(dir, 'ns', 'mail');
+    expect(await readdir(dir)).toEqual(['rollout-ns-mail.running']);
+    setTimeout(() => void done(), 300);
+    const t0 = Date.now();
+    expect(await waitForRunningSteps(dir, 10_000, 20)).toEqual([]);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('GIVEN the mark of a process that is gone THEN it is not waited for; a live one is, up to the grace', async () => {
+    const gone = spawn('true');
+    await new Promise((r) => gone.on('exit', r));
+    await writeFile(join(dir, 'rollout-ns-dead.running'), `${gone.pid}\n`);
+    expect(await waitForRunningSteps(dir, 10_000, 20)).toEqual([]);
+
+    const live = spawn('sleep', ['30']);
+    try {
+      await writeFile(join(dir, 'rollout-ns-web.running'), `${live.pid}\n`);
+      expect(await waitForRunningSteps(dir, 200, 20)).toEqual(['ns-web']);
+    } finally {
+      live.kill('SIGKILL');
+    }
+  });
+
+  it('GIVEN no run directory THEN there is nothing to wait for', async () => {
+    expect(await waitForRunningSteps(join(dir, 'missing'), 1000)).toEqual([]);
   });
 });
