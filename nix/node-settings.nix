@@ -4,7 +4,7 @@
 # node-module.nix turns it into NixOS options and image.nix into the image config; the test
 # test/integration/cd-nix.test.ts compares it with what the Debian test images
 # (test/cluster/images/rootfs.sh, lib/docker-archive.sh) do and with the probes of
-# stacks/pod-template.ts, so the two kinds of node image cannot drift apart unnoticed.
+# src/contract/probes.ts, so the two kinds of node image cannot drift apart unnoticed.
 {
   # Units that must not run in a node pod (masked). On NixOS: left out of the generated
   # systemd configuration (systemd.suppressedSystemUnits) and disabled where NixOS defines them.
@@ -61,7 +61,7 @@
   };
 
   # The readiness helper the module installs as `deploy-node-ready`: the Deployment's readiness
-  # probe (stacks/pod-template.ts READINESS_SCRIPT): ready only when systemd is `running`;
+  # probe (src/contract/probes.ts READINESS_SCRIPT): ready only when systemd is `running`;
   # otherwise print the state and the failed units, which the kubelet puts in its event.
   readinessScript = ''state=$(systemctl is-system-running 2>/dev/null); echo "systemd: ''${state:-unknown}"; [ "$state" = running ] && exit 0; systemctl --failed --no-legend --plain 2>/dev/null; exit 1'';
   # and the startup probe (STARTUP_SCRIPT): the boot is over, whatever the verdict.

@@ -13,8 +13,9 @@ import { ServiceAccountV1 } from '@cdktf/provider-kubernetes/lib/service-account
 import { createHash } from 'node:crypto';
 import type { NodeModel, TargetModel } from '../src/config/target-model.js';
 import { names } from '../src/config/names.js';
-import { deploymentManifest, FIELD_MANAGER } from './pod-template.js';
-import { shq, tfEscape } from './shell.js';
+import { FIELD_MANAGER } from '../src/contract/field-managers.js';
+import { shq, tfEscape } from '../src/contract/shell.js';
+import { deploymentManifest } from './pod-template.js';
 import { withSpireVolumes } from './spire-pod.js';
 
 export interface NodePushProps {

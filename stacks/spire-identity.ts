@@ -21,9 +21,10 @@ import { RoleBindingV1 } from '@cdktf/provider-kubernetes/lib/role-binding-v1/in
 import { ConfigMapV1 } from '@cdktf/provider-kubernetes/lib/config-map-v1/index.js';
 import { createHash } from 'node:crypto';
 import type { SpireGraphCoordinates } from '../src/config/spire-coordinates.js';
-import { knownHostsLine, SPIRE_HOST_KEY_ALIAS, sshCheckOptions } from '../src/spire/spire-ssh.js';
-import { dropFile, SPIRE_AGENT_CONFIG_MAP, SPIRE_SERVER_ACCOUNT, SPIRE_SERVER_PORT, SPIRE_TRUST_DOMAIN, spireNames } from '../src/spire/spire-names.js';
-import { shq, tfEscape } from './shell.js';
+import { knownHostsLine, SPIRE_HOST_KEY_ALIAS, sshCheckOptions } from '../src/contract/spire-ssh-options.js';
+import { dropFile, SPIRE_AGENT_CONFIG_MAP, SPIRE_SERVER_PORT, SPIRE_TRUST_DOMAIN, spireNames } from '../src/contract/spire-names.js';
+import { SPIRE_SERVER_ACCOUNT } from '../src/contract/service-accounts.js';
+import { shellWords, shq, tfEscape } from '../src/contract/shell.js';
 
 export type { SpireGraphCoordinates };
 
@@ -57,7 +58,7 @@ export function spireSshPrelude(
     'tmp=$(mktemp -d)',
     "trap 'rm -rf \"$tmp\"' EXIT",
     'kh=$tmp/known_hosts',
-    `printf '%s' ${shq(knownHostsLine({ ...spire, sshPrivateKeyFile: '', apiServer: undefined }))} >"$kh"`,
+    `printf '%s' ${shq(knownHostsLine(spire))} >"$kh"`,
     ...(acceptCurrentHostKey
       ? [
           // The destroy step knows only the host key of its triggers. A spire node made again
@@ -71,11 +72,6 @@ export function spireSshPrelude(
     `spire_ssh() { "\${DEPLOY_SSH:-ssh}" -i "$key" ${opts.join(' ')} -l ${shq(spire.sshUser)} -- ${shq(spire.node)} "$@" 2>"$tmp/ssh.err"; }`,
     `unreachable() { echo "deploy: the spire node ${spire.node} is not reachable over ssh as ${spire.sshUser} ($1); check K8S_SPIRE_NODE, the node, the host key in SSH_NODES and SSH_PRIVATE_KEY_FILE" >&2; sed -n 1,4p "$tmp/ssh.err" >&2; exit 1; }`,
   ].join('\n');
-}
-
-/** Words quoted for sh, joined by spaces. */
-function shellWords(words: readonly string[]): string {
-  return words.map(shq).join(' ');
 }
 
 /** The `external` program that prints `{"<field>": "<value>"}` from a command on the spire node. */

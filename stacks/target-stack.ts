@@ -16,7 +16,8 @@ import { NamespaceV1 } from '@cdktf/provider-kubernetes/lib/namespace-v1/index.j
 import { NetworkPolicyV1 } from '@cdktf/provider-kubernetes/lib/network-policy-v1/index.js';
 import type { TargetModel } from '../src/config/target-model.js';
 import { names } from '../src/config/names.js';
-import { LABEL_GROUP, LABEL_MANAGED_BY } from './pod-template.js';
+import { LABEL_GROUP, LABEL_MANAGED_BY, MANAGED_BY } from '../src/contract/pod-labels.js';
+import { nodeConstructId, SPIRE_CONSTRUCT } from '../src/contract/graph-ids.js';
 import { NodeImage, NodeWorkload } from './node.js';
 import { SpireIdentity } from './spire-identity.js';
 
@@ -57,12 +58,12 @@ export class TargetStack extends TerraformStack {
     const images = model.nodes.map((node) => {
       const key = `${node.archive}\n${node.tag}`;
       const first = firstPush.get(key);
-      const image = new NodeImage(this, `image-${node.name}`, { target: model, node, after: first ? [runtimeClass, first.push] : [runtimeClass] });
+      const image = new NodeImage(this, nodeConstructId('image', node.name), { target: model, node, after: first ? [runtimeClass, first.push] : [runtimeClass] });
       if (!first) firstPush.set(key, image);
       return image;
     });
 
-    const labels = { [LABEL_MANAGED_BY]: 'deploy', [LABEL_GROUP]: model.group };
+    const labels = { [LABEL_MANAGED_BY]: MANAGED_BY, [LABEL_GROUP]: model.group };
     const namespace = new NamespaceV1(this, 'namespace', {
       metadata: { name: model.namespace, labels },
       // after every push, so that a failed push changes nothing in the cluster
@@ -85,7 +86,7 @@ export class TargetStack extends TerraformStack {
     const spire =
       model.spire === undefined
         ? undefined
-        : new SpireIdentity(this, 'spire', {
+        : new SpireIdentity(this, SPIRE_CONSTRUCT, {
             namespace: model.namespace,
             nodes: model.nodes.map((n) => n.name),
             spire: model.spire,
@@ -94,7 +95,7 @@ export class TargetStack extends TerraformStack {
           });
 
     model.nodes.forEach((node, i) => {
-      new NodeWorkload(this, `node-${node.name}`, {
+      new NodeWorkload(this, nodeConstructId('node', node.name), {
         target: model,
         node,
         namespace: ns,

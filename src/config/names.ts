@@ -8,6 +8,8 @@
  * hostname is that name cut at 63 characters, so a node name of at most 46 characters keeps
  * the pod name (and so the node's hostname) whole: 46 + 1 + 10 + 1 + 5 = 63.
  */
+import { nodeServiceAccount } from '../contract/service-accounts.js';
+
 export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 export const DNS_LABEL_MAX = 63;
 /** 46 + `-` + 10-char template hash + `-` + 5-char suffix = 63: the pod name stays a label. */
@@ -16,7 +18,7 @@ export const NODE_NAME_MAX = 46;
 export const names = {
   deployment: (node: string) => node,
   stateClaim: (node: string) => `${node}-state`,
-  serviceAccount: (node: string) => `node-${node}`,
+  serviceAccount: nodeServiceAccount,
   appNamespace: (namespace: string, app: string) => `${namespace}-${app}`,
   stateKey: (group: string, target: string) => `${group}-${target}`,
   imageRepository: (registry: string, namespace: string, node: string) => `${registry}/${namespace}/${node}`,

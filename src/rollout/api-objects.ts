@@ -8,6 +8,7 @@
  * ReplicaSet; core/v1 Pod, Event, PersistentVolumeClaim).
  */
 import { z } from 'zod';
+import { CONTAINER_NAME } from '../contract/node-container.js';
 
 const str = z.string().nullish();
 const num = z.number().nullish();
@@ -183,5 +184,5 @@ export function templateImage(template: unknown): string | null {
   const parsed = PodTemplateSchema.safeParse(template);
   if (!parsed.success) return null;
   const containers = parsed.data.spec.containers;
-  return (containers.find((c) => c.name === 'node') ?? containers[0])?.image ?? null;
+  return (containers.find((c) => c.name === CONTAINER_NAME) ?? containers[0])?.image ?? null;
 }

@@ -7,6 +7,7 @@
  * at the verdict the queue already held the kubelet's stop (umount.target, final.target,
  * halt.target), not the job the boot waited for.
  */
+import { CONTAINER_NAME } from '../contract/node-container.js';
 import type { Logger } from '../log.js';
 import { describeApiError, type KubeApi } from './kube-api.js';
 import { LIST_JOBS_COMMAND, parseJobLines, type SystemdJob } from './systemd-jobs.js';
@@ -45,7 +46,7 @@ export function createBootQueueReader(api: KubeApi, namespace: string, deadline:
 
   const read = async (pod: string, signal: AbortSignal): Promise<SystemdJob[] | undefined> => {
     try {
-      return parseJobLines(await api.execLines(namespace, pod, 'node', [...LIST_JOBS_COMMAND], READ_MS, signal));
+      return parseJobLines(await api.execLines(namespace, pod, CONTAINER_NAME, [...LIST_JOBS_COMMAND], READ_MS, signal));
     } catch (err) {
       logger?.debug({ pod, err: describeApiError(err) }, 'no systemd job list');
       return undefined;

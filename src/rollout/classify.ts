@@ -5,7 +5,10 @@
  * controller does not get out of by itself without a change to the Deployment.
  */
 import { eventCount, eventTimeMs, findCondition, templateImage, type Claim, type ContainerStatus, type Deployment, type KubeEvent, type Pod } from './api-objects.js';
-import { isTerminalSystemdState, parseProbeMessage, type SystemdState } from './probe-output.js';
+import { CONTAINER_NAME } from '../contract/node-container.js';
+import { LABEL_NAME } from '../contract/pod-labels.js';
+import type { SystemdState } from '../contract/probes.js';
+import { isTerminalSystemdState, parseProbeMessage } from './probe-output.js';
 import { currentPod, currentReplicaSet, eventsFor, oldPods, type RolloutSnapshot } from './snapshot.js';
 
 /** Why a rollout is still on its way. */
@@ -132,7 +135,7 @@ function classifyRevision(snap: RolloutSnapshot, dep: Deployment, ctx: ClassifyC
   const rs = currentReplicaSet(snap);
   if (!rs) {
     // Recreate: the controller makes the new ReplicaSet only once the old pods are gone.
-    const stopping = snap.pods.filter((p) => p.metadata.deletionTimestamp && p.metadata.labels?.['app.kubernetes.io/name'] === dep.metadata.name);
+    const stopping = snap.pods.filter((p) => p.metadata.deletionTimestamp && p.metadata.labels?.[LABEL_NAME] === dep.metadata.name);
     if (stopping.length > 0) return waiting('old-pod', `waiting for the previous pod ${stopping.map((p) => p.metadata.name).join(', ')} to stop`);
     return waiting('controller', 'waiting for the Deployment controller to create the ReplicaSet of the new template');
   }
@@ -278,7 +281,7 @@ function describeClaim(snap: RolloutSnapshot, claim: Claim, atWork: boolean): st
 
 function nodeContainer(pod: Pod): ContainerStatus | undefined {
   const all = pod.status?.containerStatuses ?? [];
-  return all.find((c) => c.name === 'node') ?? all[0];
+  return all.find((c) => c.name === CONTAINER_NAME) ?? all[0];
 }
 
 function waiting(phase: SlowPhase, detail: string, pod?: string, systemdState?: SystemdState): Verdict {

@@ -3,6 +3,7 @@
  * replaces the pod: recent events of the Deployment, its ReplicaSets, the pod and its claims,
  * and the container's state. Pure; the log tail is read separately (src/rollout/kube-api.ts).
  */
+import { CONTAINER_NAME } from '../contract/node-container.js';
 import { eventCount, eventTimeMs, type ContainerState, type KubeEvent, type Pod } from './api-objects.js';
 import { parseProbeMessage } from './probe-output.js';
 import type { LastState, ReportedEvent } from './report.js';
@@ -62,7 +63,7 @@ function describeState(s: ContainerState | null | undefined): string | null {
 
 /** The state of a pod's `node` container, and the systemd state its probes last reported. */
 export function describePod(snap: RolloutSnapshot, pod: Pod): LastState {
-  const cs = pod.status?.containerStatuses?.find((c) => c.name === 'node') ?? pod.status?.containerStatuses?.[0];
+  const cs = pod.status?.containerStatuses?.find((c) => c.name === CONTAINER_NAME) ?? pod.status?.containerStatuses?.[0];
   const probeEvents = snap.events
     .filter((e) => e.involvedObject.uid === pod.metadata.uid && e.reason === 'Unhealthy')
     .sort((a, b) => eventTimeMs(a) - eventTimeMs(b));

@@ -1,25 +1,13 @@
 /**
- * Reads what the node's probes print. The probe command (written by the graph, see the
- * Deployment shape) prints `systemd: <state>` and, when not running, the failed units of
- * `systemctl --failed --no-legend --plain`; the kubelet puts that output into the pod's
- * "Unhealthy" event: "Readiness probe failed: systemd: degraded\nbroken.service loaded failed failed ...".
+ * Reads what the node's probes print (the protocol: src/contract/probes.ts): `systemd: <state>`
+ * and, when not running, the failed units of `systemctl --failed --no-legend --plain`; the
+ * kubelet puts that output into the pod's "Unhealthy" event:
+ * "Readiness probe failed: systemd: degraded\nbroken.service loaded failed failed ...".
  * (kubelet prober: `"%s probe failed: %s", probeType, output`.)
  */
+import { SYSTEMD_STATE_PREFIX, SYSTEMD_STATES, type SystemdState } from '../contract/probes.js';
 
 export type ProbeKind = 'Readiness' | 'Startup' | 'Liveness';
-
-/** systemctl is-system-running states (systemctl(1)); `unknown` when it printed nothing. */
-export type SystemdState =
-  | 'initializing'
-  | 'starting'
-  | 'running'
-  | 'degraded'
-  | 'maintenance'
-  | 'stopping'
-  | 'offline'
-  | 'unknown';
-
-const STATES: readonly SystemdState[] = ['initializing', 'starting', 'running', 'degraded', 'maintenance', 'stopping', 'offline', 'unknown'];
 
 export interface ProbeReport {
   readonly probe: ProbeKind;
@@ -44,10 +32,9 @@ export function parseProbeMessage(message: string | null | undefined): ProbeRepo
   let systemdState: SystemdState | undefined;
   const failedUnits: string[] = [];
   for (const line of lines) {
-    const s = /^systemd: (\S+)$/.exec(line);
-    if (s) {
-      const state = s[1] as SystemdState;
-      systemdState = STATES.includes(state) ? state : 'unknown';
+    const state = systemdStateOf(line);
+    if (state !== undefined) {
+      systemdState = state;
       continue;
     }
     // `--plain` drops the bullet; strip it anyway in case a systemd prints it.
@@ -55,6 +42,14 @@ export function parseProbeMessage(message: string | null | undefined): ProbeRepo
     if (UNIT.test(first) && !failedUnits.includes(first)) failedUnits.push(first);
   }
   return { probe: m[1] as ProbeKind, systemdState, failedUnits, output };
+}
+
+/** The state of a `systemd: <state>` line (`unknown` for a word systemctl does not print), or undefined for another line. */
+function systemdStateOf(line: string): SystemdState | undefined {
+  if (!line.startsWith(SYSTEMD_STATE_PREFIX)) return undefined;
+  const word = line.slice(SYSTEMD_STATE_PREFIX.length);
+  if (word.length === 0 || /\s/.test(word)) return undefined;
+  return (SYSTEMD_STATES as readonly string[]).includes(word) ? (word as SystemdState) : 'unknown';
 }
 
 /** systemd will not get to `running` by itself from these: boot is over and something failed. */

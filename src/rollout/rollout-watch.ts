@@ -3,6 +3,7 @@
  * `app.kubernetes.io/name` label), and the namespace's events and claims. Hands out parsed
  * snapshots; objects that do not parse are left out (and logged), never crash the wait.
  */
+import { nodeSelector } from '../contract/pod-labels.js';
 import type { Logger } from '../log.js';
 import { ClaimSchema, DeploymentSchema, EventSchema, PodSchema, ReplicaSetSchema } from './api-objects.js';
 import type { KubeApi } from './kube-api.js';
@@ -18,9 +19,6 @@ export interface RolloutWatch {
   stop(): Promise<void>;
 }
 
-/** The label every node's Deployment, ReplicaSets and pods carry (shared Deployment shape). */
-export const NODE_LABEL = 'app.kubernetes.io/name';
-
 /** A watch failing this long makes the snapshot suspect (said in a timeout's message). */
 const STALE_AFTER_MS = 3_000;
 
@@ -29,7 +27,7 @@ export async function openRolloutWatch(api: KubeApi, namespace: string, node: st
   const onChange = () => {
     for (const cb of listeners) cb();
   };
-  const selector = `${NODE_LABEL}=${node}`;
+  const selector = nodeSelector(node);
   const ns = encodeURIComponent(namespace);
   const common = { watch: api.watch, onChange, ...(logger ? { logger } : {}) };
   const handles: ListWatchHandle[] = [];

@@ -4,6 +4,8 @@
  * (`kubectl rollout undo` semantics) and wait, bounded, for that pod; report.
  * Dependencies come in as arguments (the API, the clock, the signal, the progress sink).
  */
+import { CONTAINER_NAME } from '../contract/node-container.js';
+import { ROLLBACK_FIELD_MANAGER } from '../contract/field-managers.js';
 import { ToolError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { createBootQueueReader } from './boot-queue.js';
@@ -16,7 +18,7 @@ import type { LastState, RolloutOutcome, RolloutReport } from './report.js';
 import { openRolloutWatch, type RolloutWatch } from './rollout-watch.js';
 import { currentPod, currentReplicaSet, previousReplicaSet, revisionOf, type RolloutSnapshot } from './snapshot.js';
 import { describeJobs } from './systemd-jobs.js';
-import { buildUndoPatch, ROLLBACK_FIELD_MANAGER } from './undo-patch.js';
+import { buildUndoPatch } from './undo-patch.js';
 import { waitForVerdict, type WaitResult } from './wait-for-verdict.js';
 
 export interface RolloutOptions {
@@ -252,7 +254,7 @@ async function readLogTail(
   const previous = state.container !== 'running' && state.restartCount > 0;
   let lines: string[] = [];
   try {
-    lines = await api.readLogTail(namespace, state.pod, { container: 'node', lines: LOG_LINES, previous }, signal);
+    lines = await api.readLogTail(namespace, state.pod, { container: CONTAINER_NAME, lines: LOG_LINES, previous }, signal);
   } catch (err) {
     logger?.debug({ pod: state.pod, err: describeApiError(err) }, 'no log tail');
   }
@@ -262,7 +264,7 @@ async function readLogTail(
   // replaces the pod (bounded: the rollback waits for this).
   try {
     const units = failedUnits.slice(0, 5).flatMap((u) => ['-u', u]);
-    return await api.execLines(namespace, state.pod, 'node', ['journalctl', '--no-pager', '--quiet', '-o', 'short-precise', '-n', String(LOG_LINES), ...units], JOURNAL_MS, signal);
+    return await api.execLines(namespace, state.pod, CONTAINER_NAME, ['journalctl', '--no-pager', '--quiet', '-o', 'short-precise', '-n', String(LOG_LINES), ...units], JOURNAL_MS, signal);
   } catch (err) {
     logger?.debug({ pod: state.pod, err: describeApiError(err) }, 'no journal of the failed units');
     return [];

@@ -9,9 +9,6 @@ import { TEMPLATE_HASH_LABEL } from './snapshot.js';
 
 export type JsonPatchOp = { op: 'replace' | 'test'; path: string; value: unknown };
 
-/** The field manager of the rollback's writes (the apply's own manager is `deploy`). */
-export const ROLLBACK_FIELD_MANAGER = 'deploy-rollout';
-
 export function undoTemplate(previous: ReplicaSet): Record<string, unknown> {
   const template = structuredClone(previous.spec.template ?? {}) as { metadata?: { labels?: Record<string, string> } } & Record<string, unknown>;
   if (template.metadata?.labels) delete template.metadata.labels[TEMPLATE_HASH_LABEL];

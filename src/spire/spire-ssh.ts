@@ -1,8 +1,6 @@
 /**
- * ssh to the spire node with the SPIRE coordinates (FR-017): the key of SSH_PRIVATE_KEY_FILE,
- * the host key of SSH_NODES as the only accepted one, the node's ssh options after ours (ssh
- * takes the first value of an option, so they cannot loosen the checks). Secrets go through
- * stdin, never argv.
+ * Runs a command on the spire node over ssh with the SPIRE coordinates (FR-017), with the
+ * options of src/contract/spire-ssh-options.ts. Secrets go through stdin, never argv.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,40 +8,7 @@ import { join } from 'node:path';
 import type { SpireCoordinates } from '../config/spire-coordinates.js';
 import { ToolError } from '../errors.js';
 import { runTool, withTail, type RunResult } from '../tools/run.js';
-
-/**
- * The name the host key is filed under in our known_hosts (ssh's HostKeyAlias): the check is
- * then independent of how the node is addressed (name, IP, a Port option).
- */
-export const SPIRE_HOST_KEY_ALIAS = 'spire-node';
-
-/** The known_hosts line that accepts the spire node's host key and no other. */
-export function knownHostsLine(spire: SpireCoordinates): string {
-  return `${SPIRE_HOST_KEY_ALIAS} ${spire.hostKey}\n`;
-}
-
-/**
- * The options that pin the host key and the key, before the node's own ssh options (ssh keeps
- * the first value of each). Shared with the graph's shell steps (stacks/spire-identity.ts).
- */
-export function sshCheckOptions(knownHostsFile: string): string[] {
-  return [
-    '-o', 'IdentitiesOnly=yes',
-    '-o', 'BatchMode=yes',
-    '-o', 'StrictHostKeyChecking=yes',
-    '-o', `UserKnownHostsFile=${knownHostsFile}`,
-    '-o', 'GlobalKnownHostsFile=/dev/null',
-    '-o', `HostKeyAlias=${SPIRE_HOST_KEY_ALIAS}`,
-    '-o', 'UpdateHostKeys=no',
-    '-o', 'ConnectTimeout=15',
-    '-o', 'ServerAliveInterval=10',
-  ];
-}
-
-/** The ssh arguments for running `remote` (words, joined by ssh with spaces) on the spire node. */
-export function sshArgs(spire: SpireCoordinates, knownHostsFile: string, remote: readonly string[]): string[] {
-  return ['-i', spire.sshPrivateKeyFile, ...sshCheckOptions(knownHostsFile), ...spire.sshOptions, '-l', spire.sshUser, '--', spire.node, ...remote];
-}
+import { knownHostsLine, sshArgs } from '../contract/spire-ssh-options.js';
 
 export interface SpireSshOptions {
   /** Written to the remote command's stdin (a token, a kubeconfig): never in argv. */

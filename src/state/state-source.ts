@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, DeployError, ExitCode, ToolError } from '../errors.js';
+import { stateAddress } from '../contract/state-address.js';
 import { backendRequest, httpFailure, type LockAnswer, requestLock, requestUnlock } from './http-client.js';
 import type { LockInfo } from './lock-info.js';
 import { defaultStateDataDir } from './paths.js';
@@ -269,11 +270,6 @@ export class HttpSource implements StateSource {
   private request(method: string, url: URL, body?: Buffer): Promise<Response> {
     return backendRequest(method, url, { ...this.auth(), body });
   }
-}
-
-/** `<base>/<key>`, the key encoded as `deploy plan|apply|destroy` encode it. */
-function stateAddress(base: string, key: string): string {
-  return `${base.replace(/\/+$/, '')}/${encodeURIComponent(key)}`;
 }
 
 function parseAddress(name: string, value: string): URL {

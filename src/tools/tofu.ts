@@ -20,6 +20,7 @@ import { z } from 'zod';
 import { InterruptedError, ToolError, type ErrorDetails } from '../errors.js';
 import { findProviderConfig, INSTALL_HINTS, requireTool } from './discover.js';
 import { runTool, type RunResult } from './run.js';
+import type { PlannedResourceChange } from '../contract/planned-change.js';
 import {
   diagnosticSchema,
   formatDiagnostic,
@@ -83,27 +84,8 @@ export class TofuError extends ToolError {
   }
 }
 
-/** One resource instance the plan changes (from `tofu show -json <planfile>`). */
-export interface PlannedResourceChange {
-  readonly address: string;
-  readonly mode: 'managed' | 'data' | string;
-  readonly type: string;
-  readonly name: string;
-  /** e.g. ['create'], ['update'], ['delete', 'create'] (replace), ['read'], ['no-op']. */
-  readonly actions: readonly string[];
-  /** Why tofu chose the action, e.g. 'replace_because_tainted', 'replace_by_triggers'. */
-  readonly actionReason: string | undefined;
-  /**
-   * The keys of `triggers` (null_resource) or `data` (ConfigMap) whose value changes, sorted;
-   * names only, so the summary can say why (e.g. the spire node's machine ID) without values.
-   */
-  readonly changedKeys?: readonly string[];
-  /**
-   * The attributes that force a replacement (`replace_paths` of the plan JSON), each written as
-   * an attribute path, e.g. `spec[0].storage_class_name`. Names only, never values.
-   */
-  readonly replacePaths?: readonly string[];
-}
+/** One resource instance the plan changes (from `tofu show -json <planfile>`): src/contract/planned-change.ts. */
+export type { PlannedResourceChange };
 
 export interface PlanResult {
   /** `-detailed-exitcode` 2: the plan changes something. */

@@ -8,7 +8,7 @@ import { DeployError, ExitCode } from '../errors.js';
 import { names } from '../config/names.js';
 import type { TargetModel } from '../config/target-model.js';
 import type { PlannedChange } from './plan-summary.js';
-import { nodeResourceOf } from './resource-names.js';
+import { nodeResourceOf } from '../contract/graph-ids.js';
 
 export type ClaimLossCause =
   /** the node is no longer in the target (the specification's "node removed" edge case) */

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import type { TargetModel } from '../config/target-model.js';
 import { names } from '../config/names.js';
 import type { StateSource } from '../state/state-source.js';
-import { nodeResourceOf } from './resource-names.js';
+import { nodeResourceOf } from '../contract/graph-ids.js';
 
 export interface NodeCopy {
   readonly node: string;

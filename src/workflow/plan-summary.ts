@@ -4,23 +4,11 @@
  */
 import type { DegradeNote, TargetModel } from '../config/target-model.js';
 import { describeClaimLoss, findClaimLosses, type ClaimLoss, type ClaimLossOptions } from './claim-guard.js';
-import { nodeResourceOf, resourceNameOf } from './resource-names.js';
+import { nodeResourceOf, resourceNameOf, spirePartOf, type SpirePart } from '../contract/graph-ids.js';
+import type { PlannedResourceChange } from '../contract/planned-change.js';
 
-/** One planned change, as src/tools/tofu.ts gives it (values left out: they may be secret). */
-export interface PlannedChange {
-  readonly address: string;
-  readonly name: string;
-  readonly actions: readonly string[];
-  readonly actionReason: string | undefined;
-  /** Names of the triggers or ConfigMap keys that change (src/tools/tofu.ts). */
-  readonly changedKeys?: readonly string[];
-  /** The attributes that force a replacement (src/tools/tofu.ts). */
-  readonly replacePaths?: readonly string[];
-}
-
-/** The SPIRE part (stacks/spire-identity.ts, construct id `spire`): described in words. */
-const SPIRE_RESOURCE = /^spire_(handoff|agent-config-map)_[0-9A-F]{8}$/;
-
+/** What the summary reads of a planned change (src/tools/ gives more). */
+export type PlannedChange = Pick<PlannedResourceChange, 'address' | 'name' | 'actions' | 'actionReason' | 'changedKeys' | 'replacePaths'>;
 
 export type Change = 'create' | 'update' | 'replace' | 'delete' | 'none';
 
@@ -81,10 +69,11 @@ export function summarizePlan(
   for (const rc of planned) {
     if (rc.address.startsWith('data.')) continue;
     const change = changeOf(rc.actions);
-    const sp = SPIRE_RESOURCE.exec(rc.name);
-    if (sp && change !== 'none') {
+    // the SPIRE part (stacks/spire-identity.ts) is described in words
+    const sp = spirePartOf(rc.name);
+    if (sp !== undefined && change !== 'none') {
       // in words, and in `other` as every resource outside the nodes (--json readers)
-      spire.push(describeSpire(sp[1] === 'handoff' ? 'handoff' : 'config-map', change, rc.changedKeys ?? [], model));
+      spire.push(describeSpire(sp, change, rc.changedKeys ?? [], model));
       other.push({ address: rc.address, change });
       continue;
     }
@@ -130,9 +119,9 @@ export function summarizePlan(
   };
 }
 
-function describeSpire(what: 'handoff' | 'config-map', change: Change, keys: readonly string[], model: TargetModel): string {
+function describeSpire(what: SpirePart, change: Change, keys: readonly string[], model: TargetModel): string {
   const node = model.spire?.node ?? 'the spire node';
-  if (what === 'config-map') {
+  if (what === 'agent-config-map') {
     if (change === 'create') return `give the pods the SPIRE trust bundle of ${node} (ConfigMap spire-agent)`;
     if (change === 'delete') return 'remove the ConfigMap spire-agent (SPIRE is off)';
     const parts = keys.map((k) => (k === 'bundle.crt' ? "the trust bundle changed (the SPIRE server's CA rotated)" : k));
@@ -172,7 +161,7 @@ export function formatTargetSummary(t: TargetSummary): string {
   for (const l of t.claimLosses) lines.push(`  ${describeClaimLoss(l)}`);
   for (const w of t.spire) lines.push(`  spire: ${w}`);
   // the SPIRE resources said in words above are not listed again
-  for (const o of t.other) if (!SPIRE_RESOURCE.test(resourceNameOf(o.address))) lines.push(`  ${o.address}: ${o.change}`);
+  for (const o of t.other) if (spirePartOf(resourceNameOf(o.address)) === undefined) lines.push(`  ${o.address}: ${o.change}`);
   if (t.degrade.length > 0) {
     lines.push('  not honoured by the k8s method:');
     for (const d of t.degrade) lines.push(`    ${d.node}: ${d.message}`);

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { chmod, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { shq } from '../../stacks/shell.js';
+import { shq } from '../contract/shell.js';
 
 /** bin/deploy.js of this installation (the module may run from src/ or from dist/src/). */
 export function deployEntry(): string {

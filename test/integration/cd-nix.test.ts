@@ -3,13 +3,13 @@
  * every .nix file parses (Debian's nix-instantiate), nix/node-settings.nix evaluates, and its
  * settings match what the Debian node image really contains (test/cluster/images: masked
  * units, empty machine-id, no sshd host keys but HostKey lines under /var/lib/ssh, Cmd and
- * StopSignal) and the probes of stacks/pod-template.ts. The module and the image builder take
+ * StopSignal) and the probes of src/contract/probes.ts. The module and the image builder take
  * those settings from the file (checked on their parsed form).
  */
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { READINESS_SCRIPT, STARTUP_SCRIPT } from '../../stacks/pod-template.js';
+import { READINESS_SCRIPT, STARTUP_SCRIPT } from '../../src/contract/probes.js';
 import { buildImage, type BuiltImage } from './images-scripts.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -131,7 +131,7 @@ describe('node-settings.nix against the Debian test image and the Deployment', (
     expect(layerListing.some((l) => / (usr\/)?sbin\/init( -> \S+)?$/.test(l))).toBe(true);
   });
 
-  it('uses the readiness and startup checks of the Deployment (stacks/pod-template.ts)', () => {
+  it('uses the readiness and startup checks of the Deployment (src/contract/probes.ts)', () => {
     expect(settings.readinessScript).toBe(READINESS_SCRIPT);
     expect(settings.startupScript).toBe(STARTUP_SCRIPT);
     expect(settings.podInterface).toBe('eth0');

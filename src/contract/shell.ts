@@ -1,6 +1,14 @@
-/** Quoting for the POSIX sh scripts the graph runs (local-exec, the external program). */
+/**
+ * Quoting for the POSIX sh scripts the graph runs (local-exec, the external program) and the
+ * ones deploy writes itself (src/workflow/self.ts).
+ */
 export function shq(s: string): string {
   return `'${s.replaceAll("'", `'\\''`)}'`;
+}
+
+/** Words quoted for sh, joined by spaces. */
+export function shellWords(words: readonly string[]): string {
+  return words.map(shq).join(' ');
 }
 
 /**

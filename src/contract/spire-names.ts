@@ -3,11 +3,11 @@
  * k8s_psat cluster is the namespace; a node's alias and host entry; the files the hand-off
  * leaves on the spire node. One place, so the graph, the tests and the docs agree.
  */
+import { nodeServiceAccount } from './service-accounts.js';
+
 export const SPIRE_TRUST_DOMAIN = 'fediversity';
 /** The audience of the projected token (k8s_psat's default audience). */
 export const SPIRE_AUDIENCE = 'spire-server';
-/** The service account whose token the spire node uses to review tokens and read nodes/pods. */
-export const SPIRE_SERVER_ACCOUNT = 'spire-server';
 /** The ConfigMap with the server's trust bundle, mounted by the node pods. */
 export const SPIRE_AGENT_CONFIG_MAP = 'spire-agent';
 /**
@@ -30,7 +30,7 @@ export const spireNames = {
    */
   cluster: (namespace: string, node: string) => `${namespace}.${node}`,
   /** spiffe://fediversity/k8s/<ns>/<ns>/node-<node>: the node alias of the agent. */
-  nodeAlias: (namespace: string, node: string) => `spiffe://${SPIRE_TRUST_DOMAIN}/k8s/${namespace}/${namespace}/node-${node}`,
+  nodeAlias: (namespace: string, node: string) => `spiffe://${SPIRE_TRUST_DOMAIN}/k8s/${namespace}/${namespace}/${nodeServiceAccount(node)}`,
   /** spiffe://fediversity/host/<ns>-<node>: the host entry, whose X.509 SVID the agent holds (SC-005). */
   hostEntry: (namespace: string, node: string) => `spiffe://${SPIRE_TRUST_DOMAIN}/host/${namespace}-${node}`,
   /** Cluster-scoped RBAC objects are per namespace, so two targets never share one. */
@@ -56,7 +56,7 @@ export function dropFile(namespace: string, node: string): string {
         selectors: [
           { type: 'k8s_psat', value: `cluster:${spireNames.cluster(namespace, node)}` },
           { type: 'k8s_psat', value: `agent_ns:${namespace}` },
-          { type: 'k8s_psat', value: `agent_sa:node-${node}` },
+          { type: 'k8s_psat', value: `agent_sa:${nodeServiceAccount(node)}` },
         ],
       },
       {

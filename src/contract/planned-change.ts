@@ -1,0 +1,25 @@
+/**
+ * One resource instance a saved plan changes, as src/tools/ reads it from
+ * `tofu show -json <planfile>` and src/workflow/ describes it (values left out: they may be
+ * secret).
+ */
+export interface PlannedResourceChange {
+  readonly address: string;
+  readonly mode: 'managed' | 'data' | string;
+  readonly type: string;
+  readonly name: string;
+  /** e.g. ['create'], ['update'], ['delete', 'create'] (replace), ['read'], ['no-op']. */
+  readonly actions: readonly string[];
+  /** Why tofu chose the action, e.g. 'replace_because_tainted', 'replace_by_triggers'. */
+  readonly actionReason: string | undefined;
+  /**
+   * The keys of `triggers` (null_resource) or `data` (ConfigMap) whose value changes, sorted;
+   * names only, so the summary can say why (e.g. the spire node's machine ID) without values.
+   */
+  readonly changedKeys?: readonly string[];
+  /**
+   * The attributes that force a replacement (`replace_paths` of the plan JSON), each written as
+   * an attribute path, e.g. `spec[0].storage_class_name`. Names only, never values.
+   */
+  readonly replacePaths?: readonly string[];
+}
