@@ -68,7 +68,7 @@ function keepEarlierParts(results: BenchResults): void {
 async function main(): Promise<number> {
   const cluster = ensureCluster();
   execFileSync('bash', [join(root, 'toolchain/build-tools.sh')], { stdio: ['ignore', 'ignore', 'inherit'], timeout: 3_600_000 });
-  const tofuVersion = /^TOFU_VERSION=(\S+)$/m.exec(readFileSync(join(root, 'toolchain/build-tools.sh'), 'utf8'))?.[1] ?? '?';
+  const tofuVersion = /^TOFU_VERSION=(\S+)$/m.exec(readFileSync(join(root, 'toolchain/versions.env'), 'utf8'))?.[1] ?? '?';
   const helm = only.has('rollback') ? buildHelm() : '';
   const work = mkdtempSync(join(tmpdir(), 'bench-'));
   const stamp = Math.random().toString(16).slice(2, 8);

@@ -35,7 +35,7 @@ function readExports(file: string): Record<string, string> {
 const cluster = readExports(join(stateDir, 'cluster', 'cluster.env'));
 const kubeconfig = cluster.KUBE_CONFIG_PATH ?? '';
 const registry = cluster.K8S_REGISTRY ?? '';
-const k8sVersion = /^KUBERNETES_VERSION=(\S+)$/m.exec(readFileSync(join(root, 'toolchain/cluster/versions.sh'), 'utf8'))?.[1];
+const k8sVersion = /^KUBERNETES_VERSION=(\S+)$/m.exec(readFileSync(join(root, 'toolchain/versions.env'), 'utf8'))?.[1];
 const kubectlBin = join(cacheDir, 'kubernetes', k8sVersion ?? '?', 'kubectl');
 
 function kubectl(args: string[], input?: string): string {

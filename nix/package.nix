@@ -43,6 +43,8 @@ let
       ../bin
       ../src
       ../stacks
+      # src/tools/versions.ts reads the pinned versions from it at run time
+      ../toolchain/versions.env
     ];
   };
 in

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Builds OpenTofu and the four providers the CDKTF bindings pin, once, into the versioned cache
-# (toolchain/cache.sh), and writes the CLI config that serves the providers to `tofu init` as
-# an offline filesystem mirror. Idempotent: a second run skips everything in seconds.
+# (toolchain/lib/cache.sh), and writes the CLI config that serves the providers to `tofu init`
+# as an offline filesystem mirror. Idempotent: a second run skips everything in seconds.
 #
 #   npm run tools            (or: bash toolchain/build-tools.sh)
 #
+# Versions: toolchain/versions.env (TOFU_VERSION, PROVIDERS, MIRROR_PLATFORM).
 # Environment:
 #   DEPLOY_CACHE_DIR         where programs go (default ${XDG_CACHE_HOME:-$HOME/.cache}/k8s-deployer)
 #   DEPLOY_PROVIDER_SOURCES  directory holding terraform-provider-<name>-<version>/ source trees
@@ -31,16 +32,14 @@
 # Why source trees for the providers: the Go module proxy does not serve them (their tags lack
 # the /vN suffix), but their dependencies are served.
 set -euo pipefail
+export LOG_TAG=build-tools
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
-# shellcheck source=toolchain/cache.sh
-. "$here/cache.sh"
+# shellcheck source=lib/go-build.sh
+. "$here/lib/go-build.sh"
 
-TOFU_VERSION=1.12.6
-# name:version, as pinned by @cdktf/provider-* in package.json (see ../shared/upstream/README.md)
-PROVIDERS=(kubernetes:2.38.0 null:3.2.4 random:3.7.2 external:2.3.5)
-PLATFORM=linux_amd64
+IFS=, read -r -a pinned <<<"$PROVIDERS"
 # The mirror's layout names the registry host that bare provider sources ("null") resolve to
 # (https://opentofu.org/docs/cli/config/config-file/#filesystem_mirror). Only a directory
 # name: nothing contacts it.
@@ -53,17 +52,17 @@ fi
 PROVIDERS_MODE=${DEPLOY_PROVIDERS:-build}
 case $PROVIDERS_MODE in
   build | download) ;;
-  *) echo "build-tools: DEPLOY_PROVIDERS must be 'build' or 'download', not '$PROVIDERS_MODE'" >&2; exit 2 ;;
+  *) die 2 "DEPLOY_PROVIDERS must be 'build' or 'download', not '$PROVIDERS_MODE'" ;;
 esac
 
 provider_key() { # name version
-  echo "mirror/$REGISTRY_HOST/hashicorp/$1/$2/$PLATFORM/terraform-provider-${1}_v$2"
+  echo "mirror/$REGISTRY_HOST/hashicorp/$1/$2/$MIRROR_PLATFORM/terraform-provider-${1}_v$2"
 }
 
 # Before any build: which providers are neither in the cache nor buildable from a source tree.
 missing=()
 if [ "$PROVIDERS_MODE" = build ]; then
-  for entry in "${PROVIDERS[@]}"; do
+  for entry in "${pinned[@]}"; do
     name=${entry%%:*} version=${entry#*:}
     [ -e "$(cache_path "$(provider_key "$name" "$version")")" ] && continue
     [ -n "${DEPLOY_PROVIDER_SOURCES:-}" ] && [ -f "$DEPLOY_PROVIDER_SOURCES/terraform-provider-$name-$version/go.mod" ] && continue
@@ -73,45 +72,38 @@ fi
 if [ "${#missing[@]}" -gt 0 ]; then
   where=${DEPLOY_PROVIDER_SOURCES:-"(DEPLOY_PROVIDER_SOURCES is unset and $repo/../shared/upstream does not exist)"}
   names=$(printf '%s, ' "${missing[@]}")
-  echo "build-tools: no source for the providers ${names%, } in $where: set DEPLOY_PROVIDER_SOURCES to a directory of terraform-provider-<name>-<version>/ source trees, or set DEPLOY_PROVIDERS=download to let \`tofu init\` download the pinned providers (needs network access to the OpenTofu registry); nothing was built" >&2
+  say "no source for the providers ${names%, } in $where: set DEPLOY_PROVIDER_SOURCES to a directory of terraform-provider-<name>-<version>/ source trees, or set DEPLOY_PROVIDERS=download to let \`tofu init\` download the pinned providers (needs network access to the OpenTofu registry); nothing was built"
   exit 3
 fi
 
-if ! command -v go >/dev/null 2>&1; then
-  echo "build-tools: 'go' is not on PATH; install Go >= 1.26.6 (e.g. Debian's golang or the official tarball)" >&2
-  exit 3
-fi
+require_go
 
-# Static binaries that do not depend on the host's libc; -trimpath and no VCS stamping keep
-# them reproducible (the provider hashes in .terraform.lock.hcl depend on the bytes) and let
-# the build run in a read-only source tree. -mod=readonly: the committed go.sum files are
-# complete; a build must never rewrite them.
+# Static binaries that do not depend on the host's libc; reproducible (the provider hashes in
+# .terraform.lock.hcl depend on the bytes).
 export CGO_ENABLED=0
-GO_BUILD=(go build -mod=readonly -buildvcs=false -trimpath)
 total_start=$SECONDS
 
-cache_log "cache: $DEPLOY_CACHE_DIR"
+log "cache: $DEPLOY_CACHE_DIR"
 
 build_tofu() {
-  (cd "$here/tofu" && "${GO_BUILD[@]}" \
-    -ldflags "-s -w -X github.com/opentofu/opentofu/version.dev=no" \
-    -o "$BUILD_OUT" github.com/opentofu/opentofu/cmd/tofu)
+  go_build "$here/tofu" -ldflags "-s -w -X github.com/opentofu/opentofu/version.dev=no" \
+    -o "$BUILD_OUT" github.com/opentofu/opentofu/cmd/tofu
 }
 
 build_provider() {
   local src=$1 version=$2
-  (cd "$src" && "${GO_BUILD[@]}" -ldflags "-s -w -X main.version=$version" -o "$BUILD_OUT" .)
+  go_build "$src" -ldflags "-s -w -X main.version=$version" -o "$BUILD_OUT" .
 }
 
 build_once "tofu/$TOFU_VERSION/tofu" build_tofu
 
 if [ "$PROVIDERS_MODE" = download ]; then
-  cache_log "DEPLOY_PROVIDERS=download: no providers built, no tofu.rc written; \`tofu init\` downloads them"
-  cache_log "done in $((SECONDS - total_start))s"
+  log "DEPLOY_PROVIDERS=download: no providers built, no tofu.rc written; \`tofu init\` downloads them"
+  log "done in $((SECONDS - total_start))s"
   exit 0
 fi
 
-for entry in "${PROVIDERS[@]}"; do
+for entry in "${pinned[@]}"; do
   name=${entry%%:*}
   version=${entry#*:}
   build_once "$(provider_key "$name" "$version")" build_provider "${DEPLOY_PROVIDER_SOURCES:-}/terraform-provider-$name-$version" "$version"
@@ -134,6 +126,6 @@ if [ -f "$rc" ] && cmp -s "$tmp_rc" "$rc"; then
   rm -f "$tmp_rc"
 else
   mv -f "$tmp_rc" "$rc"
-  cache_log "wrote $rc"
+  log "wrote $rc"
 fi
-cache_log "done in $((SECONDS - total_start))s"
+log "done in $((SECONDS - total_start))s"

@@ -36,7 +36,7 @@ export interface ClusterEnv {
 const clusterEnvFile = () => join(defaultStateDir, 'cluster', 'cluster.env');
 
 function kubectlPath(): string {
-  const version = /^KUBERNETES_VERSION=(\S+)$/m.exec(readFileSync(join(root, 'toolchain/cluster/versions.sh'), 'utf8'))?.[1];
+  const version = /^KUBERNETES_VERSION=(\S+)$/m.exec(readFileSync(join(root, 'toolchain/versions.env'), 'utf8'))?.[1];
   return join(cacheDir, 'kubernetes', version ?? '?', 'kubectl');
 }
 export const kubectlBin = kubectlPath();

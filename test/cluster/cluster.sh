@@ -12,22 +12,27 @@
 #         (c) RuntimeClass `systemd` (handler: toolchain/cluster/systemd-runtime around runc)
 #         (d) NetworkPolicy: kube-router, firewall only
 #
-# Everything lives in ${DEPLOY_STATE_DIR:-${XDG_STATE_HOME:-$HOME/.local/state}/k8s-deployer}/cluster:
+# Everything lives in $DEPLOY_STATE_DIR/cluster (toolchain/lib/paths.sh):
 #   admin.kubeconfig   the cluster-admin kubeconfig (KUBE_CONFIG_PATH), printed by up and status
 #   cluster.env        `export` lines: KUBE_CONFIG_PATH, K8S_REGISTRY, K8S_REGISTRY_TLS_VERIFY
 #   log/<daemon>.log, run/<daemon>.pid, pki/, host-before/ (what `down` restores)
 # Exit codes: 0 ok, 2 usage or configuration, 3 a program or the host failed.
 set -euo pipefail
 CLUSTER_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=../../toolchain/host-packages.sh
-. "$CLUSTER_HERE/../../toolchain/host-packages.sh"
-for f in env proc pki host control-plane node network-policy; do
+export LOG_TAG=cluster
+# The shell library: log/die, wait_until, the daemons (pidfiles in $S/run, logs in $S/log),
+# the host packages, unmount_under.
+for f in log wait daemon apt mounts; do
+  # shellcheck source=/dev/null
+  . "$CLUSTER_HERE/../../toolchain/lib/$f.sh"
+done
+for f in env pki host control-plane node network-policy; do
   # shellcheck source=/dev/null
   . "$CLUSTER_HERE/lib/$f.sh"
 done
 
 require_root() {
-  [ "$(id -u)" -eq 0 ] || cdie 2 "the local cluster needs root (containerd, kubelet, iptables)"
+  [ "$(id -u)" -eq 0 ] || die 2 "the local cluster needs root (containerd, kubelet, iptables)"
 }
 
 require_programs() {
@@ -38,9 +43,8 @@ require_programs() {
     [ -x "$p" ] || missing+=("$p")
   done
   [ "${#missing[@]}" -eq 0 ] ||
-    cdie 3 "cluster programs missing (${missing[*]}); build them: npm run cluster:build"
-  ensure_host_packages cluster ||
-    cdie 3 "Debian packages missing (above)"
+    die 3 "cluster programs missing (${missing[*]}); build them: npm run cluster:build"
+  ensure_host_packages_or_die cluster
 }
 
 write_cluster_env() {
@@ -60,7 +64,7 @@ require_ports_free() {
     name=${spec%%:*} port=${spec#*:}
     daemon_pid "$name" >/dev/null && continue
     if [ -n "$(ss -Hltn "sport = :$port" 2>/dev/null)" ]; then
-      cdie 3 "TCP port $port ($name) is taken by another program (another local cluster under another DEPLOY_STATE_DIR?): $(ss -Hltnp "sport = :$port" | head -n1)"
+      die 3 "TCP port $port ($name) is taken by another program (another local cluster under another DEPLOY_STATE_DIR?): $(ss -Hltnp "sport = :$port" | head -n1)"
     fi
   done
 }
@@ -73,10 +77,10 @@ undo_failed_up() {
   trap - EXIT
   [ "$status" -eq 0 ] && return 0
   if [ "${UP_FOUND_RUNNING:-1}" = 0 ]; then
-    clog "up failed (exit $status): stopping what it started and restoring the host (as 'down')"
-    down || clog "down after the failed up failed too: run 'npm run cluster:down'"
+    log "up failed (exit $status): stopping what it started and restoring the host (as 'down')"
+    down || log "down after the failed up failed too: run 'npm run cluster:down'"
   else
-    clog "up failed (exit $status); daemons that were running before are left as they are ('npm run cluster:down' stops them)"
+    log "up failed (exit $status); daemons that were running before are left as they are ('npm run cluster:down' stops them)"
   fi
   exit "$status"
 }
@@ -112,35 +116,35 @@ up() {
   # (a) and (b) start side by side: etcd -> API server, while containerd comes up.
   start_etcd
   start_containerd
-  wait_until 30 etcd_ready_or_dead || cdie 3 "etcd not healthy within 30 s (log: $S/log/etcd.log)"
+  wait_until 30 etcd_ready_or_dead || die 3 "etcd not healthy within 30 s (log: $S/log/etcd.log)"
   start_apiserver
-  wait_until 30 containerd_ready_or_dead || cdie 3 "containerd not ready within 30 s (log: $S/log/containerd.log)"
+  wait_until 30 containerd_ready_or_dead || die 3 "containerd not ready within 30 s (log: $S/log/containerd.log)"
   ensure_pause_image
-  wait_until 60 apiserver_ready_or_dead || cdie 3 "kube-apiserver not ready within 60 s (log: $S/log/kube-apiserver.log)"
-  clog "API server ready after $((SECONDS - t0)) s"
+  wait_until 60 apiserver_ready_or_dead || die 3 "kube-apiserver not ready within 60 s (log: $S/log/kube-apiserver.log)"
+  log "API server ready after $((SECONDS - t0)) s"
   start_controller_manager
   start_scheduler
   start_kubelet
-  apply_manifests || cdie 3 "could not apply $CLUSTER_HERE/manifests"
+  apply_manifests || die 3 "could not apply $CLUSTER_HERE/manifests"
 
   if [ -x "$CLUSTER_HERE/registry.sh" ]; then
-    REGISTRY_EXPORTS=$("$CLUSTER_HERE/registry.sh" up) || cdie 3 "the loopback registry did not start (test/cluster/registry.sh up)"
+    REGISTRY_EXPORTS=$("$CLUSTER_HERE/registry.sh" up) || die 3 "the loopback registry did not start (test/cluster/registry.sh up)"
     local reg
     reg=$(sed -n 's/^export K8S_REGISTRY=//p' <<<"$REGISTRY_EXPORTS")
     [ -n "$reg" ] && write_registry_hosts "$reg"
   fi
   write_cluster_env
 
-  wait_until 60 node_ready_or_dead || cdie 3 "node $NODE_NAME not Ready within 60 s (log: $S/log/kubelet.log)"
+  wait_until 60 node_ready_or_dead || die 3 "node $NODE_NAME not Ready within 60 s (log: $S/log/kubelet.log)"
   # A restarted kubelet finds its Node still Ready from before: wait for its own health too.
-  wait_until 30 kubelet_healthy || cdie 3 "kubelet not healthy within 30 s (log: $S/log/kubelet.log)"
-  clog "node $NODE_NAME Ready after $((SECONDS - t0)) s"
+  wait_until 30 kubelet_healthy || die 3 "kubelet not healthy within 30 s (log: $S/log/kubelet.log)"
+  log "node $NODE_NAME Ready after $((SECONDS - t0)) s"
   # kube-router exits when its Node object does not exist yet, so it starts now.
   start_kube_router
-  wait_until 30 controller_manager_healthy || cdie 3 "kube-controller-manager not healthy within 30 s (log: $S/log/kube-controller-manager.log)"
-  wait_until 30 scheduler_healthy || cdie 3 "kube-scheduler not healthy within 30 s (log: $S/log/kube-scheduler.log)"
-  wait_until 30 kube_router_synced_or_dead || cdie 3 "kube-router did not install its firewall within 30 s (log: $S/log/kube-router.log)"
-  clog "cluster up in $((SECONDS - t0)) s; kubeconfig: $KUBECONFIG_ADMIN; environment: $S/cluster.env"
+  wait_until 30 controller_manager_healthy || die 3 "kube-controller-manager not healthy within 30 s (log: $S/log/kube-controller-manager.log)"
+  wait_until 30 scheduler_healthy || die 3 "kube-scheduler not healthy within 30 s (log: $S/log/kube-scheduler.log)"
+  wait_until 30 kube_router_synced_or_dead || die 3 "kube-router did not install its firewall within 30 s (log: $S/log/kube-router.log)"
+  log "cluster up in $((SECONDS - t0)) s; kubeconfig: $KUBECONFIG_ADMIN; environment: $S/cluster.env"
   echo "export KUBE_CONFIG_PATH=$KUBECONFIG_ADMIN"
   [ -n "${REGISTRY_EXPORTS:-}" ] && echo "$REGISTRY_EXPORTS"
   trap - EXIT
@@ -207,7 +211,7 @@ none_left() { [ -z "$(pod_pids)" ] && [ -z "$(our_shims)" ]; }
 down() {
   local t0=$SECONDS
   require_root
-  [ -d "$S" ] || { clog "nothing to do: $S does not exist"; return 0; }
+  [ -d "$S" ] || { log "nothing to do: $S does not exist"; return 0; }
   stop_daemons 30 kube-router kubelet kube-scheduler kube-controller-manager
   # Pods: stop them through containerd (systemd gets SIGRTMIN+3 and 20 s), then whatever is left.
   if containerd_ready; then
@@ -225,12 +229,12 @@ down() {
   if ! wait_until 10 none_left; then
     # shellcheck disable=SC2046
     kill_pids KILL $(our_shims) $(pod_pids)
-    wait_until 5 none_left || clog "processes left: $(our_shims) $(pod_pids)"
+    wait_until 5 none_left || log "processes left: $(our_shims) $(pod_pids)"
   fi
   # The API server drains watches for up to a minute on TERM; nothing here needs that.
   stop_daemon kube-apiserver 2
   stop_daemon etcd
-  [ -x "$CLUSTER_HERE/registry.sh" ] && { "$CLUSTER_HERE/registry.sh" down >&2 || clog "registry.sh down failed"; }
+  [ -x "$CLUSTER_HERE/registry.sh" ] && { "$CLUSTER_HERE/registry.sh" down >&2 || log "registry.sh down failed"; }
 
   unmount_under "$S" "$RUN_DIR"
   remove_links
@@ -245,7 +249,7 @@ down() {
   for d in "$S"/*; do
     case ${d##*/} in pki | log) ;; *) rm -rf --one-file-system "$d" ;; esac
   done
-  clog "cluster down in $((SECONDS - t0)) s"
+  log "cluster down in $((SECONDS - t0)) s"
 }
 
 case ${1:-} in

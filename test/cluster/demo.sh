@@ -7,7 +7,11 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
-STATE_DIR=${DEPLOY_STATE_DIR:-${XDG_STATE_HOME:-$HOME/.local/state}/k8s-deployer}
+# shellcheck source=../../toolchain/lib/paths.sh
+. toolchain/lib/paths.sh
+# shellcheck source=../../toolchain/versions.env
+. toolchain/versions.env
+STATE_DIR=$DEPLOY_STATE_DIR
 T0=$SECONDS
 step() { printf '\n[%4ss] == %s\n' "$((SECONDS - T0))" "$*" >&2; }
 
@@ -43,10 +47,8 @@ set +e
 DEPLOY_STATE=embedded bin/deploy apply --plan "$demo/group.json"
 code=$?
 set -e
-kubectl=
-for k in "${DEPLOY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/k8s-deployer}"/kubernetes/*/kubectl; do
-  [ -x "$k" ] && kubectl=$k
-done
+kubectl=$DEPLOY_CACHE_DIR/kubernetes/$KUBERNETES_VERSION/kubectl
+[ -x "$kubectl" ] || kubectl=
 if [ -n "$kubectl" ]; then
   printf '\nThe nodes of group demo now:\n' >&2
   "$kubectl" --kubeconfig "$KUBE_CONFIG_PATH" get deployments -A -l deploy.fediversity/group=demo \

@@ -8,7 +8,7 @@
 #
 # NAME (default `local`) keeps several registries apart, e.g. one with basic auth for the
 # REGISTRY_AUTH_FILE tests. Everything of NAME lives in
-#   ${DEPLOY_STATE_DIR:-${XDG_STATE_HOME:-$HOME/.local/state}/k8s-deployer}/registry/NAME/
+#   $DEPLOY_STATE_DIR/registry/NAME/   (toolchain/lib/paths.sh)
 #   (config.yml, data/, registry.pid, registry.log, port, htpasswd)
 # PORT: --port, else the port NAME last ran on, else for `local` K8S_LOCAL_REGISTRY_PORT
 # (default 5000); another NAME needs --port on its first `up`.
@@ -20,10 +20,14 @@
 #   export K8S_REGISTRY_TLS_VERIFY=false
 # `status` prints one line and exits 0 when NAME is running, 1 when it is not.
 # `down` stops it (TERM, then KILL after 10 s) and keeps the data; --purge deletes it too.
+# Its daemon (pidfile, log, stop) is toolchain/lib/daemon.sh's.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export LOG_TAG=registry
+# shellcheck source=images/lib/common.sh
 . "$HERE/images/lib/common.sh"
+# shellcheck source=../../toolchain/lib/daemon.sh
+. "$HERE/../../toolchain/lib/daemon.sh"
 
 usage() {
   sed -n '5,7p' "${BASH_SOURCE[0]}" | sed 's/^# *//' >&2
@@ -49,16 +53,23 @@ done
 dir=$DEPLOY_STATE_DIR/registry/$name
 pidfile=$dir/registry.pid
 
-# The PID of NAME's registry when it is running (the process named in the pidfile is a
-# docker-registry serving our config.yml), else nothing.
-running_pid() {
-  local pid
-  [ -f "$pidfile" ] || return 1
-  pid=$(cat "$pidfile")
-  [[ $pid =~ ^[0-9]+$ ]] || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "serve $dir/config.yml" || return 1
-  echo "$pid"
+# The registry is a daemon of toolchain/lib/daemon.sh, named `registry`, its pidfile and log
+# in $dir; its pidfile holds the PID alone (DAEMON_PROGRAM=""), as older registry.sh wrote
+# and read it. A registry an older registry.sh started is adopted when its process serves our
+# config.yml (daemon.sh's registry.start is written for it).
+DAEMON_RUN=$dir DAEMON_LOG=$dir DAEMON_PROGRAM=""
+adopt_old_pidfile() {
+  local pid start spid=""
+  [ -f "$pidfile" ] || return 0
+  read -r pid <"$pidfile" || true
+  [ -f "$dir/registry.start" ] && read -r spid start <"$dir/registry.start"
+  [[ $pid =~ ^[0-9]+$ ]] && [ "$spid" != "$pid" ] || return 0
+  if tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "serve $dir/config.yml"; then
+    start=$(proc_start "$pid") && echo "$pid $start" >"$dir/registry.start"
+  fi
+  return 0
 }
+running_pid() { adopt_old_pidfile; daemon_pid registry; }
 
 # HTTP status of GET /v2/ (200 open, 401 with auth), or 000 when nothing answers.
 probe() {
@@ -137,13 +148,10 @@ up() {
   [ -z "$auth" ] || set_password
   write_config "$p"
   echo "$p" >"$dir/port"
-  # Its own session, so it outlives this script and a Ctrl-C in the caller's terminal.
-  setsid docker-registry serve "$dir/config.yml" >>"$dir/registry.log" 2>&1 </dev/null &
-  pid=$!
-  echo "$pid" >"$pidfile"
+  start_daemon registry docker-registry serve "$dir/config.yml"
+  pid=$(daemon_pid registry) || pid=""
   if ! wait_until 20 answers "$p"; then
-    kill -KILL "$pid" 2>/dev/null || true
-    rm -f "$pidfile"
+    stop_daemon registry 2 || true
     tail -n 20 "$dir/registry.log" >&2 || true
     die 3 "the registry did not answer on 127.0.0.1:$p within 20 s (log above: $dir/registry.log)"
   fi
@@ -151,24 +159,13 @@ up() {
   print_exports "$p"
 }
 
-not_alive() {
-  ! kill -0 "$1" 2>/dev/null
-}
-
 down() {
-  local pid
-  if pid=$(running_pid); then
-    kill -TERM "$pid" 2>/dev/null || true
-    if ! wait_until 10 not_alive "$pid"; then
-      log "registry '$name' (pid $pid) did not stop within 10 s: killing it"
-      kill -KILL "$pid" 2>/dev/null || true
-      wait_until 5 not_alive "$pid" || die 3 "registry '$name' (pid $pid) survives SIGKILL"
-    fi
-    log "registry '$name' stopped (pid $pid)"
+  if running_pid >/dev/null; then
+    stop_daemon registry 10 || die 3 "registry '$name' survives SIGKILL"
   else
     log "registry '$name' is not running"
   fi
-  rm -f "$pidfile"
+  rm -f "$pidfile" "$dir/registry.start"
   if [ "$purge" = 1 ]; then
     remove_tree "$dir"
     log "registry '$name': data deleted"

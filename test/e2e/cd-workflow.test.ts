@@ -33,6 +33,8 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildImage, parseKeyValues, type BuiltImage } from '../integration/images-scripts.js';
 import { ensureBuilt, startServerProcess, type ServerProcess } from '../integration/state-helpers.js';
+import { cacheDir } from '../../src/paths.js';
+import { VERSIONS } from '../../src/tools/versions.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const env = inject('clusterEnv');
@@ -62,10 +64,7 @@ let good: BuiltImage;
 let broken: BuiltImage;
 
 async function kubectlPath(): Promise<string> {
-  const versions = await readFile(`${repoRoot}toolchain/cluster/versions.sh`, 'utf8');
-  const v = /^KUBERNETES_VERSION=(\S+)$/m.exec(versions)?.[1];
-  const cache = process.env.DEPLOY_CACHE_DIR ?? `${process.env.XDG_CACHE_HOME ?? `${process.env.HOME ?? ''}/.cache`}/k8s-deployer`;
-  return `${cache}/kubernetes/${v}/kubectl`;
+  return join(cacheDir(), 'kubernetes', VERSIONS.KUBERNETES_VERSION ?? '', 'kubectl');
 }
 
 async function kubectlJson<T>(args: string[]): Promise<T> {
@@ -139,7 +138,7 @@ async function runWorkflow(planFile: string, label: string, opts: WorkflowOption
     PATH: path,
     HOME: runHome,
     LANG: 'C.UTF-8',
-    DEPLOY_CACHE_DIR: process.env.DEPLOY_CACHE_DIR || `${process.env.XDG_CACHE_HOME || `${home}/.cache`}/k8s-deployer`,
+    DEPLOY_CACHE_DIR: cacheDir(),
     npm_config_cache: process.env.npm_config_cache || `${home}/.npm`,
     GOPATH: process.env.GOPATH || `${home}/go`,
     GOMODCACHE: process.env.GOMODCACHE || `${process.env.GOPATH || `${home}/go`}/pkg/mod`,

@@ -15,10 +15,12 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildImage, type BuiltImage } from '../integration/images-scripts.js';
 import { parseExports, stateDir } from './global-setup.js';
+import { cacheDir } from '../../src/paths.js';
+import { VERSIONS } from '../../src/tools/versions.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const clusterScript = `${repoRoot}test/cluster/cluster.sh`;
-const archiveScript = `${repoRoot}test/cluster/lib/docker-archive.sh`;
+const archiveScript = `${repoRoot}test/cluster/images/lib/docker-archive.sh`;
 
 const env = inject('clusterEnv');
 const registry = env.K8S_REGISTRY ?? '';
@@ -27,11 +29,7 @@ const nsA = `e2e-cluster-a-${stamp}`;
 const nsB = `e2e-cluster-b-${stamp}`;
 
 async function kubectlPath(): Promise<string> {
-  const versions = await readFile(`${repoRoot}toolchain/cluster/versions.sh`, 'utf8');
-  const v = /^KUBERNETES_VERSION=(\S+)$/m.exec(versions)?.[1];
-  const cache = process.env.DEPLOY_CACHE_DIR ??
-    `${process.env.XDG_CACHE_HOME ?? `${process.env.HOME ?? ''}/.cache`}/k8s-deployer`;
-  return `${cache}/kubernetes/${v}/kubectl`;
+  return join(cacheDir(), 'kubernetes', VERSIONS.KUBERNETES_VERSION ?? '', 'kubectl');
 }
 let kubectlBin: string;
 

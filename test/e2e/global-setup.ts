@@ -11,6 +11,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { execa, type ResultPromise } from 'execa';
 import type { TestProject } from 'vitest/node';
+import { stateDir as deployStateDir } from '../../src/paths.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -32,10 +33,9 @@ export function parseExports(text: string): Record<string, string> {
   return out;
 }
 
+/** The local cluster's state directory (test/cluster/lib/env.sh: $DEPLOY_STATE_DIR/cluster). */
 export function stateDir(): string {
-  const base = process.env.DEPLOY_STATE_DIR ??
-    `${process.env.XDG_STATE_HOME ?? `${process.env.HOME ?? ''}/.local/state`}/k8s-deployer`;
-  return `${base}/cluster`;
+  return `${deployStateDir()}/cluster`;
 }
 
 /**

@@ -19,6 +19,8 @@ import { run } from '../../src/cli/main.js';
 import { ExitCode } from '../../src/errors.js';
 import type { RolloutReport } from '../../src/rollout/report.js';
 import { buildImage } from '../integration/images-scripts.js';
+import { cacheDir } from '../../src/paths.js';
+import { VERSIONS } from '../../src/tools/versions.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const env = inject('clusterEnv');
@@ -31,10 +33,7 @@ let work: string;
 const refs: { good: string; good2: string; broken: string } = { good: '', good2: '', broken: '' };
 
 async function kubectlPath(): Promise<string> {
-  const versions = await readFile(`${repoRoot}toolchain/cluster/versions.sh`, 'utf8');
-  const v = /^KUBERNETES_VERSION=(\S+)$/m.exec(versions)?.[1];
-  const cache = process.env.DEPLOY_CACHE_DIR ?? `${process.env.XDG_CACHE_HOME ?? `${process.env.HOME ?? ''}/.cache`}/k8s-deployer`;
-  return `${cache}/kubernetes/${v}/kubectl`;
+  return join(cacheDir(), 'kubernetes', VERSIONS.KUBERNETES_VERSION ?? '', 'kubectl');
 }
 
 async function kubectl(args: string[], input?: string) {

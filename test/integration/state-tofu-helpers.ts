@@ -1,17 +1,17 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { cacheDir } from '../../src/paths.js';
 import type { LockInfo } from '../../src/state/lock-info.js';
+import { TOFU_VERSION } from '../../src/tools/versions.js';
 import { type StoreData, withStore } from './state-stores.js';
 
 // The real OpenTofu (built by the integration project's global setup) and the real null and
 // random providers from the offline mirror, for the state backend's tests.
 
-const cacheDir = process.env.DEPLOY_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'k8s-deployer');
-export const tofuBin = join(cacheDir, 'tofu', '1.12.6', 'tofu');
-export const tofuRc = join(cacheDir, 'tofu.rc');
+export const tofuBin = join(cacheDir(), 'tofu', TOFU_VERSION, 'tofu');
+export const tofuRc = join(cacheDir(), 'tofu.rc');
 export const KEY = 'g1-all';
 
 export const MAIN_TF = `

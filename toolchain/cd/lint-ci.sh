@@ -4,7 +4,7 @@
 #                     files named *.sh and files with a sh/bash shebang. Sourced libraries
 #                     (no shebang) are checked as bash with SC2034 off: their variables are
 #                     for the scripts that source them. `-x -P SCRIPTDIR` follows `.` lines.
-#   actionlint        .forgejo/workflows/*.yml (actionlint v1.7.12, built once into the cache
+#   actionlint        .forgejo/workflows/*.yml (actionlint, toolchain/versions.env; built once into the cache
 #                     by toolchain/cd/build.sh; it runs shellcheck on the `run:` scripts too)
 #   nix-instantiate   --parse of every *.nix file (syntax only: nothing is fetched or built)
 # Missing programs: shellcheck and nix-instantiate come from Debian (shellcheck, nix-bin) and
@@ -17,7 +17,9 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 cd "$repo" || exit 3
 
-say() { printf 'lint-ci: %s\n' "$*" >&2; }
+export LOG_TAG=lint-ci
+# shellcheck source=../lib/log.sh
+. "$here/../lib/log.sh"
 
 bash "$here/../host-packages.sh" lint || exit 3
 actionlint=$(bash "$here/build.sh" actionlint | sed -n 's/^ACTIONLINT=//p')

@@ -2,28 +2,24 @@
 # Build the programs of the local test cluster from pinned Go modules into the
 # version-keyed cache, skipping every program whose output already exists.
 #
-#   toolchain/cluster/build.sh [all|kubernetes|etcd|containerd|runc|cni|kube-router|crictl]...
+#   toolchain/cluster/build.sh [all|kubernetes|etcd|containerd|runc|cni|kube-router|crictl|systemd-runtime]...
 #
 # Output: ${DEPLOY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/k8s-deployer}/<program>/<version>/
-# Versions and the reasons for them: toolchain/cluster/README.md.
+# Versions: toolchain/versions.env; the reasons for them: toolchain/cluster/README.md.
 set -euo pipefail
+export LOG_TAG=cluster-build
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-# shellcheck source=versions.sh
-. "$here/versions.sh"
-
-# shellcheck source=../cache.sh
-. "$here/../cache.sh"
-# shellcheck source=../host-packages.sh
-. "$here/../host-packages.sh"
-
-log() { cache_log "cluster-build: $*"; }
+# shellcheck source=../lib/go-build.sh
+. "$here/../lib/go-build.sh"
+# shellcheck source=../lib/apt.sh
+. "$here/../lib/apt.sh"
 
 gobuild() { # MODULE-DIR go build args... (run inside the tools module)
   local dir="$1"; shift
-  command -v go >/dev/null || { echo "cluster-build: go is not on PATH; install Go >= 1.26" >&2; return 3; }
+  require_go
   mkdir -p "$BUILD_OUT"
-  (cd "$here/$dir" && GOFLAGS="-mod=readonly -buildvcs=false -trimpath" go build "$@")
+  go_build "$here/$dir" "$@"
 }
 
 build_kubernetes() {
@@ -87,7 +83,7 @@ build_one() {
     kube-router) build_once "kube-router/$KUBE_ROUTER_VERSION" build_kube_router ;;
     crictl)      build_once "crictl/$CRICTL_VERSION" build_crictl ;;
     systemd-runtime) build_once "systemd-runtime/$(systemd_runtime_version)" build_systemd_runtime ;;
-    *) echo "cluster-build: unknown program '$1' (known: $ALL_PROGRAMS)" >&2; return 2 ;;
+    *) die 2 "unknown program '$1' (known: $ALL_PROGRAMS)" ;;
   esac
 }
 

@@ -22,13 +22,14 @@
 #   TAG=<variant>-<12 hex of IMAGE_ID>   (suggested registry tag: changes iff the image does)
 #   IMAGE_ID=sha256:<config digest>
 # Everything is cached by content under ${DEPLOY_CACHE_DIR}/images/<tree key>/ (see
-# toolchain/cache.sh), the tree key being a hash of rootfs.sh and files/:
+# toolchain/lib/cache.sh), the tree key being a hash of rootfs.sh and files/:
 #   rootfs/                      the debootstrapped tree, ~45-90 s cold
 #   node-<variant>-<key>.tar     one archive per (variant, configuration, archive writer)
 # A second call with the same inputs only hashes the inputs and prints the same lines.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export LOG_TAG=images/build
+# shellcheck source=lib/common.sh
 . "$HERE/lib/common.sh"
 
 IMAGE_REPO=localhost/deploy-node
@@ -59,7 +60,8 @@ done
 
 # The spire variant's program, from the SPIRE build cache (built there once when missing,
 # so a cold machine works; root is not needed for that).
-SPIRE_VERSION=1.13.3
+# shellcheck source=../../../toolchain/versions.env
+. "$HERE/../../../toolchain/versions.env"
 if [ "$variant" = spire ]; then
   SPIRE_AGENT_BIN=$(cache_path "spire/$SPIRE_VERSION/spire-agent")
   if [ ! -x "$SPIRE_AGENT_BIN" ]; then

@@ -156,5 +156,7 @@ for p in "${added[@]+"${added[@]}"}"; do
 done
 
 mkdir "$scratch/archive"
-write_docker_archive "$r" "$out" "$repo" "$variant" "$(cat "$rootfs/created")" \
-  "test/cluster/images/build.sh $variant${*:+ --config $*}" "$scratch/archive" >/dev/null
+# Env container=docker: systemd's container detection; SIGRTMIN+3: systemd's clean shutdown.
+write_docker_archive "$r" "$out" "$repo:$variant-" "$(cat "$rootfs/created")" \
+  "test/cluster/images/build.sh $variant${*:+ --config $*}" "$scratch/archive" \
+  '{"Env":["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin","container=docker"],"Cmd":["/sbin/init"],"StopSignal":"SIGRTMIN+3"}' >/dev/null

@@ -81,7 +81,7 @@ apply_manifests() {
 
 up_control_plane() {
   start_etcd
-  wait_until 30 etcd_ready_or_dead || cdie 3 "etcd did not become healthy within 30 s (log: $S/log/etcd.log)"
+  wait_until 30 etcd_ready_or_dead || die 3 "etcd did not become healthy within 30 s (log: $S/log/etcd.log)"
   start_apiserver
 }
 

@@ -2,22 +2,21 @@
 # Where the local cluster keeps everything, and its fixed choices (sourced by cluster.sh).
 #
 # Environment (all optional):
-#   DEPLOY_STATE_DIR   per-user state root (default ${XDG_STATE_HOME:-$HOME/.local/state}/k8s-deployer);
-#                      the cluster lives in $DEPLOY_STATE_DIR/cluster
-#   DEPLOY_CACHE_DIR   built programs (toolchain/cache.sh)
+#   DEPLOY_STATE_DIR   per-user state root (toolchain/lib/paths.sh); the cluster lives in
+#                      $DEPLOY_STATE_DIR/cluster
+#   DEPLOY_CACHE_DIR   built programs (toolchain/lib/cache.sh), at the versions of
+#                      toolchain/versions.env
 #   K8S_CLUSTER_NODE_IP      node address, a private /32 on a port-less bridge (default 10.255.254.1)
 #   K8S_CLUSTER_POD_CIDR     cluster pod CIDR (default 10.244.0.0/16; the node gets its first /24)
 #   K8S_CLUSTER_SERVICE_CIDR service CIDR (default 10.96.0.0/16)
 #   K8S_CLUSTER_API_PORT     API server port on the node address (default 6443)
 
 CLUSTER_REPO=$(cd "$CLUSTER_HERE/../.." && pwd)
-# shellcheck source=../../../toolchain/cache.sh
-. "$CLUSTER_REPO/toolchain/cache.sh"
-# shellcheck source=../../../toolchain/cluster/versions.sh
-. "$CLUSTER_REPO/toolchain/cluster/versions.sh"
+# shellcheck source=../../../toolchain/versions.env
+. "$CLUSTER_REPO/toolchain/versions.env"
+# shellcheck source=../../../toolchain/lib/cache.sh
+. "$CLUSTER_REPO/toolchain/lib/cache.sh"
 
-DEPLOY_STATE_DIR="${DEPLOY_STATE_DIR:-${XDG_STATE_HOME:-$HOME/.local/state}/k8s-deployer}"
-export DEPLOY_STATE_DIR
 S="$DEPLOY_STATE_DIR/cluster"
 
 # Programs (built by toolchain/cluster/build.sh, `npm run cluster:build`).

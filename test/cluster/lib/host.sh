@@ -47,7 +47,7 @@ record_host() {
     find "$k" -mindepth 1 -maxdepth 1 -type d
   done | sort >"$r/cgroups"
   touch "$r/complete"
-  clog "host state recorded in $r"
+  log "host state recorded in $r"
 }
 
 # ---- network ----------------------------------------------------------------------
@@ -72,7 +72,7 @@ check_addresses() {
     case $dev in "$NODE_BRIDGE" | "$CNI_BRIDGE") continue ;; esac
     for want in "$NODE_IP/32" "$POD_CIDR" "$SERVICE_CIDR"; do
       if overlaps "$dst" "$want"; then
-        cdie 2 "$want clashes with the host route '$dst $rest'; set K8S_CLUSTER_NODE_IP / K8S_CLUSTER_POD_CIDR / K8S_CLUSTER_SERVICE_CIDR"
+        die 2 "$want clashes with the host route '$dst $rest'; set K8S_CLUSTER_NODE_IP / K8S_CLUSTER_POD_CIDR / K8S_CLUSTER_SERVICE_CIDR"
       fi
     done
   done < <(ip -4 route show table all type unicast 2>/dev/null; ip -4 -o addr show | awk '$2 != "'"$NODE_BRIDGE"'" && $2 != "'"$CNI_BRIDGE"'" {print $4, "dev", $2}')
@@ -130,7 +130,7 @@ restore_iptables() {
         [[ $line =~ $OWNED_RULE_RE ]] || continue
         [ -f "$before" ] && grep -qxF -- "$line" "$before" && continue
         eval "\"\$fam\" -w 5 -t \"\$t\" -D ${line#-A }" 2>/dev/null ||
-          clog "could not delete '$line' from $fam $t"
+          log "could not delete '$line' from $fam $t"
       done <<<"$now"
       # 2. chains we created: flush all, then delete all
       local new=()
@@ -142,7 +142,7 @@ restore_iptables() {
       done < <(grep '^-N ' <<<"$now")
       for chain in "${new[@]}"; do "$fam" -w 5 -t "$t" -F "$chain" 2>/dev/null || true; done
       for chain in "${new[@]}"; do
-        "$fam" -w 5 -t "$t" -X "$chain" 2>/dev/null || clog "could not delete chain $chain ($fam $t)"
+        "$fam" -w 5 -t "$t" -X "$chain" 2>/dev/null || log "could not delete chain $chain ($fam $t)"
       done
     done
   done
@@ -154,7 +154,7 @@ restore_ipsets() {
     [ -n "$set" ] || continue
     [[ $set =~ $OWNED_IPSET_RE ]] || continue
     [ -f "$r/ipsets" ] && grep -qxF -- "$set" "$r/ipsets" && continue
-    ipset destroy "$set" 2>/dev/null || clog "could not destroy ipset $set"
+    ipset destroy "$set" 2>/dev/null || log "could not destroy ipset $set"
   done < <(ipset list -n 2>/dev/null)
 }
 
@@ -166,7 +166,7 @@ INOTIFY_INSTANCES=8192
 raise_inotify_limit() {
   local k=fs.inotify.max_user_instances
   [ "$(sysctl -n "$k")" -ge "$INOTIFY_INSTANCES" ] || sysctl -q -w "$k=$INOTIFY_INSTANCES" >/dev/null ||
-    clog "could not raise $k to $INOTIFY_INSTANCES: systemd pods may fail with 'Too many open files'"
+    log "could not raise $k to $INOTIFY_INSTANCES: systemd pods may fail with 'Too many open files'"
 }
 
 restore_sysctls() {
@@ -177,7 +177,7 @@ restore_sysctls() {
     [ -n "$line" ] || continue
     local k=${line%%=*} v=${line#*=}
     [ "$(sysctl -n "$k" 2>/dev/null)" = "$v" ] || sysctl -q -w "$k=$v" >/dev/null ||
-      clog "could not restore $k=$v"
+      log "could not restore $k=$v"
   done <"$r/sysctls.env"
 }
 
@@ -189,7 +189,7 @@ remove_cgroups() {
       [ -f "$r/cgroups" ] && grep -qxF -- "$dir" "$r/cgroups" && continue
       case ${dir##*/} in kubepods | kubepods.slice) ;; *) continue ;; esac
       find "$dir" -depth -type d -exec rmdir {} + 2>/dev/null ||
-        clog "could not remove cgroup $dir (processes left in it?)"
+        log "could not remove cgroup $dir (processes left in it?)"
     done < <(find "$root" -mindepth 1 -maxdepth 1 -type d)
   done
 }
@@ -202,31 +202,20 @@ pod_pids() {
   done | sort -un
 }
 
-unmount_under() { # DIR...: everything mounted at or below each DIR, deepest first
-  local mp
-  while IFS= read -r mp; do
-    umount "$mp" 2>/dev/null || umount -l "$mp" 2>/dev/null || clog "could not unmount $mp"
-  done < <(
-    awk '{print $5}' /proc/self/mountinfo | sed 's/\\040/ /g' | while IFS= read -r m; do
-      for d in "$@"; do case $m in "$d" | "$d"/*) echo "$m" ;; esac; done
-    done | sort -r -u
-  )
-}
-
 remove_fixed_paths() {
   local r="$S/host-before" p
   for p in "${HOST_FIXED_PATHS[@]}"; do
     [ -e "$p" ] || continue
     [ -f "$r/paths" ] && grep -qxF -- "$p" "$r/paths" && continue
     unmount_under "$p"
-    rm -rf --one-file-system "$p" || clog "could not remove $p"
+    rm -rf --one-file-system "$p" || log "could not remove $p"
   done
 }
 
 remove_links() {
   local l
   for l in "$CNI_BRIDGE" "$NODE_BRIDGE"; do
-    ip link show "$l" >/dev/null 2>&1 && { ip link delete "$l" || clog "could not delete link $l"; }
+    ip link show "$l" >/dev/null 2>&1 && { ip link delete "$l" || log "could not delete link $l"; }
   done
   return 0
 }

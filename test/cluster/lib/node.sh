@@ -132,10 +132,10 @@ ctr_k8s() { "$CONTAINERD_DIR/ctr" --address "$CONTAINERD_SOCK" --timeout 60s -n 
 # The pause image: catatonit (Debian package) in pause mode, one layer, a docker archive
 # built once into the cache and imported when containerd does not have it.
 build_pause_archive() {
-  local v key
+  local v key writer="$CLUSTER_HERE/images/lib/docker-archive.sh"
   v=$(dpkg-query -W -f '${Version}' catatonit)
-  key="pause/catatonit-$v-$(sha256sum <"$CLUSTER_HERE/lib/docker-archive.sh" | cut -c1-12).tar"
-  build_once "$key" bash "$CLUSTER_HERE/lib/docker-archive.sh" "$PAUSE_IMAGE" \
+  key="pause/catatonit-$v-$(sha256sum <"$writer" | cut -c1-12).tar"
+  build_once "$key" bash "$writer" "$PAUSE_IMAGE" \
     --file "$(command -v catatonit)":/catatonit --entrypoint '["/catatonit","-P"]' >&2
   PAUSE_ARCHIVE="$DEPLOY_CACHE_DIR/$key"
 }
@@ -146,7 +146,7 @@ ensure_pause_image() {
   fi
   build_pause_archive
   ctr_k8s images import --no-unpack=false "$PAUSE_ARCHIVE" >/dev/null
-  clog "pause image $PAUSE_IMAGE imported"
+  log "pause image $PAUSE_IMAGE imported"
 }
 
 write_kubelet_config() {

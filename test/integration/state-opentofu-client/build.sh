@@ -6,9 +6,9 @@
 # put it there) or the Go module proxy; its tests' own dependencies likewise.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-# shellcheck source=SCRIPTDIR/../../../toolchain/cache.sh
-. "$here/../../../toolchain/cache.sh"
-version=v1.12.6
+# shellcheck source=SCRIPTDIR/../../../toolchain/lib/go-build.sh
+. "$here/../../../toolchain/lib/go-build.sh"
+version=v$TOFU_VERSION
 test_file="$here/deploy_state_serve_test.go"
 key="opentofu-http-client-test/${version#v}-$(sha256sum "$test_file" | cut -c1-12)/http.test"
 

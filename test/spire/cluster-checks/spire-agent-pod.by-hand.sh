@@ -13,16 +13,21 @@
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 NS=${1:-helper-a-x} NODE=n1
-CLUSTER_STATE=${DEPLOY_STATE_DIR:-${XDG_STATE_HOME:-$HOME/.local/state}/k8s-deployer}
+export LOG_TAG=check
+# shellcheck source=../../../toolchain/versions.env
+. "$REPO/toolchain/versions.env"
+for f in paths log; do
+  # shellcheck source=/dev/null
+  . "$REPO/toolchain/lib/$f.sh"
+done
+CLUSTER_STATE=$DEPLOY_STATE_DIR
 export KUBECONFIG=${KUBE_CONFIG_PATH:-$CLUSTER_STATE/cluster/admin.kubeconfig}
-kubectls=("${DEPLOY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/k8s-deployer}"/kubernetes/*/kubectl)
-KUBECTL=${kubectls[0]}
+KUBECTL=$DEPLOY_CACHE_DIR/kubernetes/$KUBERNETES_VERSION/kubectl
 REGISTRY=${K8S_REGISTRY:-127.0.0.1:5000}
 tmp=$(mktemp -d)
 export DEPLOY_STATE_DIR=$tmp/state SPIRE_NODE_NETNS=${SPIRE_NODE_NETNS:-dpl-spck}
 export SPIRE_NODE_HOST_IP=${SPIRE_NODE_HOST_IP:-10.253.77.1} SPIRE_NODE_IP=${SPIRE_NODE_IP:-10.253.77.2}
 export SPIRE_NODE_CLUSTERS="$NS:node-$NODE"
-say() { printf '%s check: %s\n' "$(date -u +%T)" "$*" >&2; }
 kc() { "$KUBECTL" "$@"; }
 cleanup() {
   kc delete ns "$NS" --wait=false >/dev/null 2>&1 || true
@@ -148,9 +153,9 @@ want_svid() { # SECONDS: the host entry's SVID within SECONDS, the node running
     [ "$got" = "spiffe://fediversity/host/$NS-$NODE" ] && break
     sleep 3
   done
-  [ "$got" = "spiffe://fediversity/host/$NS-$NODE" ] || { say "FAIL: SVID '${got:-none}'"; in_node journalctl -u spire-agent --no-pager | tail -n 15 >&2; exit 1; }
-  [ "$(in_node systemctl is-system-running)" = running ] || { say "FAIL: the node is not running"; exit 1; }
-  say "ok: root on the node holds $got (node running)"
+  [ "$got" = "spiffe://fediversity/host/$NS-$NODE" ] || { log "FAIL: SVID '${got:-none}'"; in_node journalctl -u spire-agent --no-pager | tail -n 15 >&2; exit 1; }
+  [ "$(in_node systemctl is-system-running)" = running ] || { log "FAIL: the node is not running"; exit 1; }
+  log "ok: root on the node holds $got (node running)"
 }
 bundle_certs() { in_node grep -c BEGIN /run/spire-agent/bundle.crt; }
 
@@ -162,31 +167,31 @@ kc create ns "$NS" >/dev/null
 handoff
 config_map
 deployment "$REGISTRY/$NS/$NODE:$TAG"
-say "1. first attestation"
+log "1. first attestation"
 want_svid 60
-on_node -n spire-server agent list | grep -q 'Attestation type  : k8s_psat' && say "ok: agent list shows k8s_psat"
+on_node -n spire-server agent list | grep -q 'Attestation type  : k8s_psat' && log "ok: agent list shows k8s_psat"
 
-say "2. CA rotation"
+log "2. CA rotation"
 before=$(bundle_certs)
 bash "$REPO/test/spire/spire-node.sh" rotate-ca >&2
 config_map
 t0=$SECONDS
 until [ "$(bundle_certs)" -gt "$before" ]; do
-  [ $((SECONDS - t0)) -lt 150 ] || { say "FAIL: the agent did not get the new bundle within 150 s"; exit 1; }
+  [ $((SECONDS - t0)) -lt 150 ] || { log "FAIL: the agent did not get the new bundle within 150 s"; exit 1; }
   sleep 3
 done
-say "ok: the agent restarted with the new bundle $((SECONDS - t0)) s after the ConfigMap update"
+log "ok: the agent restarted with the new bundle $((SECONDS - t0)) s after the ConfigMap update"
 want_svid 60
 
-say "3. spire node made again"
+log "3. spire node made again"
 bash "$REPO/test/spire/spire-node.sh" down >/dev/null 2>&1
 bash "$REPO/test/spire/spire-node.sh" up >/dev/null 2>&1
 node_env
 sleep 15
-[ "$(in_node systemctl is-system-running)" = running ] && say "ok: node running while its agent cannot attest"
+[ "$(in_node systemctl is-system-running)" = running ] && log "ok: node running while its agent cannot attest"
 handoff
 config_map
 t0=$SECONDS
 want_svid 180
-say "ok: attested again $((SECONDS - t0)) s after the new hand-off and ConfigMap"
-say "all checks passed"
+log "ok: attested again $((SECONDS - t0)) s after the new hand-off and ConfigMap"
+log "all checks passed"

@@ -12,11 +12,11 @@ import { runTool } from '../../../src/tools/run.js';
 
 const toolchain = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'toolchain');
 
-/** The two scripts in a clone-like layout with nothing beside it (no ../shared/upstream). */
+/** The script and what it sources, in a clone-like layout with nothing beside it (no ../shared/upstream). */
 function lonelyClone(): { script: string; cache: string } {
   const root = mkdtempSync(join(tmpdir(), 'build-tools-'));
   mkdirSync(join(root, 'clone', 'toolchain'), { recursive: true });
-  for (const f of ['build-tools.sh', 'cache.sh']) cpSync(join(toolchain, f), join(root, 'clone', 'toolchain', f));
+  for (const f of ['build-tools.sh', 'versions.env', 'lib']) cpSync(join(toolchain, f), join(root, 'clone', 'toolchain', f), { recursive: true });
   return { script: join(root, 'clone', 'toolchain', 'build-tools.sh'), cache: join(root, 'cache') };
 }
 

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runTool } from '../../../src/tools/run.js';
 
-const cacheSh = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'toolchain', 'cache.sh');
+const cacheSh = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'toolchain', 'lib', 'cache.sh');
 
 /** Runs a bash snippet with toolchain/cache.sh sourced and DEPLOY_CACHE_DIR set. */
 function bash(cache: string, script: string) {
@@ -16,7 +16,7 @@ function bash(cache: string, script: string) {
   });
 }
 
-describe('toolchain/cache.sh build_once', () => {
+describe('toolchain/lib/cache.sh build_once', () => {
   it('builds once, then skips while the output exists', async () => {
     const root = mkdtempSync(join(tmpdir(), 'cache-sh-'));
     const cache = join(root, 'cache');

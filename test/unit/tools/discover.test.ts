@@ -1,4 +1,5 @@
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -131,11 +132,13 @@ describe('provider configuration', () => {
 });
 
 describe('pinned versions', () => {
-  it('are the ones toolchain/build-tools.sh builds', () => {
+  it('are the ones toolchain/build-tools.sh builds (both read toolchain/versions.env; build-tools.sh through lib/go-build.sh)', () => {
     const script = readFileSync(join(repo, 'toolchain', 'build-tools.sh'), 'utf8');
-    expect(script).toContain(`TOFU_VERSION=${TOFU_VERSION}\n`);
-    const list = PINNED_PROVIDERS.map((p) => `${p.name}:${p.version}`).join(' ');
-    expect(script).toContain(`PROVIDERS=(${list})`);
+    expect(script).toContain('. "$here/lib/go-build.sh"');
+    const sourced = execFileSync('bash', ['-c', '. toolchain/lib/go-build.sh; echo "$TOFU_VERSION $PROVIDERS"'], { cwd: repo, encoding: 'utf8' });
+    const list = PINNED_PROVIDERS.map((p) => `${p.name}:${p.version}`).join(',');
+    expect(sourced.trim()).toBe(`${TOFU_VERSION} ${list}`);
+    expect(PINNED_PROVIDERS.map((p) => `${p.name}:${p.version}`)).toEqual(['kubernetes:2.38.0', 'null:3.2.4', 'random:3.7.2', 'external:2.3.5']);
   });
 
   it('sort newest first', () => {

@@ -1,18 +1,26 @@
 # shellcheck shell=bash
-# write_docker_archive <tree> <out.tar> <repo> <tag-prefix> <created> <created-by> <work-dir>
-#   Writes the `docker save` format that skopeo (docker-archive:) and `ctr images import`
-#   read: manifest.json, <config-digest>.json, <diff-id>/layer.tar. One uncompressed layer
-#   holding <tree>; Cmd /sbin/init, StopSignal SIGRTMIN+3 (systemd's clean shutdown),
-#   Env container=docker (systemd's container detection). Entries are sorted, owners
-#   numeric and outer times fixed, so the same tree gives the same digests.
-#   The tag (RepoTags <repo>:<tag-prefix>-<12 hex of the config digest>) follows the
-#   content: it changes exactly when the image does.
-#   <work-dir> (empty, same file system as <out.tar>) holds the parts; the caller removes it.
-#   Prints the image ID (sha256:<config digest>) on stdout.
-#   Format: https://github.com/moby/moby/blob/master/image/spec/v1.2.md (the "Combined
-#   Image JSON + Filesystem Changeset Format" of docker save).
+# The one writer of docker archives (the `docker save` format that skopeo's docker-archive:
+# and `ctr images import` read: manifest.json, <config-digest>.json, <diff-id>/layer.tar), for
+# the node images (variant.sh), the local cluster's pause image (test/cluster/lib/node.sh) and
+# the tests' small images. Format: https://github.com/moby/moby/blob/master/image/spec/v1.2.md
+# (the "Combined Image JSON + Filesystem Changeset Format" of docker save).
+#
+# Sourced:
+#   write_docker_archive <tree> <out.tar> <ref> <created> <created-by> <work-dir> <config>
+#     One uncompressed layer holding <tree>; <config> is the image config's "config" object
+#     (JSON: Env, Cmd or Entrypoint, StopSignal, ...). Entries are sorted, owners numeric and
+#     outer times fixed, so the same tree gives the same digests. <ref> (repo:tag) is the
+#     RepoTags entry; a tag that ends in "-" gets the 12 hex of the config digest appended, so
+#     it changes exactly when the image does. <work-dir> (empty, same file system as
+#     <out.tar>) holds the parts; the caller removes it. Prints the image ID
+#     (sha256:<config digest>) on stdout.
+#
+# Run, to write an archive of files of this host to $BUILD_OUT (build_once sets it):
+#   docker-archive.sh REF --file SRC:DEST [--file SRC:DEST]... [--symlink TARGET:DEST]...
+#                     (--entrypoint JSON | --cmd JSON) [--env JSON]
+#   The tree also has /dev, /proc, /sys, /tmp and /etc; every entry is root's with time 0.
 write_docker_archive() {
-  local tree=$1 out=$2 repo=$3 tag_prefix=$4 created=$5 created_by=$6 work=$7
+  local tree=$1 out=$2 ref=$3 created=$4 created_by=$5 work=$6 image_config=$7
   local layer_sha config config_sha arch
 
   mkdir "$work/layer"
@@ -26,15 +34,50 @@ write_docker_archive() {
   printf '1.0' >"$work/$layer_sha/VERSION"
 
   arch=$(dpkg --print-architecture 2>/dev/null || echo amd64)
-  config=$(printf '{"architecture":"%s","os":"linux","created":"%s","config":{"Env":["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin","container=docker"],"Cmd":["/sbin/init"],"StopSignal":"SIGRTMIN+3"},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]},"history":[{"created":"%s","created_by":"%s"}]}' \
-    "$arch" "$created" "$layer_sha" "$created" "$created_by")
+  config=$(printf '{"architecture":"%s","os":"linux","created":"%s","config":%s,"rootfs":{"type":"layers","diff_ids":["sha256:%s"]},"history":[{"created":"%s","created_by":"%s"}]}' \
+    "$arch" "$created" "$image_config" "$layer_sha" "$created" "$created_by")
   config_sha=$(printf '%s' "$config" | sha256sum | cut -d' ' -f1)
   printf '%s' "$config" >"$work/$config_sha.json"
+  case $ref in *-) ref=$ref${config_sha:0:12} ;; esac
   printf '[{"Config":"%s.json","RepoTags":["%s"],"Layers":["%s/layer.tar"]}]' \
-    "$config_sha" "$repo:$tag_prefix-${config_sha:0:12}" "$layer_sha" >"$work/manifest.json"
+    "$config_sha" "$ref" "$layer_sha" >"$work/manifest.json"
 
   tar -C "$work" --owner=0 --group=0 --numeric-owner --mtime=@0 --format=posix \
     --pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime \
     -cf "$out" manifest.json "$config_sha.json" "$layer_sha/VERSION" "$layer_sha/layer.tar"
   printf 'sha256:%s\n' "$config_sha"
 }
+
+_docker_archive_cli() {
+  set -euo pipefail
+  local ref=$1 entrypoint=null cmd=null env='[]' root src dest
+  shift
+  : "${BUILD_OUT:?docker-archive.sh writes to BUILD_OUT}"
+  root=$(mktemp -d)
+  # shellcheck disable=SC2064 # the directory now: the trap runs after this function returned
+  trap "rm -rf '$root'" EXIT
+  mkdir -p "$root/fs" "$root/work"
+  while [ "$#" -gt 0 ]; do
+    case $1 in
+      --file) src=${2%%:*} dest=${2#*:}; mkdir -p "$root/fs/$(dirname "$dest")"; cp -L "$src" "$root/fs/$dest"; shift 2 ;;
+      --symlink) src=${2%%:*} dest=${2#*:}; mkdir -p "$root/fs/$(dirname "$dest")"; ln -s "$src" "$root/fs/$dest"; shift 2 ;;
+      --entrypoint) entrypoint=$2; shift 2 ;;
+      --cmd) cmd=$2; shift 2 ;;
+      --env) env=$2; shift 2 ;;
+      *) echo "docker-archive.sh: unknown argument $1" >&2; exit 2 ;;
+    esac
+  done
+  mkdir -p "$root/fs/dev" "$root/fs/proc" "$root/fs/sys" "$root/fs/tmp" "$root/fs/etc"
+  chmod 1777 "$root/fs/tmp"
+  chmod 0755 "$root/fs"
+  # root's, time 0: the same files give the same image
+  [ "$(id -u)" -ne 0 ] || chown -R -h 0:0 "$root/fs"
+  find "$root/fs" -mindepth 1 -exec touch -h -d @0 {} +
+  write_docker_archive "$root/fs" "$BUILD_OUT" "$ref" 1970-01-01T00:00:00Z \
+    "test/cluster/images/lib/docker-archive.sh" "$root/work" \
+    "{\"Entrypoint\":$entrypoint,\"Cmd\":$cmd,\"Env\":$env,\"WorkingDir\":\"/\"}" >/dev/null
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+  _docker_archive_cli "$@"
+fi

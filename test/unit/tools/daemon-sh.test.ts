@@ -1,10 +1,11 @@
 /**
- * test/cluster/lib/proc.sh: start_daemon returns only once the daemon runs its own program,
- * so daemon_pid (and require_alive, which every `up` wait calls) never reports a live daemon
- * as dead. A loaded first run lost that race: `up` failed with "etcd exited" 20 ms after
+ * toolchain/lib/daemon.sh (the daemons of the local cluster, the registry and the spire node):
+ * daemon_pid (and require_alive, which every `up` wait calls) never reports a live daemon as
+ * dead, also before it has exec'ed its program (the pidfile's start time identifies it from
+ * the fork on). A loaded first run lost that race: `up` failed with "etcd exited" 20 ms after
  * starting an etcd that ran for minutes.
  */
-import { mkdtempSync, writeFileSync, chmodSync, mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,9 +13,9 @@ import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runTool } from '../../../src/tools/run.js';
 
-const procSh = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'test', 'cluster', 'lib', 'proc.sh');
+const procSh = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'toolchain', 'lib', 'daemon.sh');
 
-/** Runs a bash snippet with proc.sh sourced and S (its state directory) set. */
+/** Runs a bash snippet with daemon.sh sourced and S (its state directory) set. */
 function bash(s: string, script: string, pathPrefix = '') {
   return runTool('bash', ['-c', `set -euo pipefail; S="${s}"; . "${procSh}"; ${script}`], {
     env: { PATH: `${pathPrefix}${process.env.PATH ?? ''}` },
@@ -36,7 +37,7 @@ function stateDir(): string {
   return s;
 }
 
-describe('test/cluster/lib/proc.sh start_daemon', () => {
+describe('toolchain/lib/daemon.sh start_daemon', () => {
   it('GIVEN setsid takes a second to exec WHEN daemon_pid runs right after start_daemon THEN it finds the live daemon', async () => {
     const s = stateDir();
     // A setsid that is slow to exec: what a loaded machine does to the real one.
@@ -72,5 +73,34 @@ describe('test/cluster/lib/proc.sh start_daemon', () => {
     expect(r.exitCode).toBe(3);
     expect(r.stderr).toContain('no-config-here');
     expect(r.stderr).toContain('quick exited');
+  });
+});
+
+describe('toolchain/lib/daemon.sh stop_daemon', () => {
+  it('GIVEN a daemon that ends on TERM WHEN stopped THEN it is gone at once, without SIGKILL, and no longer found', async () => {
+    const s = stateDir();
+    const t0 = Date.now();
+    const r = await bash(s, `start_daemon quiet ${sleepBin} 300; stop_daemon quiet 10; daemon_pid quiet && echo still-found || echo gone`);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toBe('gone');
+    expect(r.stderr).toMatch(/quiet stopped \(pid \d+\)/);
+    expect(r.stderr).not.toContain('SIGKILL');
+    expect(Date.now() - t0).toBeLessThan(8_000);
+  });
+
+  it('GIVEN a daemon that ignores TERM WHEN stopped with a bound THEN it gets SIGKILL after the bound and is gone', async () => {
+    const s = stateDir();
+    // a separate bash stops it, as `down` does: the daemon is not its child
+    const start = await bash(s, `start_daemon stubborn /bin/sh -c 'trap "" TERM; while :; do ${sleepBin} 1; done'; daemon_pid stubborn`);
+    expect(start.exitCode, start.stderr).toBe(0);
+    const pid = Number(start.stdout);
+    const r = await bash(s, 'stop_daemon stubborn 1; daemon_pid stubborn && echo still-found || echo gone');
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toBe('gone');
+    expect(r.stderr).toContain(`stubborn (pid ${pid}) did not stop within 1s: SIGKILL`);
+    expect(r.stderr).toContain(`stubborn stopped (pid ${pid})`);
+    // gone, or a zombie its new parent has not reaped yet
+    const stat = existsSync(`/proc/${pid}/stat`) ? readFileSync(`/proc/${pid}/stat`, 'utf8') : ') Z';
+    expect(stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)).toBe('Z');
   });
 });
