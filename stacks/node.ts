@@ -14,7 +14,10 @@ import { createHash } from 'node:crypto';
 import type { NodeModel, TargetModel } from '../src/config/target-model.js';
 import { names } from '../src/config/names.js';
 import { FIELD_MANAGER } from '../src/contract/field-managers.js';
+// the construct IDs are the parts src/workflow/ reads back from resource names
+import type { ImagePart, WorkloadPart } from '../src/contract/graph-ids.js';
 import { shq, tfEscape } from '../src/contract/shell.js';
+import { DIGEST_PROGRAM_NAME, digestScript, pushScript } from './image-scripts.js';
 import { deploymentManifest } from './pod-template.js';
 import { withSpireVolumes } from './spire-pod.js';
 
@@ -34,28 +37,20 @@ export class NodeImage extends Construct {
   constructor(scope: Construct, id: string, props: NodePushProps) {
     super(scope, id);
     const { target, node } = props;
-    const tls = target.registryTlsVerify ? '' : ' --dest-tls-verify=false';
-    const script = [
-      `archive=${shq(node.archive)}`,
-      `if [ ! -r "$archive" ]; then echo "deploy: node ${node.name}: image archive $archive is missing or unreadable; build the node image, or fix image.archive in the group plan" >&2; exit 1; fi`,
-      // skopeo reads REGISTRY_AUTH_FILE itself: credentials never enter the graph
-      `exec "\${DEPLOY_SKOPEO:-skopeo}" copy --quiet --retry-times 3${tls} "docker-archive:$archive" ${shq(`docker://${node.tagRef}`)}`,
-    ].join('\n');
-    this.push = new NullResource(this, 'push', {
+    this.push = new NullResource(this, 'push' satisfies ImagePart, {
       // replaced when, and only when, the tag reference changes (FR-002)
       triggers: { ref: node.tagRef },
       dependsOn: props.after,
-      provisioners: [{ type: 'local-exec', command: tfEscape(script) }],
+      provisioners: [{ type: 'local-exec', command: tfEscape(pushScript(node, target.registryTlsVerify)) }],
     });
-    const inspectTls = target.registryTlsVerify ? '' : ' --tls-verify=false';
-    const digest = new DataExternal(this, 'digest', {
+    const digest = new DataExternal(this, 'digest' satisfies ImagePart, {
       // read after the push: at apply time when the push changes, at plan time otherwise
       dependsOn: [this.push],
       program: [
         '/bin/sh',
         '-c',
-        tfEscape(`exec "\${DEPLOY_SKOPEO:-skopeo}" inspect${inspectTls} --format '{"digest":"{{.Digest}}"}' "docker://$1"`),
-        'deploy-digest',
+        tfEscape(digestScript(target.registryTlsVerify)),
+        DIGEST_PROGRAM_NAME,
         node.tagRef,
       ],
     });
@@ -85,8 +80,8 @@ export class NodeWorkload extends Construct {
   constructor(scope: Construct, id: string, props: NodeWorkloadProps) {
     super(scope, id);
     const { target, node, namespace } = props;
-    const machineId = new Uuid(this, 'machine-id', {});
-    const claim = new PersistentVolumeClaimV1(this, 'state', {
+    const machineId = new Uuid(this, 'machine-id' satisfies WorkloadPart, {});
+    const claim = new PersistentVolumeClaimV1(this, 'state' satisfies WorkloadPart, {
       metadata: { name: names.stateClaim(node.name), namespace },
       spec: {
         accessModes: ['ReadWriteOnce'],
@@ -97,7 +92,7 @@ export class NodeWorkload extends Construct {
       // unbindable claim is the rollout step's to report (edge case "no volume")
       waitUntilBound: false,
     });
-    const account = new ServiceAccountV1(this, 'account', {
+    const account = new ServiceAccountV1(this, 'account' satisfies WorkloadPart, {
       metadata: { name: names.serviceAccount(node.name), namespace },
       automountServiceAccountToken: false,
     });
@@ -113,7 +108,7 @@ export class NodeWorkload extends Construct {
     // (a bare reference: tofu reads each replace_triggered_by string as an expression, and
     // `fqn` would render as an interpolation)
     const claimMadeAgain = `${claim.terraformResourceType}.${claim.friendlyUniqueId}.metadata[0].uid`;
-    this.deployment = new Manifest(this, 'deployment', {
+    this.deployment = new Manifest(this, 'deployment' satisfies WorkloadPart, {
       manifest,
       // server-side apply with our own manager; force so that the rollout step's rollback
       // (another manager) never wedges the next apply, which takes the fields back
@@ -124,7 +119,7 @@ export class NodeWorkload extends Construct {
     // Everything of the pod template but the two graph references, hashed at synth time.
     const templateHash = createHash('sha256').update(JSON.stringify(manifest.spec.template, (k, v) => (k === 'image' || k === 'value' ? undefined : v))).digest('hex');
     const command = `"\${DEPLOY_BIN:-deploy}" rollout --namespace ${shq(target.namespace)} --node ${shq(node.name)} --timeout ${target.rolloutTimeoutSeconds}s`;
-    this.rollout = new NullResource(this, 'rollout', {
+    this.rollout = new NullResource(this, 'rollout' satisfies WorkloadPart, {
       // replaced when the pod template changes: a new image, machine ID or pod spec (FR-006).
       // A failed step is tainted, so the next apply tries the rollout again (US2 AS3).
       triggers: { image: props.imageByDigest, machine_id: machineId.result, template: templateHash.slice(0, 16) },

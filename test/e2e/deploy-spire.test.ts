@@ -15,7 +15,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SpireCoordinates } from '../../src/config/spire-coordinates.js';
 import { loadSpireEnv } from '../spire/spire-env.js';
-import { runOnSpireNode } from '../../src/spire/spire-ssh.js';
+import { runOnSpireNode } from '../integration/spire-node-ssh.js';
 import { spireNames } from '../../src/contract/spire-names.js';
 import { buildImage, repoRoot, type BuiltImage } from '../integration/images-scripts.js';
 import { DeployHarness, filesUnder, sampleArgv } from './harness.js';

@@ -17,7 +17,7 @@ import { ExternalProvider } from '@cdktf/provider-external/lib/provider/index.js
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SpireCoordinates } from '../../src/config/spire-coordinates.js';
 import { loadSpireEnv } from '../spire/spire-env.js';
-import { readTrustBundle, runOnSpireNode } from '../../src/spire/spire-ssh.js';
+import { runOnSpireNode } from './spire-node-ssh.js';
 import { providerEnv, requireTool } from '../../src/tools/discover.js';
 import { initGraph, planGraph, validateGraph } from '../../src/tools/tofu.js';
 import { SpireIdentity } from '../../stacks/spire-identity.js';
@@ -88,7 +88,8 @@ describe('the SPIRE graph with the real tofu and the real spire node', () => {
     const shown = await execa(tofu.path, ['show', '-json', plan.planFile], { cwd: graphDir, env: tofuEnv });
     const json = JSON.parse(shown.stdout);
     const after = (type: string) => json.resource_changes.find((c: any) => c.type === type).change.after;
-    expect(after('kubernetes_config_map_v1').data['bundle.crt']).toBe(await readTrustBundle(spire));
+    const pem = (await runOnSpireNode(spire, ['spire-server', 'bundle', 'show', '-format', 'pem'])).stdout.trim();
+    expect(after('kubernetes_config_map_v1').data['bundle.crt']).toBe(`${pem}\n`);
     const id = (await runOnSpireNode(spire, ['cat', '/etc/machine-id'])).stdout.trim();
     expect(after('null_resource').triggers.spire_machine_id).toBe(id);
     expect(shown.stdout).not.toContain(spire.sshPrivateKeyFile);

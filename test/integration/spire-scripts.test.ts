@@ -1,9 +1,10 @@
 /**
- * src/spire/spire-ssh.ts against the real test spire node (test/spire/spire-node.sh): the
- * plan-time reads (machine ID, trust bundle) over ssh with the SPIRE coordinates, a token
- * through stdin, and the failures that must name the node (wrong host key, node down).
+ * The graph's ssh steps (stacks/spire-scripts.ts) against the real test spire node
+ * (test/spire/spire-node.sh), run as tofu runs them: the plan-time reads (machine ID, trust
+ * bundle) over ssh with the SPIRE coordinates, the kubeconfig with a token through stdin, and
+ * the failures that must name the node (wrong host key, node down).
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,8 +12,8 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SpireCoordinates } from '../../src/config/spire-coordinates.js';
 import { loadSpireEnv } from '../spire/spire-env.js';
-import { ToolError } from '../../src/errors.js';
-import { readSpireMachineId, readTrustBundle, runOnSpireNode } from '../../src/spire/spire-ssh.js';
+import { bundleReadScript, handoffScript, machineIdReadScript } from '../../stacks/spire-scripts.js';
+import { runOnSpireNode } from './spire-node-ssh.js';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const script = join(repo, 'test', 'spire', 'spire-node.sh');
@@ -45,27 +46,44 @@ afterAll(async () => {
   await rm(stateDir, { recursive: true, force: true });
 });
 
-async function failureOf(p: Promise<unknown>): Promise<ToolError> {
-  const e = await p.then(() => undefined, (err: unknown) => err);
-  expect(e).toBeInstanceOf(ToolError);
-  return e as ToolError;
+/** Runs a generated script as tofu would: sh -c, the key from the run's environment, `{}` on stdin. */
+async function runScript(script: string, opts: { timeoutMs?: number; env?: Record<string, string> } = {}) {
+  return execa('/bin/sh', ['-c', script], {
+    input: '{}',
+    reject: false,
+    timeout: opts.timeoutMs ?? 120_000,
+    env: { PATH: process.env.PATH, SSH_PRIVATE_KEY_FILE: spire.sshPrivateKeyFile, ...opts.env },
+  });
 }
+
+/** The value a read printed (`{"<field>": "..."}`), failing the test with its stderr when it failed. */
+async function readField(script: string, field: string): Promise<string> {
+  const r = await runScript(script);
+  expect(r.exitCode, r.stderr).toBe(0);
+  return JSON.parse(r.stdout)[field] as string;
+}
+const readBundle = async () => Buffer.from(await readField(bundleReadScript(spire), 'bundle_b64'), 'base64').toString();
 
 describe('ssh to the spire node with the SPIRE coordinates', () => {
   it('GIVEN the node WHEN read at plan time THEN its machine ID and its PEM trust bundle come back', async () => {
-    expect(await readSpireMachineId(spire)).toBe((await readFile(join(stateDir, 'spire-node', 'root', 'etc', 'machine-id'), 'utf8')).trim());
-    const bundle = await readTrustBundle(spire);
+    expect(await readField(machineIdReadScript(spire), 'machine_id')).toBe((await readFile(join(stateDir, 'spire-node', 'root', 'etc', 'machine-id'), 'utf8')).trim());
+    const bundle = await readBundle();
     expect(bundle).toMatch(/^-----BEGIN CERTIFICATE-----\n[\s\S]+\n-----END CERTIFICATE-----\n$/);
     // Read twice, the same bytes: a plan after apply sees no change (no churn).
-    expect(await readTrustBundle(spire)).toBe(bundle);
+    expect(await readBundle()).toBe(bundle);
   });
 
   it('GIVEN a secret WHEN it goes to the node THEN it travels on stdin, and the file there is 0600', async () => {
     const secret = `token-${process.pid}-${Date.now()}`;
-    await runOnSpireNode(spire, ['sh', '-c', "'umask 077; mkdir -p /var/lib/spire/k8s/t && cat > /var/lib/spire/k8s/t/kubeconfig'"], { input: secret });
-    const r = await runOnSpireNode(spire, ['stat', '-c', '%a', '/var/lib/spire/k8s/t/kubeconfig', ';', 'cat', '/var/lib/spire/k8s/t/kubeconfig']);
-    expect(r.stdout.split('\n')).toEqual(['600', secret]);
-    expect(r.command).not.toContain(secret);
+    // the cluster's side faked: a kubectl that answers the CA and the token
+    const kubectl = join(stateDir, 'kubectl');
+    await writeFile(kubectl, `#!/bin/sh\ncase "$*" in *certificate-authority-data*) printf 'Q0E=';; *'create token'*) printf '%s' '${secret}';; esac\n`, { mode: 0o755 });
+    const script = handoffScript({ ...spire, apiServer: 'https://10.255.254.1:6443' }, 't', []);
+    const r = await runScript(script, { env: { DEPLOY_KUBECTL: kubectl, KUBE_CONFIG_PATH: kubectl } });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const on = await runOnSpireNode(spire, ['stat', '-c', '%a', '/var/lib/spire/k8s/t/kubeconfig', ';', 'grep', 'token:', '/var/lib/spire/k8s/t/kubeconfig']);
+    expect(on.stdout.split('\n')).toEqual(['600', `    token: ${secret}`]);
+    expect(script).not.toContain(secret);
   });
 
   it('GIVEN another host key in SSH_NODES WHEN read THEN it fails naming the node, and nothing runs there', async () => {
@@ -73,9 +91,11 @@ describe('ssh to the spire node with the SPIRE coordinates', () => {
     try {
       await execa('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(dir, 'k')]);
       const other = (await readFile(join(dir, 'k.pub'), 'utf8')).split(' ').slice(0, 2).join(' ');
-      const e = await failureOf(readSpireMachineId({ ...spire, hostKey: other }));
-      expect(e.message).toContain(`the spire node ${spire.node} is not reachable over ssh`);
-      expect(e.message).toMatch(/HOST IDENTIFICATION HAS CHANGED|Host key verification failed/);
+      const r = await runScript(machineIdReadScript({ ...spire, hostKey: other }));
+      expect(r.exitCode).not.toBe(0);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toContain(`the spire node ${spire.node} is not reachable over ssh`);
+      expect(r.stderr).toMatch(/HOST IDENTIFICATION HAS CHANGED|Host key verification failed/);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -85,9 +105,9 @@ describe('ssh to the spire node with the SPIRE coordinates', () => {
     const down = await spireNode('down');
     expect(down.exitCode, down.stderr).toBe(0);
     const started = Date.now();
-    const e = await failureOf(readTrustBundle(spire, { timeoutMs: 30_000 }));
-    expect(e.message).toContain(`the spire node ${spire.node} is not reachable over ssh as root`);
-    expect(e.exitCode).toBe(3);
+    const r = await runScript(bundleReadScript(spire), { timeoutMs: 30_000 });
+    expect(r.exitCode).not.toBe(0);
+    expect(r.stderr).toContain(`the spire node ${spire.node} is not reachable over ssh as root`);
     expect(Date.now() - started).toBeLessThan(30_000);
   });
 });

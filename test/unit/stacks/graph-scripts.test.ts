@@ -1,0 +1,163 @@
+/**
+ * The shell the graph runs inside tofu, exactly as it is written into cdk.tf.json: the push
+ * and the digest read of a node's image, the plan-time reads from the spire node, and the
+ * hand-off with its destroy step. A change of one character changes every existing graph's
+ * plan (a push or hand-off would be replaced), so the text is pinned here; the generators
+ * (stacks/image-scripts.ts, stacks/spire-scripts.ts) are what the graph carries.
+ */
+import { describe, expect, it } from 'vitest';
+import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../src/config/load.js';
+import { renderGraph } from '../../../src/graph/synth.js';
+import { spirePlan } from '../helpers.js';
+
+const PLAN_FILE = '/plans/group.json';
+const HOST_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHnU1vq8oTjWkDmmXG0vWq4m7Kq8lYk3dQ2dN3bq7c0X';
+const ENV = {
+  K8S_REGISTRY: 'reg.test:5000',
+  K8S_REGISTRY_TLS_VERIFY: 'false',
+  K8S_SPIRE_NODE: 'spire.central.example.org',
+  SSH_USER: 'deploy',
+  SSH_PRIVATE_KEY_FILE: '/keys/id',
+  SSH_NODES: JSON.stringify({ 'spire.central.example.org': { hostKey: HOST_KEY, sshOpts: ['-o', 'Port=2222', '-o', "ServerAliveCountMax=${x}'3"] } }),
+};
+
+function graphOf(target: string): any {
+  const coords = loadCoordinates({}, ENV);
+  const plan = spirePlan();
+  plan.nodes.alpha.image.archive = "images/it's alpha.tar";
+  const targets = buildTargets(parseGroupPlan(JSON.stringify(plan), PLAN_FILE), coords, PLAN_FILE, [target]);
+  return JSON.parse(renderGraph(targets[0]!));
+}
+
+const byPath = (section: Record<string, any> | undefined, end: string): any => Object.values(section ?? {}).find((r: any) => r['//'].metadata.path.endsWith(end));
+
+describe('the shell the graph runs (as written into cdk.tf.json)', () => {
+  const g = graphOf('web');
+
+  it('pushes the image with skopeo', () => {
+    expect(byPath(g.resource.null_resource, '/image-alpha/push').provisioner[0]['local-exec'].command).toMatchInlineSnapshot(`
+      "archive='/plans/images/it'\\''s alpha.tar'
+      if [ ! -r "$archive" ]; then echo "deploy: node alpha: image archive $archive is missing or unreadable; build the node image, or fix image.archive in the group plan" >&2; exit 1; fi
+      exec "$\${DEPLOY_SKOPEO:-skopeo}" copy --quiet --retry-times 3 --dest-tls-verify=false "docker-archive:$archive" 'docker://reg.test:5000/fediversity-web/alpha:a1'"
+    `);
+  });
+
+  it('reads the digest with skopeo', () => {
+    expect(byPath(g.data.external, '/image-alpha/digest').program).toMatchInlineSnapshot(`
+      [
+        "/bin/sh",
+        "-c",
+        "exec "$\${DEPLOY_SKOPEO:-skopeo}" inspect --tls-verify=false --format '{"digest":"{{.Digest}}"}' "docker://$1"",
+        "deploy-digest",
+        "reg.test:5000/fediversity-web/alpha:a1",
+      ]
+    `);
+  });
+
+  it('reads the machine ID and the bundle from the spire node', () => {
+    expect(byPath(g.data.external, '/spire/spire-machine-id').program).toMatchInlineSnapshot(`
+      [
+        "/bin/sh",
+        "-c",
+        "set -eu
+      key="$\${SSH_PRIVATE_KEY_FILE:?is not set: the ssh key for the spire node spire.central.example.org}"
+      tmp=$(mktemp -d)
+      trap 'rm -rf "$tmp"' EXIT
+      kh=$tmp/known_hosts
+      printf '%s' 'spire-node ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHnU1vq8oTjWkDmmXG0vWq4m7Kq8lYk3dQ2dN3bq7c0X
+      ' >"$kh"
+      spire_ssh() { "$\${DEPLOY_SSH:-ssh}" -i "$key" '-o' 'IdentitiesOnly=yes' '-o' 'BatchMode=yes' '-o' 'StrictHostKeyChecking=yes' '-o' "UserKnownHostsFile=$kh" '-o' 'GlobalKnownHostsFile=/dev/null' '-o' 'HostKeyAlias=spire-node' '-o' 'UpdateHostKeys=no' '-o' 'ConnectTimeout=15' '-o' 'ServerAliveInterval=10' '-o' 'Port=2222' '-o' 'ServerAliveCountMax=$\${x}'\\''3' -l 'deploy' -- 'spire.central.example.org' "$@" 2>"$tmp/ssh.err"; }
+      unreachable() { echo "deploy: the spire node spire.central.example.org is not reachable over ssh as deploy ($1); check K8S_SPIRE_NODE, the node, the host key in SSH_NODES and SSH_PRIVATE_KEY_FILE" >&2; sed -n 1,4p "$tmp/ssh.err" >&2; exit 1; }
+      cat >/dev/null
+      tries=0
+      while :; do
+        out=$(spire_ssh cat /etc/machine-id) && break
+        rc=$?
+        [ "$rc" -ne 255 ] || unreachable 'reading /etc/machine-id'
+        tries=$((tries + 1))
+        if [ "$tries" -ge 10 ]; then echo "deploy: on the spire node spire.central.example.org, cat /etc/machine-id failed (exit $rc) 10 times in about 30 s (reading /etc/machine-id); check the SPIRE server there: spire-server healthcheck" >&2; sed -n 1,4p "$tmp/ssh.err" >&2; exit 1; fi
+        sleep 3
+      done
+      printf '%s' "$out" | grep -Eqx '[0-9a-f]{32}' || { echo "deploy: the spire node spire.central.example.org has no machine ID in /etc/machine-id" >&2; exit 1; }
+      printf '{"machine_id":"%s"}' "$out"",
+        "deploy-spire-machine_id",
+      ]
+    `);
+    expect(byPath(g.data.external, '/spire/spire-bundle').program).toMatchInlineSnapshot(`
+      [
+        "/bin/sh",
+        "-c",
+        "set -eu
+      key="$\${SSH_PRIVATE_KEY_FILE:?is not set: the ssh key for the spire node spire.central.example.org}"
+      tmp=$(mktemp -d)
+      trap 'rm -rf "$tmp"' EXIT
+      kh=$tmp/known_hosts
+      printf '%s' 'spire-node ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHnU1vq8oTjWkDmmXG0vWq4m7Kq8lYk3dQ2dN3bq7c0X
+      ' >"$kh"
+      spire_ssh() { "$\${DEPLOY_SSH:-ssh}" -i "$key" '-o' 'IdentitiesOnly=yes' '-o' 'BatchMode=yes' '-o' 'StrictHostKeyChecking=yes' '-o' "UserKnownHostsFile=$kh" '-o' 'GlobalKnownHostsFile=/dev/null' '-o' 'HostKeyAlias=spire-node' '-o' 'UpdateHostKeys=no' '-o' 'ConnectTimeout=15' '-o' 'ServerAliveInterval=10' '-o' 'Port=2222' '-o' 'ServerAliveCountMax=$\${x}'\\''3' -l 'deploy' -- 'spire.central.example.org' "$@" 2>"$tmp/ssh.err"; }
+      unreachable() { echo "deploy: the spire node spire.central.example.org is not reachable over ssh as deploy ($1); check K8S_SPIRE_NODE, the node, the host key in SSH_NODES and SSH_PRIVATE_KEY_FILE" >&2; sed -n 1,4p "$tmp/ssh.err" >&2; exit 1; }
+      cat >/dev/null
+      tries=0
+      while :; do
+        out=$(spire_ssh spire-server bundle show -format pem) && break
+        rc=$?
+        [ "$rc" -ne 255 ] || unreachable 'reading the trust bundle'
+        tries=$((tries + 1))
+        if [ "$tries" -ge 10 ]; then echo "deploy: on the spire node spire.central.example.org, spire-server bundle show -format pem failed (exit $rc) 10 times in about 30 s (reading the trust bundle); check the SPIRE server there: spire-server healthcheck" >&2; sed -n 1,4p "$tmp/ssh.err" >&2; exit 1; fi
+        sleep 3
+      done
+      printf '%s\\n' "$out" | grep -q -- '-----BEGIN CERTIFICATE-----' || { echo "deploy: the SPIRE server on spire.central.example.org gave no PEM trust bundle; check it with spire-server healthcheck" >&2; exit 1; }
+      out=$(printf '%s\\n' "$out" | base64 -w0)
+      printf '{"bundle_b64":"%s"}' "$out"",
+        "deploy-spire-bundle_b64",
+      ]
+    `);
+  });
+
+  it('hands off the kubeconfig and the names, and takes them back on destroy', () => {
+    const handoff = byPath(g.resource.null_resource, '/spire/handoff');
+    expect(handoff.provisioner[0]['local-exec'].command).toMatchInlineSnapshot(`
+      "set -eu
+      key="$\${SSH_PRIVATE_KEY_FILE:?is not set: the ssh key for the spire node spire.central.example.org}"
+      tmp=$(mktemp -d)
+      trap 'rm -rf "$tmp"' EXIT
+      kh=$tmp/known_hosts
+      printf '%s' 'spire-node ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHnU1vq8oTjWkDmmXG0vWq4m7Kq8lYk3dQ2dN3bq7c0X
+      ' >"$kh"
+      spire_ssh() { "$\${DEPLOY_SSH:-ssh}" -i "$key" '-o' 'IdentitiesOnly=yes' '-o' 'BatchMode=yes' '-o' 'StrictHostKeyChecking=yes' '-o' "UserKnownHostsFile=$kh" '-o' 'GlobalKnownHostsFile=/dev/null' '-o' 'HostKeyAlias=spire-node' '-o' 'UpdateHostKeys=no' '-o' 'ConnectTimeout=15' '-o' 'ServerAliveInterval=10' '-o' 'Port=2222' '-o' 'ServerAliveCountMax=$\${x}'\\''3' -l 'deploy' -- 'spire.central.example.org' "$@" 2>"$tmp/ssh.err"; }
+      unreachable() { echo "deploy: the spire node spire.central.example.org is not reachable over ssh as deploy ($1); check K8S_SPIRE_NODE, the node, the host key in SSH_NODES and SSH_PRIVATE_KEY_FILE" >&2; sed -n 1,4p "$tmp/ssh.err" >&2; exit 1; }
+      kc() { "$\${DEPLOY_KUBECTL:-kubectl}" --kubeconfig "$\${KUBE_CONFIG_PATH:?is not set: the kubeconfig of the cluster}" "$@"; }
+      server=$(kc config view --minify -o jsonpath='{.clusters[0].cluster.server}')
+      ca=$(kc config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority-data}')
+      if [ -z "$ca" ]; then ca=$(base64 -w0 <"$(kc config view --minify -o jsonpath='{.clusters[0].cluster.certificate-authority}')"); fi
+      token=$(kc -n 'fediversity-web' create token spire-server --duration 8760h)
+      printf 'apiVersion: v1\\nkind: Config\\nclusters:\\n- name: %s\\n  cluster:\\n    server: %s\\n    certificate-authority-data: %s\\nusers:\\n- name: spire-server\\n  user:\\n    token: %s\\ncontexts:\\n- name: %s\\n  context:\\n    cluster: %s\\n    user: spire-server\\ncurrent-context: %s\\n' 'fediversity-web' "$server" "$ca" "$token" 'fediversity-web' 'fediversity-web' 'fediversity-web' | spire_ssh 'sh -c '\\''set -eu
+      umask 077
+      d='\\''\\'\\'''\\''/var/lib/spire/k8s/fediversity-web'\\''\\'\\'''\\''
+      mkdir -p "$d/entries"
+      cat >"$d/kubeconfig.new"
+      chmod 0600 "$d/kubeconfig.new"
+      mv -f "$d/kubeconfig.new" "$d/kubeconfig"
+      rm -f "$d"/entries/*.json
+      printf '\\''\\'\\'''\\''%s'\\''\\'\\'''\\'' '\\''\\'\\'''\\''ewogICJlbnRyaWVzIjogWwogICAgewogICAgICAic3BpZmZlX2lkIjogInNwaWZmZTovL2ZlZGl2ZXJzaXR5L2s4cy9mZWRpdmVyc2l0eS13ZWIvZmVkaXZlcnNpdHktd2ViL25vZGUtYWxwaGEiLAogICAgICAicGFyZW50X2lkIjogInNwaWZmZTovL2ZlZGl2ZXJzaXR5L3NwaXJlL3NlcnZlciIsCiAgICAgICJzZWxlY3RvcnMiOiBbCiAgICAgICAgewogICAgICAgICAgInR5cGUiOiAiazhzX3BzYXQiLAogICAgICAgICAgInZhbHVlIjogImNsdXN0ZXI6ZmVkaXZlcnNpdHktd2ViLmFscGhhIgogICAgICAgIH0sCiAgICAgICAgewogICAgICAgICAgInR5cGUiOiAiazhzX3BzYXQiLAogICAgICAgICAgInZhbHVlIjogImFnZW50X25zOmZlZGl2ZXJzaXR5LXdlYiIKICAgICAgICB9LAogICAgICAgIHsKICAgICAgICAgICJ0eXBlIjogIms4c19wc2F0IiwKICAgICAgICAgICJ2YWx1ZSI6ICJhZ2VudF9zYTpub2RlLWFscGhhIgogICAgICAgIH0KICAgICAgXQogICAgfSwKICAgIHsKICAgICAgInNwaWZmZV9pZCI6ICJzcGlmZmU6Ly9mZWRpdmVyc2l0eS9ob3N0L2ZlZGl2ZXJzaXR5LXdlYi1hbHBoYSIsCiAgICAgICJwYXJlbnRfaWQiOiAic3BpZmZlOi8vZmVkaXZlcnNpdHkvazhzL2ZlZGl2ZXJzaXR5LXdlYi9mZWRpdmVyc2l0eS13ZWIvbm9kZS1hbHBoYSIsCiAgICAgICJzZWxlY3RvcnMiOiBbCiAgICAgICAgewogICAgICAgICAgInR5cGUiOiAidW5peCIsCiAgICAgICAgICAidmFsdWUiOiAidWlkOjAiCiAgICAgICAgfQogICAgICBdCiAgICB9CiAgXQp9Cg=='\\''\\'\\'''\\'' | base64 -d >"$d/entries/alpha.json"
+      printf '\\''\\'\\'''\\''%s'\\''\\'\\'''\\'' '\\''\\'\\'''\\''ewogICJlbnRyaWVzIjogWwogICAgewogICAgICAic3BpZmZlX2lkIjogInNwaWZmZTovL2ZlZGl2ZXJzaXR5L2s4cy9mZWRpdmVyc2l0eS13ZWIvZmVkaXZlcnNpdHktd2ViL25vZGUtYmV0YSIsCiAgICAgICJwYXJlbnRfaWQiOiAic3BpZmZlOi8vZmVkaXZlcnNpdHkvc3BpcmUvc2VydmVyIiwKICAgICAgInNlbGVjdG9ycyI6IFsKICAgICAgICB7CiAgICAgICAgICAidHlwZSI6ICJrOHNfcHNhdCIsCiAgICAgICAgICAidmFsdWUiOiAiY2x1c3RlcjpmZWRpdmVyc2l0eS13ZWIuYmV0YSIKICAgICAgICB9LAogICAgICAgIHsKICAgICAgICAgICJ0eXBlIjogIms4c19wc2F0IiwKICAgICAgICAgICJ2YWx1ZSI6ICJhZ2VudF9uczpmZWRpdmVyc2l0eS13ZWIiCiAgICAgICAgfSwKICAgICAgICB7CiAgICAgICAgICAidHlwZSI6ICJrOHNfcHNhdCIsCiAgICAgICAgICAidmFsdWUiOiAiYWdlbnRfc2E6bm9kZS1iZXRhIgogICAgICAgIH0KICAgICAgXQogICAgfSwKICAgIHsKICAgICAgInNwaWZmZV9pZCI6ICJzcGlmZmU6Ly9mZWRpdmVyc2l0eS9ob3N0L2ZlZGl2ZXJzaXR5LXdlYi1iZXRhIiwKICAgICAgInBhcmVudF9pZCI6ICJzcGlmZmU6Ly9mZWRpdmVyc2l0eS9rOHMvZmVkaXZlcnNpdHktd2ViL2ZlZGl2ZXJzaXR5LXdlYi9ub2RlLWJldGEiLAogICAgICAic2VsZWN0b3JzIjogWwogICAgICAgIHsKICAgICAgICAgICJ0eXBlIjogInVuaXgiLAogICAgICAgICAgInZhbHVlIjogInVpZDowIgogICAgICAgIH0KICAgICAgXQogICAgfQogIF0KfQo='\\''\\'\\'''\\'' | base64 -d >"$d/entries/beta.json"'\\''' || unreachable 'handing off the kubeconfig'"
+    `);
+    expect(handoff.provisioner[1]['local-exec']).toMatchInlineSnapshot(`
+      {
+        "command": "set -eu
+      key="$\${SSH_PRIVATE_KEY_FILE:?is not set: the ssh key for the spire node \${self.triggers.spire_node}}"
+      tmp=$(mktemp -d)
+      trap 'rm -rf "$tmp"' EXIT
+      kh=$tmp/known_hosts
+      printf '%s' 'spire-node \${self.triggers.host_key}
+      ' >"$kh"
+      if [ "$\${DEPLOY_SPIRE_NODE:-}" = "\${self.triggers.spire_node}" ] && [ -n "$\${DEPLOY_SPIRE_HOST_KEY:-}" ]; then printf 'spire-node %s\\n' "$DEPLOY_SPIRE_HOST_KEY" >>"$kh"; fi
+      spire_ssh() { "$\${DEPLOY_SSH:-ssh}" -i "$key" '-o' 'IdentitiesOnly=yes' '-o' 'BatchMode=yes' '-o' 'StrictHostKeyChecking=yes' '-o' "UserKnownHostsFile=$kh" '-o' 'GlobalKnownHostsFile=/dev/null' '-o' 'HostKeyAlias=spire-node' '-o' 'UpdateHostKeys=no' '-o' 'ConnectTimeout=15' '-o' 'ServerAliveInterval=10' \${self.triggers.ssh_options} -l "\${self.triggers.ssh_user}" -- "\${self.triggers.spire_node}" "$@" 2>"$tmp/ssh.err"; }
+      unreachable() { echo "deploy: the spire node \${self.triggers.spire_node} is not reachable over ssh as \${self.triggers.ssh_user} ($1); check K8S_SPIRE_NODE, the node, the host key in SSH_NODES and SSH_PRIVATE_KEY_FILE" >&2; sed -n 1,4p "$tmp/ssh.err" >&2; exit 1; }
+      spire_ssh 'rm -rf '\\''/var/lib/spire/k8s/fediversity-web'\\''' || unreachable 'removing the kubeconfig and names of fediversity-web'",
+        "when": "destroy",
+      }
+    `);
+    expect(handoff.triggers.ssh_options).toMatchInlineSnapshot(`"'-o' 'Port=2222' '-o' 'ServerAliveCountMax=$\${x}'\\''3'"`);
+  });
+});
