@@ -86,3 +86,9 @@ export function describeCurrentPod(snap: RolloutSnapshot): LastState | null {
   const pod = rs ? currentPod(snap, rs) : undefined;
   return pod ? describePod(snap, pod) : null;
 }
+
+/** The failing pod's state (the one the verdict names, else the current revision's). */
+export function describeFailedPod(snap: RolloutSnapshot, podName: string | undefined): LastState | null {
+  const pod = podName ? snap.pods.find((p) => p.metadata.name === podName) : undefined;
+  return pod ? describePod(snap, pod) : describeCurrentPod(snap);
+}

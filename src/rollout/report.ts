@@ -6,7 +6,7 @@
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { ExitCode } from '../errors.js';
+import { ExitCode, ToolError } from '../errors.js';
 
 export const OUTCOMES = ['ready', 'rolled-back', 'failed-no-previous', 'rollback-failed', 'interrupted'] as const;
 export type RolloutOutcome = (typeof OUTCOMES)[number];
@@ -177,11 +177,30 @@ export async function readRolloutReports(dir: string): Promise<RolloutReport[]> 
   const reports: RolloutReport[] = [];
   for (const name of names.filter((n) => /^rollout-.+\.json$/.test(n)).sort()) {
     const file = join(dir, name);
-    const parsed = RolloutReportSchema.safeParse(JSON.parse(await readFile(file, 'utf8')));
-    if (!parsed.success) throw new Error(`${file}: not a rollout report: ${parsed.error.message}`);
-    reports.push(parsed.data);
+    reports.push(parseReport(file, await readFile(file, 'utf8')));
   }
   return reports.sort((a, b) => a.namespace.localeCompare(b.namespace) || a.node.localeCompare(b.node));
+}
+
+/**
+ * One report file's text as a report. A file that is not JSON or not a report (a step killed
+ * while writing it, a disk that was full) is a ToolError naming the file: the apply ran, but
+ * what the rollout did is unknown.
+ */
+function parseReport(file: string, text: string): RolloutReport {
+  const broken = (why: string) =>
+    new ToolError(`${file}: not a rollout report: ${why}`, {
+      hint: 'the rollout step wrote no readable report; see the node with `kubectl rollout status deployment/<node> -n <namespace>`, and run `deploy apply` again (a failed step is tried again)',
+    });
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw broken(`not JSON (${(err as Error).message})`);
+  }
+  const parsed = RolloutReportSchema.safeParse(json);
+  if (!parsed.success) throw broken(parsed.error.message);
+  return parsed.data;
 }
 
 /** `sha256:0123456789ab` from `<registry>/<ns>/<n>@sha256:...` (the whole ref otherwise). */

@@ -3,46 +3,27 @@
  * a terminal reason; collect the evidence; set the Deployment back to the previous revision
  * (`kubectl rollout undo` semantics) and wait, bounded, for that pod; report.
  * Dependencies come in as arguments (the API, the clock, the signal, the progress sink).
+ * The rollback: rollback.ts; the failed pod's log: log-tail.ts.
  */
-import { CONTAINER_NAME } from '../contract/node-container.js';
-import { ROLLBACK_FIELD_MANAGER } from '../contract/field-managers.js';
 import { ToolError } from '../errors.js';
-import type { Logger } from '../log.js';
 import { createBootQueueReader } from './boot-queue.js';
-import { DeploymentSchema, templateImage, type Deployment } from './api-objects.js';
+import { DeploymentSchema, templateImage } from './api-objects.js';
 import type { Verdict } from './classify.js';
-import { collectEvents, describeCurrentPod, describePod } from './evidence.js';
-import { apiToolError, describeApiError, type KubeApi } from './kube-api.js';
-import type { Progress, RolloutStage } from './progress.js';
-import type { LastState, RolloutOutcome, RolloutReport } from './report.js';
+import { collectEvents, describeCurrentPod, describeFailedPod } from './evidence.js';
+import { apiToolError, type KubeApi } from './kube-api.js';
+import { readLogTail } from './log-tail.js';
+import { describeNodeState } from './node-state.js';
+import type { RolloutStage } from './progress.js';
+import type { RolloutOutcome, RolloutReport } from './report.js';
+import { rollBack } from './rollback.js';
+import type { RolloutDeps, RolloutOptions } from './rollout-options.js';
 import { openRolloutWatch, type RolloutWatch } from './rollout-watch.js';
-import { currentPod, currentReplicaSet, previousReplicaSet, revisionOf, type RolloutSnapshot } from './snapshot.js';
+import { previousReplicaSet, revisionOf } from './snapshot.js';
 import { describeJobs } from './systemd-jobs.js';
-import { buildUndoPatch } from './undo-patch.js';
-import { waitForVerdict, type WaitResult } from './wait-for-verdict.js';
+import { waitForVerdict } from './wait-for-verdict.js';
 
-export interface RolloutOptions {
-  readonly namespace: string;
-  readonly node: string;
-  /** How long the new revision may take to become ready. */
-  readonly timeoutMs: number;
-  /** How long the previous revision may take to become ready again after the rollback. */
-  readonly rollbackTimeoutMs: number;
-  /** Grace for an unschedulable pod whose claim a provisioner is working on. */
-  readonly claimGraceMs?: number;
-}
+export type { RolloutDeps, RolloutOptions };
 
-export interface RolloutDeps {
-  readonly api: KubeApi;
-  readonly signal: AbortSignal;
-  readonly progress?: Progress;
-  readonly logger?: Logger;
-  readonly now?: () => number;
-}
-
-const LOG_LINES = 20;
-/** The journal read of a degraded pod may delay the rollback this long at most. */
-const JOURNAL_MS = 3_000;
 /** Events this long before the step began still belong to its rollout (the apply's own). */
 const EVENTS_BEFORE_START_MS = 10_000;
 
@@ -187,90 +168,6 @@ function evidenceMs(evidenceAt: number | undefined, at: number): number | null {
   return evidenceAt !== undefined && Number.isFinite(evidenceAt) ? at - evidenceAt : null;
 }
 
-interface RollbackOutcome {
-  readonly outcome: 'rolled-back' | 'rollback-failed' | 'interrupted';
-  readonly detail: string;
-}
-
-async function rollBack(
-  api: KubeApi,
-  watch: RolloutWatch,
-  dep: Deployment,
-  snap: RolloutSnapshot,
-  opts: RolloutOptions,
-  deps: RolloutDeps,
-  show: (stage: RolloutStage, since: number, limit: number) => (v: Verdict) => void,
-): Promise<RollbackOutcome> {
-  const now = deps.now ?? Date.now;
-  const prev = previousReplicaSet(snap)!;
-  const prevImage = templateImage(prev.spec.template);
-  const started = now();
-  let generation: number;
-  try {
-    // Guarded by the generation we classified: a newer template (a concurrent apply) is not overwritten.
-    const patched = DeploymentSchema.parse(
-      await api.patchDeployment(opts.namespace, opts.node, buildUndoPatch(prev, dep.metadata.generation ?? undefined), ROLLBACK_FIELD_MANAGER, deps.signal),
-    );
-    generation = patched.metadata.generation ?? 0;
-  } catch (err) {
-    if (deps.signal.aborted) return { outcome: 'interrupted', detail: 'the rollback patch was being sent; the Deployment may or may not be set back' };
-    return { outcome: 'rollback-failed', detail: `setting the Deployment back to ${prevImage ?? `revision ${revisionOf(prev)}`} failed: ${describeApiError(err)}` };
-  }
-  deps.logger?.info({ node: opts.node, to: prevImage, revision: revisionOf(prev), generation }, 'rolled the Deployment back; waiting for the previous pod');
-  const result: WaitResult = await waitForVerdict(watch, {
-    deadline: started + opts.rollbackTimeoutMs,
-    signal: deps.signal,
-    minGeneration: generation,
-    // the previous revision's pod decides; a progress deadline now is the failed revision's
-    ignoreProgressDeadline: true,
-    onVerdict: show('rollback', started, opts.rollbackTimeoutMs),
-    now,
-    ...(opts.claimGraceMs !== undefined ? { claimGraceMs: opts.claimGraceMs } : {}),
-  });
-  deps.progress?.end();
-  if (result.kind === 'interrupted') {
-    return { outcome: 'interrupted', detail: `the Deployment is set back to ${prevImage ?? '?'}, its pod was not ready yet. ${describeNodeState(result.snapshot)}` };
-  }
-  if (result.verdict.kind === 'ready') return { outcome: 'rolled-back', detail: `pod ${result.verdict.pod} is ready` };
-  return { outcome: 'rollback-failed', detail: result.verdict.message };
-}
-
-/** The failing pod's state (the one the verdict names, else the current revision's). */
-function describeFailedPod(snap: RolloutSnapshot, podName: string | undefined): LastState | null {
-  const pod = podName ? snap.pods.find((p) => p.metadata.name === podName) : undefined;
-  return pod ? describePod(snap, pod) : describeCurrentPod(snap);
-}
-
-async function readLogTail(
-  api: KubeApi,
-  namespace: string,
-  state: LastState | null,
-  failedUnits: readonly string[],
-  signal: AbortSignal,
-  logger?: Logger,
-): Promise<string[]> {
-  if (!state || state.container === null || state.container.startsWith('waiting: ContainerCreating')) return [];
-  // A container that is not running now: its previous run has the log that explains it.
-  const previous = state.container !== 'running' && state.restartCount > 0;
-  let lines: string[] = [];
-  try {
-    lines = await api.readLogTail(namespace, state.pod, { container: CONTAINER_NAME, lines: LOG_LINES, previous }, signal);
-  } catch (err) {
-    logger?.debug({ pod: state.pod, err: describeApiError(err) }, 'no log tail');
-  }
-  if (lines.length > 0 || failedUnits.length === 0 || state.container !== 'running') return lines;
-  // systemd as PID 1 writes to /dev/console, which a pod does not have: the container log is
-  // empty. The journal of the failed units says why they failed; read it before the rollback
-  // replaces the pod (bounded: the rollback waits for this).
-  try {
-    const units = failedUnits.slice(0, 5).flatMap((u) => ['-u', u]);
-    return await api.execLines(namespace, state.pod, CONTAINER_NAME, ['journalctl', '--no-pager', '--quiet', '-o', 'short-precise', '-n', String(LOG_LINES), ...units], JOURNAL_MS, signal);
-  } catch (err) {
-    logger?.debug({ pod: state.pod, err: describeApiError(err) }, 'no journal of the failed units');
-    return [];
-  }
-}
-
 /** The deadline ended the wait while the pod was still on its way (not a terminal failure). */
 function cutShort(verdict: Extract<Verdict, { kind: 'failed' }>): boolean {
   return verdict.reason === 'timeout' || verdict.reason === 'progress-deadline';
@@ -279,19 +176,6 @@ function cutShort(verdict: Extract<Verdict, { kind: 'failed' }>): boolean {
 /** A queue sampled before the verdict: by then the kubelet was stopping the container. */
 function describeAge(ageMs: number): string {
   return ageMs > 0 ? ` (read ${(ageMs / 1000).toFixed(0)}s before the verdict; at the verdict the container was already being stopped)` : '';
-}
-
-/** "The Deployment is at revision 3 (image ...); pod x: waiting: ContainerCreating." */
-function describeNodeState(snap: RolloutSnapshot): string {
-  const rs = currentReplicaSet(snap);
-  if (!rs) return 'The Deployment has no ReplicaSet yet.';
-  const pod = currentPod(snap, rs);
-  const img = templateImage(rs.spec.template);
-  const podText = pod ? (() => {
-    const s = describePod(snap, pod);
-    return `pod ${s.pod}: ${s.phase ?? '?'}, container ${s.container ?? 'not created'}${s.ready ? ', ready' : ', not ready'}`;
-  })() : 'no pod yet';
-  return `The Deployment is at revision ${revisionOf(rs)} (${img ?? 'unknown image'}); ${podText}.`;
 }
 
 function interruptedBeforeStart(opts: RolloutOptions, startedAt: number, at: number, image: string | null = null): RolloutReport {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ExitCode } from '../../../src/errors.js';
+import { ExitCode, ToolError } from '../../../src/errors.js';
 import {
   formatRolloutSummary,
   markStepRunning,
@@ -91,6 +91,14 @@ describe('rollout reports', () => {
     expect(await readRolloutReports(join(dir, 'nope'))).toEqual([]);
     await writeFile(join(dir, 'rollout-x-y.json'), '{"node":"y"}');
     await expect(readRolloutReports(dir)).rejects.toThrow(/rollout-x-y\.json: not a rollout report/);
+  });
+
+  it('a report file that is not JSON (a step killed while writing it) is a tool failure naming the file, not an unexpected one', async () => {
+    await writeFile(join(dir, 'rollout-x-z.json'), '{"node":');
+    const e = await readRolloutReports(dir).then(() => undefined, (err: unknown) => err);
+    expect(e).toBeInstanceOf(ToolError);
+    expect((e as ToolError).exitCode).toBe(ExitCode.tool);
+    expect((e as ToolError).message).toMatch(/rollout-x-z\.json: not a rollout report: not JSON/);
   });
 
   it('summarises per node: ready, and rolled back to a digest because of the reason, with the evidence', () => {

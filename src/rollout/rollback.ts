@@ -1,0 +1,64 @@
+/**
+ * The rollback of a failed rollout: the Deployment set back to the previous ReplicaSet's
+ * template (`kubectl rollout undo` semantics, src/rollout/undo-patch.ts), guarded by the
+ * generation the verdict was made on, then a bounded wait for the previous revision's pod.
+ */
+import { ROLLBACK_FIELD_MANAGER } from '../contract/field-managers.js';
+import { DeploymentSchema, templateImage, type Deployment } from './api-objects.js';
+import type { Verdict } from './classify.js';
+import { describeApiError, type KubeApi } from './kube-api.js';
+import { describeNodeState } from './node-state.js';
+import type { RolloutStage } from './progress.js';
+import type { RolloutDeps, RolloutOptions } from './rollout-options.js';
+import type { RolloutWatch } from './rollout-watch.js';
+import { previousReplicaSet, revisionOf, type RolloutSnapshot } from './snapshot.js';
+import { buildUndoPatch } from './undo-patch.js';
+import { waitForVerdict, type WaitResult } from './wait-for-verdict.js';
+
+export interface RollbackOutcome {
+  readonly outcome: 'rolled-back' | 'rollback-failed' | 'interrupted';
+  readonly detail: string;
+}
+
+export async function rollBack(
+  api: KubeApi,
+  watch: RolloutWatch,
+  dep: Deployment,
+  snap: RolloutSnapshot,
+  opts: RolloutOptions,
+  deps: RolloutDeps,
+  show: (stage: RolloutStage, since: number, limit: number) => (v: Verdict) => void,
+): Promise<RollbackOutcome> {
+  const now = deps.now ?? Date.now;
+  const prev = previousReplicaSet(snap)!;
+  const prevImage = templateImage(prev.spec.template);
+  const started = now();
+  let generation: number;
+  try {
+    // Guarded by the generation we classified: a newer template (a concurrent apply) is not overwritten.
+    const patched = DeploymentSchema.parse(
+      await api.patchDeployment(opts.namespace, opts.node, buildUndoPatch(prev, dep.metadata.generation ?? undefined), ROLLBACK_FIELD_MANAGER, deps.signal),
+    );
+    generation = patched.metadata.generation ?? 0;
+  } catch (err) {
+    if (deps.signal.aborted) return { outcome: 'interrupted', detail: 'the rollback patch was being sent; the Deployment may or may not be set back' };
+    return { outcome: 'rollback-failed', detail: `setting the Deployment back to ${prevImage ?? `revision ${revisionOf(prev)}`} failed: ${describeApiError(err)}` };
+  }
+  deps.logger?.info({ node: opts.node, to: prevImage, revision: revisionOf(prev), generation }, 'rolled the Deployment back; waiting for the previous pod');
+  const result: WaitResult = await waitForVerdict(watch, {
+    deadline: started + opts.rollbackTimeoutMs,
+    signal: deps.signal,
+    minGeneration: generation,
+    // the previous revision's pod decides; a progress deadline now is the failed revision's
+    ignoreProgressDeadline: true,
+    onVerdict: show('rollback', started, opts.rollbackTimeoutMs),
+    now,
+    ...(opts.claimGraceMs !== undefined ? { claimGraceMs: opts.claimGraceMs } : {}),
+  });
+  deps.progress?.end();
+  if (result.kind === 'interrupted') {
+    return { outcome: 'interrupted', detail: `the Deployment is set back to ${prevImage ?? '?'}, its pod was not ready yet. ${describeNodeState(result.snapshot)}` };
+  }
+  if (result.verdict.kind === 'ready') return { outcome: 'rolled-back', detail: `pod ${result.verdict.pod} is ready` };
+  return { outcome: 'rollback-failed', detail: result.verdict.message };
+}

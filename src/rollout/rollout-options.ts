@@ -1,0 +1,23 @@
+/** What one rollout step is given: its node and time limits, and its dependencies. */
+import type { Logger } from '../log.js';
+import type { KubeApi } from './kube-api.js';
+import type { Progress } from './progress.js';
+
+export interface RolloutOptions {
+  readonly namespace: string;
+  readonly node: string;
+  /** How long the new revision may take to become ready. */
+  readonly timeoutMs: number;
+  /** How long the previous revision may take to become ready again after the rollback. */
+  readonly rollbackTimeoutMs: number;
+  /** Grace for an unschedulable pod whose claim a provisioner is working on. */
+  readonly claimGraceMs?: number;
+}
+
+export interface RolloutDeps {
+  readonly api: KubeApi;
+  readonly signal: AbortSignal;
+  readonly progress?: Progress;
+  readonly logger?: Logger;
+  readonly now?: () => number;
+}
