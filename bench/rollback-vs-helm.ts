@@ -9,12 +9,13 @@
  * what it printed about the cause.
  */
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { execa } from 'execa';
 import { buildImage, kubectl, log, root, type ClusterEnv } from './lib/bench-env.ts';
 import { runDeploy, writePlan } from './lib/deploy-run.ts';
+import { writeProbeValues } from './lib/probe-values.ts';
+import { pushImage } from './lib/push.ts';
 import { spread, type Spread } from './lib/stats.ts';
 
 export interface RollbackOptions {
@@ -79,12 +80,6 @@ async function observe(api: { core: k8s.CoreV1Api; apps: k8s.AppsV1Api }, namesp
   return obs;
 }
 
-async function push(cluster: ClusterEnv, archive: string, ref: string, work: string): Promise<string> {
-  const digestFile = join(work, `digest-${randomUUID()}`);
-  await execa('skopeo', ['copy', '--quiet', `--dest-tls-verify=${cluster.K8S_REGISTRY_TLS_VERIFY}`, '--digestfile', digestFile, `docker-archive:${archive}`, `docker://${ref}`], { timeout: 300_000 });
-  return readFileSync(digestFile, 'utf8').trim();
-}
-
 function summarize(runs: ToolRollback['runs'], printed: string): ToolRollback {
   return { evidenceToReadyMs: spread(runs.map((r) => r.evidenceToReadyMs)), commandMs: spread(runs.map((r) => r.commandMs)), runs, printed };
 }
@@ -105,11 +100,12 @@ export async function benchRollback(opts: RollbackOptions): Promise<RollbackResu
 
   // helm: the same images pushed by skopeo to the same kind of reference, pinned by digest.
   const repo = `${opts.cluster.K8S_REGISTRY}/${opts.helmNamespace}/${NODE}`;
-  const goodHelmImage = `${repo}@${await push(opts.cluster, good.archive, `${repo}:${good.tag}`, opts.work)}`;
-  const brokenHelmImage = `${repo}@${await push(opts.cluster, broken.archive, `${repo}:${broken.tag}`, opts.work)}`;
+  const goodHelmImage = `${repo}@${await pushImage(opts.cluster, good.archive, `${repo}:${good.tag}`, opts.work)}`;
+  const brokenHelmImage = `${repo}@${await pushImage(opts.cluster, broken.archive, `${repo}:${broken.tag}`, opts.work)}`;
   const chart = join(root, 'bench/helm-chart');
   const machineId = randomUUID();
-  const helmArgs = (verb: string, image: string) => [verb, NODE, chart, '--namespace', opts.helmNamespace, '--kubeconfig', opts.cluster.KUBE_CONFIG_PATH, '--set', `name=${NODE}`, '--set', `image=${image}`, '--set', `machineId=${machineId}`, '--set', `timeoutSeconds=${opts.timeoutSeconds}`, '--timeout', timeout];
+  const probeValues = writeProbeValues(opts.work);
+  const helmArgs = (verb: string, image: string) => [verb, NODE, chart, '--namespace', opts.helmNamespace, '--kubeconfig', opts.cluster.KUBE_CONFIG_PATH, '-f', probeValues, '--set', `name=${NODE}`, '--set', `image=${image}`, '--set', `machineId=${machineId}`, '--set', `timeoutSeconds=${opts.timeoutSeconds}`, '--timeout', timeout];
   const helmEnv = { PATH: process.env.PATH ?? '', HOME: opts.work, HELM_CACHE_HOME: join(opts.work, 'helm-cache'), HELM_CONFIG_HOME: join(opts.work, 'helm-config'), HELM_DATA_HOME: join(opts.work, 'helm-data') };
 
   log(`rollback: first good deploy of each tool (timeout ${timeout})`);

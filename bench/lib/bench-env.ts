@@ -8,11 +8,12 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cacheDir as cacheDirOf, stateDir } from '../../src/paths.ts';
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const home = process.env.HOME ?? '';
-export const defaultStateDir = process.env.DEPLOY_STATE_DIR ?? join(process.env.XDG_STATE_HOME ?? join(home, '.local/state'), 'k8s-deployer');
-export const cacheDir = process.env.DEPLOY_CACHE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(home, '.cache'), 'k8s-deployer');
+/** The program's own directories (src/paths.ts): the local cluster's cluster.env is under the state directory. */
+export const defaultStateDir = stateDir();
+export const cacheDir = cacheDirOf();
 
 export function log(msg: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);

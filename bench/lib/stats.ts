@@ -38,3 +38,10 @@ export function shuffled<T>(xs: readonly T[], seed: number): T[] {
   }
   return out;
 }
+
+/** Percentiles of the runs (nearest rank) and their mean, rounded to whole ms. */
+export function percentiles(xs: readonly number[]): { n: number; min: number; p50: number; max: number; mean: number } {
+  const s = [...xs].sort((a, b) => a - b);
+  const at = (p: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] ?? Number.NaN;
+  return { n: s.length, min: s[0] ?? Number.NaN, p50: at(50), max: s.at(-1) ?? Number.NaN, mean: Math.round(s.reduce((a, b) => a + b, 0) / Math.max(1, s.length)) };
+}
