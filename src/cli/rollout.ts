@@ -69,11 +69,12 @@ export function registerRollout(program: Command, ctx: CliContext): void {
 }
 
 async function runRolloutVerb(flags: RolloutFlags, ctx: CliContext): Promise<void> {
-  const [{ runRollout }, { createKubeApi, loadKubeConfig }, { createProgress }, report] = await Promise.all([
+  const [{ runRollout }, { createKubeApi, loadKubeConfig }, { createProgress }, report, { formatRolloutLine, formatRolloutEvidence }] = await Promise.all([
     import('../rollout/run-rollout.js'),
     import('../rollout/kube-api.js'),
     import('../rollout/progress.js'),
     import('../rollout/report.js'),
+    import('../rollout/report-format.js'),
   ]);
   const api = createKubeApi(loadKubeConfig(ctx.env));
   // in a run directory the step says it is running until its report is written (report.ts)
@@ -86,7 +87,7 @@ async function runRolloutVerb(flags: RolloutFlags, ctx: CliContext): Promise<voi
     if (flags.reportDir) await report.writeRolloutReport(flags.reportDir, result);
     if (flags.json) ctx.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     else {
-      const lines = [report.formatRolloutLine(result), ...(result.outcome === 'ready' ? [] : report.formatRolloutEvidence(result))];
+      const lines = [formatRolloutLine(result), ...(result.outcome === 'ready' ? [] : formatRolloutEvidence(result))];
       ctx.stdout.write(`${lines.join('\n')}\n`);
     }
     ctx.exitCode = report.outcomeExitCode(result.outcome);

@@ -62,7 +62,7 @@ export async function runVerb(mode: Mode, flags: InputFlags, ctx: CliContext): P
       ) + '\n',
     );
   } else {
-    const { formatRolloutSummary } = await import('../rollout/report.js');
+    const { formatRolloutSummary } = await import('../rollout/report-format.js');
     for (const r of results) {
       ctx.stdout.write(formatTargetSummary(r.summary) + '\n');
       for (const c of r.copies) ctx.stdout.write(`  warning: ${c.words}\n`);

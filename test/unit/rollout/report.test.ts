@@ -4,17 +4,8 @@ import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ExitCode, ToolError } from '../../../src/errors.js';
-import {
-  formatRolloutSummary,
-  markStepRunning,
-  outcomeExitCode,
-  readRolloutReports,
-  rolloutsExitCode,
-  shortImage,
-  writeRolloutReport,
-  waitForRunningSteps,
-  type RolloutReport,
-} from '../../../src/rollout/report.js';
+import { markStepRunning, outcomeExitCode, readRolloutReports, rolloutsExitCode, writeRolloutReport, waitForRunningSteps, type RolloutReport } from '../../../src/rollout/report.js';
+import { formatRolloutSummary, shortImage } from '../../../src/rollout/report-format.js';
 
 const GOOD = '127.0.0.1:5000/fediversity/web@sha256:1f3c9a7e2b6d4c8f0a1e5b9d3c7f2a6e0b4d8c2f6a9e3b7d1c5f9a2e6b0d4c81';
 const BROKEN = '127.0.0.1:5000/fediversity/web@sha256:9e2d7c1b5a4f8e3d2c6b0a9f7e1d5c3b8a2f6e0d4c9b7a3f1e5d8c2b6a0f4e92';
