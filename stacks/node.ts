@@ -16,9 +16,10 @@ import { names } from '../src/config/names.js';
 import { FIELD_MANAGER } from '../src/contract/field-managers.js';
 // the construct IDs are the parts src/workflow/ reads back from resource names
 import type { ImagePart, WorkloadPart } from '../src/contract/graph-ids.js';
-import { shq, tfEscape } from '../src/contract/shell.js';
+import { tfEscape } from '../src/contract/shell.js';
 import { DIGEST_PROGRAM_NAME, digestScript, pushScript } from './image-scripts.js';
 import { deploymentManifest } from './pod-template.js';
+import { rolloutStepCommand } from './rollout-step.js';
 import { withSpireVolumes } from './spire-pod.js';
 
 export interface NodePushProps {
@@ -118,13 +119,12 @@ export class NodeWorkload extends Construct {
     });
     // Everything of the pod template but the two graph references, hashed at synth time.
     const templateHash = createHash('sha256').update(JSON.stringify(manifest.spec.template, (k, v) => (k === 'image' || k === 'value' ? undefined : v))).digest('hex');
-    const command = `"\${DEPLOY_BIN:-deploy}" rollout --namespace ${shq(target.namespace)} --node ${shq(node.name)} --timeout ${target.rolloutTimeoutSeconds}s`;
     this.rollout = new NullResource(this, 'rollout' satisfies WorkloadPart, {
       // replaced when the pod template changes: a new image, machine ID or pod spec (FR-006).
       // A failed step is tainted, so the next apply tries the rollout again (US2 AS3).
       triggers: { image: props.imageByDigest, machine_id: machineId.result, template: templateHash.slice(0, 16) },
       dependsOn: [this.deployment],
-      provisioners: [{ type: 'local-exec', command: tfEscape(command) }],
+      provisioners: [{ type: 'local-exec', command: tfEscape(rolloutStepCommand(target.namespace, node.name, target.rolloutTimeoutSeconds)) }],
       lifecycle: { replaceTriggeredBy: [claimMadeAgain] },
     });
   }

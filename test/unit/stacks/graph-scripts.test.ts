@@ -54,6 +54,10 @@ describe('the shell the graph runs (as written into cdk.tf.json)', () => {
     `);
   });
 
+  it('runs the rollout step', () => {
+    expect(byPath(g.resource.null_resource, '/node-alpha/rollout').provisioner[0]['local-exec'].command).toMatchInlineSnapshot(`""$\${DEPLOY_BIN:-deploy}" rollout --namespace 'fediversity-web' --node 'alpha' --timeout 300s"`);
+  });
+
   it('reads the machine ID and the bundle from the spire node', () => {
     expect(byPath(g.data.external, '/spire/spire-machine-id').program).toMatchInlineSnapshot(`
       [

@@ -1,0 +1,11 @@
+/**
+ * The shell of a node's rollout step, run by tofu as a local-exec after the Deployment:
+ * `deploy rollout` (src/cli/rollout.ts) for the node, with the target's rollout timeout.
+ * DEPLOY_BIN is the deploy of the run (its environment), so the step runs the same program.
+ * The text is part of the graph (test/unit/stacks/graph-scripts.test.ts pins it).
+ */
+import { shq } from '../src/contract/shell.js';
+
+export function rolloutStepCommand(namespace: string, node: string, timeoutSeconds: number): string {
+  return `"\${DEPLOY_BIN:-deploy}" rollout --namespace ${shq(namespace)} --node ${shq(node)} --timeout ${timeoutSeconds}s`;
+}
