@@ -1,6 +1,6 @@
 /**
  * A tofu failure of the graph's SPIRE steps, in the operator's words. The steps
- * (stacks/spire-identity.ts) print one `deploy: ...` line naming the spire node, then ssh's own
+ * (stacks/spire-scripts.ts) print one `deploy: ...` line naming the spire node, then ssh's own
  * complaint, on stderr; tofu wraps that in its diagnostic (the external data source: "Error
  * Message: ... State: exit status 1"; local-exec: "Error running command '<the whole
  * script>': exit status 1. Output: ..."). The script text would bury our line, so only what

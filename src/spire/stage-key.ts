@@ -1,5 +1,5 @@
 /**
- * What tofu's environment needs for the graph's SPIRE steps (stacks/spire-identity.ts), per
+ * What tofu's environment needs for the graph's SPIRE steps (stacks/spire-scripts.ts), per
  * run: SSH_PRIVATE_KEY_FILE pointing at a copy of the key staged to a new path, DEPLOY_SSH and
  * DEPLOY_KUBECTL (the programs the run found), and DEPLOY_SPIRE_NODE / DEPLOY_SPIRE_HOST_KEY
  * (the spire node's current host key, for the hand-off's destroy step).
@@ -43,7 +43,7 @@ export async function stageSpireAccess(opts: StageOptions): Promise<SpireRunAcce
   const tools: Record<string, string> = {};
   if (opts.spire !== undefined) {
     // for the hand-off's destroy step: a spire node made again has a new host key
-    // (stacks/spire-identity.ts, spireSshPrelude)
+    // (stacks/spire-scripts.ts, spireSshPrelude)
     tools.DEPLOY_SPIRE_NODE = opts.spire.node;
     tools.DEPLOY_SPIRE_HOST_KEY = opts.spire.hostKey;
     tools.DEPLOY_SSH = requireTool('ssh', opts.env).path;
