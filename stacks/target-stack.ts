@@ -18,6 +18,7 @@ import type { TargetModel } from '../src/config/target-model.js';
 import { names } from '../src/config/names.js';
 import { LABEL_GROUP, LABEL_MANAGED_BY, MANAGED_BY } from '../src/contract/pod-labels.js';
 import { nodeConstructId, SPIRE_CONSTRUCT } from '../src/contract/graph-ids.js';
+import { NODE_NAMES_OUTPUT, SUBMISSION_OUTPUT, TARGET_NAMESPACE_OUTPUT } from '../src/contract/graph-outputs.js';
 import { NodeImage, NodeWorkload } from './node.js';
 import { SpireIdentity } from './spire-identity.js';
 
@@ -105,8 +106,8 @@ export class TargetStack extends TerraformStack {
       });
     });
 
-    new TerraformOutput(this, 'node_names', { value: model.nodes.map((n) => n.name), description: 'the node names (FR-009)' });
-    new TerraformOutput(this, 'target_namespace', { value: model.namespace });
-    new TerraformOutput(this, 'submission', { value: model.submissionId ?? '' });
+    new TerraformOutput(this, NODE_NAMES_OUTPUT, { value: model.nodes.map((n) => n.name), description: 'the node names (FR-009)' });
+    new TerraformOutput(this, TARGET_NAMESPACE_OUTPUT, { value: model.namespace });
+    new TerraformOutput(this, SUBMISSION_OUTPUT, { value: model.submissionId ?? '' });
   }
 }

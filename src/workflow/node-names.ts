@@ -4,9 +4,7 @@
  * what the saved plan will make it hold.
  */
 import { z } from 'zod';
-
-/** The output's name in stacks/target-stack.ts. */
-export const NODE_NAMES_OUTPUT = 'node_names';
+import { NODE_NAMES_OUTPUT } from '../contract/graph-outputs.js';
 
 const nodeNamesSchema = z.array(z.string());
 

@@ -6,6 +6,7 @@ import { constants } from 'node:fs';
 import { access, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError, DeployError, ExitCode } from '../errors.js';
+import { SUBMISSION_OUTPUT } from '../contract/graph-outputs.js';
 import type { Logger } from '../log.js';
 import type { TargetModel } from '../config/target-model.js';
 import { stateDir } from '../paths.js';
@@ -192,7 +193,7 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
  * state key fails, naming both (the specification's submission rule).
  */
 function checkSubmission(model: TargetModel, outputs: Record<string, { value: unknown }>): void {
-  const recorded = outputs.submission?.value;
+  const recorded = outputs[SUBMISSION_OUTPUT]?.value;
   if (typeof recorded !== 'string' || recorded === '') return;
   const wanted = model.submissionId ?? '';
   if (recorded !== wanted) {

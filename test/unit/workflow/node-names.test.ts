@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../src/config/load.js';
 import { renderGraph } from '../../../src/graph/synth.js';
-import { NODE_NAMES_OUTPUT, nodeNamesFrom } from '../../../src/workflow/node-names.js';
+import { NODE_NAMES_OUTPUT } from '../../../src/contract/graph-outputs.js';
+import { nodeNamesFrom } from '../../../src/workflow/node-names.js';
 import { samplePlan } from '../helpers.js';
 
 describe('nodeNamesFrom', () => {
