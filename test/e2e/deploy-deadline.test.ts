@@ -48,10 +48,18 @@ function watchProgressing(h: DeployHarness, node: string) {
 
 function expectNamesWhatSystemdWaitsFor(rep: any) {
   expect(['timeout', 'progress-deadline']).toContain(rep.reason);
-  expect(rep.message).toContain('systemd was still waiting for hang.service (start, running)');
   expect(rep.message).toMatch(/systemd: starting|systemd is booting/);
-  expect(rep.systemdJobs).toContainEqual({ unit: 'hang.service', type: 'start', state: 'running' });
+  // the job that never ends is queued from the start (multi-user.target wants it) ...
+  expect(rep.systemdJobs).toContainEqual(expect.objectContaining({ unit: 'hang.service', type: 'start' }));
   expect(rep.systemdJobs).toContainEqual({ unit: 'multi-user.target', type: 'start', state: 'waiting' });
+  // ... and the report names the jobs systemd was running at the deadline (at most three):
+  // hang.service once the boot got that far; on a loaded machine the boot may still be
+  // earlier at the deadline (seen in CI at load 10: systemd-journal-flush), and then those
+  const running = (rep.systemdJobs as { unit: string; type: string; state: string }[]).filter((j) => j.state === 'running');
+  expect(running.length, JSON.stringify(rep.systemdJobs)).toBeGreaterThan(0);
+  for (const j of running.slice(0, 3)) expect(rep.message).toContain(`${j.unit} (${j.type}, running)`);
+  expect(rep.message).toContain('systemd was still waiting for ');
+  if (running.some((j) => j.unit === 'hang.service')) expect(rep.message).toContain('hang.service (start, running)');
 }
 
 describe('FR-006 at the deadline: a boot that never ends', () => {
