@@ -15,7 +15,7 @@ import { cpus, hostname, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { benchFleet } from './fleet.ts';
-import { buildHelm, cacheDir, ensureCluster, kubectl, log, root } from './lib/bench-env.ts';
+import { buildHelm, cacheDir, ensureCluster, kubectl, log, pinnedVersion, root } from './lib/bench-env.ts';
 import { figures, type BenchResults } from './lib/report-md.ts';
 import { resultsDir, writeResults } from './lib/write-results.ts';
 import { benchRollback } from './rollback-vs-helm.ts';
@@ -68,7 +68,7 @@ function keepEarlierParts(results: BenchResults): void {
 async function main(): Promise<number> {
   const cluster = ensureCluster();
   execFileSync('bash', [join(root, 'toolchain/build-tools.sh')], { stdio: ['ignore', 'ignore', 'inherit'], timeout: 3_600_000 });
-  const tofuVersion = /^TOFU_VERSION=(\S+)$/m.exec(readFileSync(join(root, 'toolchain/versions.env'), 'utf8'))?.[1] ?? '?';
+  const tofuVersion = await pinnedVersion('TOFU_VERSION');
   const helm = only.has('rollback') ? buildHelm() : '';
   const work = mkdtempSync(join(tmpdir(), 'bench-'));
   const stamp = Math.random().toString(16).slice(2, 8);

@@ -36,11 +36,16 @@ export interface ClusterEnv {
 
 const clusterEnvFile = () => join(defaultStateDir, 'cluster', 'cluster.env');
 
-function kubectlPath(): string {
-  const version = /^KUBERNETES_VERSION=(\S+)$/m.exec(readFileSync(join(root, 'toolchain/versions.env'), 'utf8'))?.[1];
-  return join(cacheDir, 'kubernetes', version ?? '?', 'kubectl');
+/**
+ * A version of toolchain/versions.env, read by the program's own parser (src/tools/versions.ts,
+ * from dist/: its imports are the compiled program's; `npm run bench:*` builds first).
+ */
+export async function pinnedVersion(key: string): Promise<string> {
+  const versions = (await import(join(root, 'dist/src/tools/versions.js'))) as typeof import('../../src/tools/versions.ts');
+  return versions.pinnedVersion(key);
 }
-export const kubectlBin = kubectlPath();
+
+export const kubectlBin = join(cacheDir, 'kubernetes', await pinnedVersion('KUBERNETES_VERSION'), 'kubectl');
 
 function clusterAnswers(env: Record<string, string>): boolean {
   try {
