@@ -11,6 +11,6 @@ export function registerApply(program: Command, ctx: CliContext): void {
     );
   addAllowVolumeReplacementOption(addInputOptions(cmd)).action(async (flags: InputFlags) => {
     const { runVerb } = await import('../workflow/run-verb.js');
-    await runVerb('apply', flags, ctx);
+    ctx.exitCode = await runVerb('apply', flags, ctx);
   });
 }

@@ -10,6 +10,6 @@ export function registerDestroy(program: Command, ctx: CliContext): void {
     );
   addInputOptions(cmd).action(async (flags: InputFlags) => {
     const { runVerb } = await import('../workflow/run-verb.js');
-    await runVerb('destroy', flags, ctx);
+    ctx.exitCode = await runVerb('destroy', flags, ctx);
   });
 }

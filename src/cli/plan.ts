@@ -11,6 +11,6 @@ export function registerPlan(program: Command, ctx: CliContext): void {
     );
   addAllowVolumeReplacementOption(addInputOptions(cmd)).action(async (flags: InputFlags) => {
     const { runVerb } = await import('../workflow/run-verb.js');
-    await runVerb('plan', flags, ctx);
+    ctx.exitCode = await runVerb('plan', flags, ctx);
   });
 }

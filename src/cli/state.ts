@@ -93,7 +93,7 @@ export function registerState(program: Command, ctx: CliContext): void {
     .addHelpText('after', SERVE_HELP + DATA_DIR_HELP)
     .action(async (opts: { listen: string; data?: string; maxBodyMb: number }) => {
       const { serveState } = await import('../state/serve.js');
-      await serveState({ ...opts, ctx });
+      await serveState({ ...opts, env: ctx.env, signal: ctx.signal, logger: ctx.logger(), onServing: (url) => ctx.stdout.write(`${url}\n`) });
     });
 
   const source = (cmd: Command) => cmd.option('--data <dir>', 'read this data directory directly').addHelpText('after', SOURCE_HELP);
@@ -103,7 +103,8 @@ export function registerState(program: Command, ctx: CliContext): void {
     .option('--json', 'print JSON')
     .action(async (opts: { data?: string; json?: boolean }) => {
       const { listStates } = await import('../state/operator.js');
-      await listStates(ctx, opts);
+      const { reportStates } = await import('./state-report.js');
+      reportStates(ctx, await listStates(ctx, opts), opts.json);
     });
 
   source(state.command('versions'))
@@ -112,7 +113,8 @@ export function registerState(program: Command, ctx: CliContext): void {
     .option('--json', 'print JSON')
     .action(async (key: string, opts: { data?: string; json?: boolean }) => {
       const { listVersions } = await import('../state/operator.js');
-      await listVersions(ctx, key, opts);
+      const { reportVersions } = await import('./state-report.js');
+      reportVersions(ctx, key, await listVersions(ctx, key, opts), opts.json);
     });
 
   source(state.command('show'))
@@ -121,7 +123,8 @@ export function registerState(program: Command, ctx: CliContext): void {
     .option('--serial <n>', 'an older kept version', parseSerial)
     .action(async (key: string, opts: { data?: string; serial?: number }) => {
       const { showState } = await import('../state/operator.js');
-      await showState(ctx, key, opts);
+      const { reportState } = await import('./state-report.js');
+      reportState(ctx, await showState(ctx, key, opts));
     });
 
   state
@@ -135,7 +138,8 @@ export function registerState(program: Command, ctx: CliContext): void {
     .addHelpText('after', MIGRATE_HELP + DATA_DIR_HELP)
     .action(async (opts: { to: string; from?: string; data?: string; key: string[]; json?: boolean }) => {
       const { migrateStates } = await import('../state/migrate.js');
-      await migrateStates(ctx, opts);
+      const { reportMigration, reportOutcome } = await import('./state-report.js');
+      reportMigration(ctx, await migrateStates(ctx, opts, (outcome) => reportOutcome(ctx, outcome, opts.json)), opts.json);
     });
 
   source(state.command('unlock'))
@@ -146,6 +150,8 @@ export function registerState(program: Command, ctx: CliContext): void {
     .addHelpText('after', UNLOCK_HELP)
     .action(async (id: string | undefined, opts: { data?: string; key?: string; heldBy?: string }) => {
       const { unlockState } = await import('../state/operator.js');
-      await unlockState(ctx, id, opts);
+      const { reportNothingReleased, reportReleased } = await import('./state-report.js');
+      const { where, released } = await unlockState(ctx, id, opts, (lock) => reportReleased(ctx, lock));
+      if (released === 0 && opts.heldBy !== undefined) reportNothingReleased(ctx, opts.heldBy, opts.key, where);
     });
 }

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import type { CliContext } from './context.js';
-import { addInputOptions, graphsDir, loadTargets, type InputFlags } from './inputs.js';
+import { graphsDir, loadTargets } from '../config/load-targets.js';
+import { addInputOptions, type InputFlags } from './inputs.js';
 
 export function registerSynth(program: Command, ctx: CliContext): void {
   const cmd = program

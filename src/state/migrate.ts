@@ -9,13 +9,14 @@
  * both. A target with another lineage, a higher serial, or the same serial with other bytes
  * is refused: each means that runs already wrote there, and copying would lose their state.
  * The same state already at the target is a no-op, so running migrate again changes nothing.
+ * It returns the outcome per key; src/cli/state-report.ts says them.
  */
-import type { CliContext } from '../cli/context.js';
-import { ConfigError, DeployError, ExitCode, ToolError } from '../errors.js';
+import { ConfigError, ToolError } from '../errors.js';
 import { describeLock, type LockInfo } from './lock-info.js';
 import { defaultStateDataDir } from './paths.js';
 import { runIdentity } from './run-lock.js';
 import { parseStateHeader, type StateHeader } from './state-document.js';
+import type { StateAccess } from './operator.js';
 import { DataDirSource, HttpSource, type StateSource } from './state-source.js';
 import { sha256Hex } from './store.js';
 import { randomUUID } from 'node:crypto';
@@ -32,7 +33,6 @@ export interface MigrateOptions {
   readonly data?: string | undefined;
   /** Only these keys (needed when the source cannot list its states). */
   readonly key?: readonly string[] | undefined;
-  readonly json?: boolean | undefined;
 }
 
 export type KeyOutcome =
@@ -40,7 +40,15 @@ export type KeyOutcome =
   | { key: string; result: 'already-there'; serial: number; lineage: string }
   | { key: string; result: 'refused'; reason: string };
 
-export async function migrateStates(ctx: CliContext, opts: MigrateOptions): Promise<void> {
+/** What a migration did: where from, where to, and per key (in order) what happened. */
+export interface MigrateResult {
+  readonly from: string;
+  readonly to: string;
+  readonly outcomes: readonly KeyOutcome[];
+}
+
+/** Migrates each key in turn; `onOutcome` hears each as it is decided (a later failure does not hide it). */
+export async function migrateStates(ctx: StateAccess, opts: MigrateOptions, onOutcome: (outcome: KeyOutcome) => void): Promise<MigrateResult> {
   if (opts.from && opts.data) throw new ConfigError('two sources', [{ where: '--from/--data', message: 'give one source: a backend address (--from) or a data directory (--data)' }]);
   const who = runIdentity(ctx.env);
   const target = new HttpSource({ address: opts.to, addressName: '--to', username: ctx.env.TF_HTTP_USERNAME, password: ctx.env.TF_HTTP_PASSWORD, signal: ctx.signal });
@@ -53,28 +61,14 @@ export async function migrateStates(ctx: CliContext, opts: MigrateOptions): Prom
     }
     // a deleted state (DELETE: its newest version is a deletion) has nothing to carry over
     const keys = opts.key?.length ? [...opts.key] : (await source.list()).filter((s) => s.latest && !s.deleted).map((s) => s.key);
-    const log = ctx.logger();
-    if (keys.length === 0) {
-      ctx.stderr.write(`no states in ${source.where}: nothing to migrate\n`);
-      if (opts.json) ctx.stdout.write('[]\n');
-      return;
-    }
     const outcomes: KeyOutcome[] = [];
     for (const key of keys) {
       ctx.signal.throwIfAborted();
       const outcome = await migrateKey(source, target, key, who);
       outcomes.push(outcome);
-      log.info({ kind: 'state-migrated', ...outcome }, `${key}: ${outcome.result}`);
-      if (!opts.json) ctx.stdout.write(`${describeOutcome(outcome)}\n`);
+      onOutcome(outcome);
     }
-    if (opts.json) ctx.stdout.write(`${JSON.stringify(outcomes, null, 2)}\n`);
-    const refused = outcomes.filter((o) => o.result === 'refused');
-    ctx.stderr.write(nextSteps(source.where, target.where, refused.length));
-    if (refused.length > 0) {
-      throw new DeployError(`${refused.length} of ${outcomes.length} states were not migrated: ${refused.map((r) => r.key).join(', ')}`, ExitCode.usage, {
-        hint: 'each refused state is named above with the reason; the others were copied (or were already there)',
-      });
-    }
+    return { from: source.where, to: target.where, outcomes };
   } finally {
     source.close();
     target.close();
@@ -141,26 +135,4 @@ function header(body: Buffer, key: string, where: string): StateHeader {
   const parsed = parseStateHeader(body);
   if (!parsed.ok) throw new ToolError(`the state "${key}" in ${where} is not a state document: ${parsed.problem}`);
   return parsed.header;
-}
-
-function describeOutcome(o: KeyOutcome): string {
-  switch (o.result) {
-    case 'copied':
-      return `${o.key}: copied serial ${o.serial} (lineage ${o.lineage})${o.replaced ? `, over serial ${o.replaced.serial} of the same lineage` : ''}`;
-    case 'already-there':
-      return `${o.key}: already at the target (serial ${o.serial}, same bytes): nothing to do`;
-    case 'refused':
-      return `${o.key}: refused: ${o.reason}`;
-  }
-}
-
-function nextSteps(from: string, to: string, refused: number): string {
-  return [
-    '',
-    refused > 0 ? 'Then, for the states that were migrated:' : 'Next: point every run at the new backend and check that nothing changes:',
-    `  export TF_HTTP_ADDRESS=${to}    # and TF_HTTP_USERNAME/TF_HTTP_PASSWORD when it asks for them`,
-    '  deploy plan --plan <group plan> --target <target>    # each target: "no changes"',
-    `The states stay in ${from} as they were; runs without TF_HTTP_ADDRESS would still use them, so do not run deploy there again.`,
-    '',
-  ].join('\n');
 }

@@ -1,16 +1,26 @@
-import type { CliContext } from '../cli/context.js';
+/**
+ * The operator verbs `deploy state list|versions|show|unlock`: they read and unlock the states
+ * and return what they found; src/cli/state-report.ts says it (tables, JSON, lines).
+ */
 import { ConfigError, DeployError, ExitCode } from '../errors.js';
 import { describeLock, type LockInfo } from './lock-info.js';
 import { isDatabaseUrl } from './open-store.js';
 import { redactState } from './redact.js';
 import { DataDirSource, openStateSource, type StateSource } from './state-source.js';
+import type { StateSummary, VersionMeta } from './store.js';
+
+/** What the operator verbs read: the environment (TF_HTTP_*, DEPLOY_STATE_DIR) and the run's signal. */
+export interface StateAccess {
+  readonly env: NodeJS.ProcessEnv;
+  readonly signal: AbortSignal;
+}
 
 interface SourceOptions {
   readonly data?: string | undefined;
 }
 
 /** --data, else TF_HTTP_ADDRESS, else the embedded backend's data directory. */
-function openSource(ctx: CliContext, opts: SourceOptions): StateSource {
+function openSource(ctx: StateAccess, opts: SourceOptions): StateSource {
   if (opts.data && isDatabaseUrl(opts.data)) {
     // (the URL is not echoed: it may carry a password)
     throw new ConfigError('--data names a PostgreSQL database', [
@@ -23,7 +33,7 @@ function openSource(ctx: CliContext, opts: SourceOptions): StateSource {
   return opts.data ? new DataDirSource(opts.data) : openStateSource(ctx.env, ctx.signal);
 }
 
-async function withSource<T>(ctx: CliContext, opts: SourceOptions, fn: (s: StateSource) => Promise<T>): Promise<T> {
+async function withSource<T>(ctx: StateAccess, opts: SourceOptions, fn: (s: StateSource) => Promise<T>): Promise<T> {
   const source = openSource(ctx, opts);
   try {
     return await fn(source);
@@ -32,54 +42,19 @@ async function withSource<T>(ctx: CliContext, opts: SourceOptions, fn: (s: State
   }
 }
 
-function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n') + '\n';
+/** Every state with its newest version and lock; `where` names the source for messages. */
+export async function listStates(ctx: StateAccess, opts: SourceOptions): Promise<{ where: string; states: StateSummary[] }> {
+  return withSource(ctx, opts, async (source) => ({ where: source.where, states: await source.list() }));
 }
 
-export async function listStates(ctx: CliContext, opts: SourceOptions & { json?: boolean | undefined }): Promise<void> {
-  await withSource(ctx, opts, async (source) => {
-    const states = await source.list();
-    if (opts.json) {
-      ctx.stdout.write(`${JSON.stringify(states, null, 2)}\n`);
-      return;
-    }
-    if (states.length === 0) {
-      ctx.stderr.write(`no states in ${source.where}\n`);
-      return;
-    }
-    const rows = [['KEY', 'SERIAL', 'VERSIONS', 'UPDATED', 'SIZE', 'LOCK']];
-    for (const s of states) {
-      rows.push([
-        // a deleted state is listed with its versions (`deploy state versions` shows them)
-        s.deleted ? `${s.key} (deleted)` : s.key,
-        s.latest ? String(s.latest.serial) : '-',
-        String(s.versions),
-        s.latest?.created ?? '-',
-        s.latest && !s.deleted ? String(s.latest.size) : '-',
-        s.lock ? describeLock(s.lock) : '-',
-      ]);
-    }
-    ctx.stdout.write(table(rows));
-  });
+/** Every kept version of `key` (none: an empty list). */
+export async function listVersions(ctx: StateAccess, key: string, opts: SourceOptions): Promise<{ where: string; versions: VersionMeta[] }> {
+  return withSource(ctx, opts, async (source) => ({ where: source.where, versions: await source.versions(key) }));
 }
 
-export async function listVersions(ctx: CliContext, key: string, opts: SourceOptions & { json?: boolean | undefined }): Promise<void> {
-  await withSource(ctx, opts, async (source) => {
-    const versions = await source.versions(key);
-    if (opts.json) {
-      ctx.stdout.write(`${JSON.stringify(versions, null, 2)}\n`);
-      return;
-    }
-    if (versions.length === 0) throw new DeployError(`no state "${key}" in ${source.where}`, ExitCode.usage, { hint: '`deploy state list` shows the keys' });
-    const rows = [['SERIAL', 'TIME', 'SIZE', 'LINEAGE', 'SHA256']];
-    for (const v of versions) rows.push([String(v.serial), v.created, v.deleted ? 'deleted' : String(v.size), v.lineage, v.deleted ? '-' : v.sha256.slice(0, 12)]);
-    ctx.stdout.write(table(rows));
-  });
-}
-
-export async function showState(ctx: CliContext, key: string | undefined, opts: SourceOptions & { serial?: number | undefined }): Promise<void> {
-  await withSource(ctx, opts, async (source) => {
+/** A state document (the newest, or `serial`) with every secret value hidden; `hidden` counts them. */
+export async function showState(ctx: StateAccess, key: string | undefined, opts: SourceOptions & { serial?: number | undefined }): Promise<{ doc: unknown; hidden: number }> {
+  return withSource(ctx, opts, async (source) => {
     const body = await source.read(key, opts.serial);
     if (!body) {
       throw new DeployError(`no state${key ? ` "${key}"` : ''}${opts.serial === undefined ? '' : ` with serial ${opts.serial}`} in ${source.where}`, ExitCode.usage, {
@@ -92,9 +67,7 @@ export async function showState(ctx: CliContext, key: string | undefined, opts: 
     } catch (err) {
       throw new DeployError(`the stored state${key ? ` "${key}"` : ''} is not JSON`, ExitCode.tool, { cause: err });
     }
-    const { doc: redacted, hidden } = redactState(doc);
-    ctx.stdout.write(`${JSON.stringify(redacted, null, 2)}\n`);
-    if (hidden > 0) ctx.logger().info({ kind: 'state-redacted', hidden }, `${hidden} secret value(s) hidden`);
+    return redactState(doc);
   });
 }
 
@@ -104,25 +77,34 @@ export interface UnlockOptions extends SourceOptions {
   readonly heldBy?: string | undefined;
 }
 
+/** One lock released: on `key`, its ID, and who held it when that is known. */
+export interface ReleasedLock {
+  readonly key: string;
+  readonly id: string;
+  readonly holder: LockInfo | undefined;
+}
+
 /**
  * `deploy state unlock <ID>` releases the lock with that ID; `--held-by <who>` releases only
  * the locks that run holds: on `--key`, or on every state of a backend that lists its states
  * (a data directory, `deploy state serve`). A named state locked by another run is an error
  * that names the holder, and nothing is released; a state that is not locked is fine (the
  * CD workflow's last step runs this after every job, also after a clean one).
+ * Each release is given to `onReleased` as it happens (a later failure does not hide it);
+ * returns where it looked and how many it released.
  */
-export async function unlockState(ctx: CliContext, id: string | undefined, opts: UnlockOptions): Promise<void> {
+export async function unlockState(ctx: StateAccess, id: string | undefined, opts: UnlockOptions, onReleased: (released: ReleasedLock) => void): Promise<{ where: string; released: number }> {
   if (opts.heldBy === undefined) {
     if (!id) throw new ConfigError('nothing names the lock to release', [{ where: '<id>', message: 'give the lock ID (`deploy state list` shows it), or --held-by <who>' }]);
-    await withSource(ctx, opts, async (source) => {
+    return withSource(ctx, opts, async (source) => {
       const { key, holder } = await source.unlock(id, opts.key);
-      reportReleased(ctx, key, id, holder);
+      onReleased({ key, id, holder });
+      return { where: source.where, released: 1 };
     });
-    return;
   }
   const who = opts.heldBy;
   if (who === '') throw new ConfigError('--held-by is empty', [{ where: '--held-by', message: 'name the run whose lock to release (its DEPLOY_RUN_ID)' }]);
-  await withSource(ctx, opts, async (source) => {
+  return withSource(ctx, opts, async (source) => {
     const locks = await locksToRelease(source, opts.key);
     const mine = locks.filter((l) => l.info.Who === who && (!id || l.info.ID === id));
     const others = locks.filter((l) => !mine.includes(l));
@@ -134,9 +116,9 @@ export async function unlockState(ctx: CliContext, id: string | undefined, opts:
     }
     for (const l of mine) {
       const { key, holder } = await source.unlock(l.info.ID, l.key);
-      reportReleased(ctx, key, l.info.ID, holder ?? l.info);
+      onReleased({ key, id: l.info.ID, holder: holder ?? l.info });
     }
-    if (mine.length === 0) ctx.stdout.write(`no lock held by ${who}${opts.key ? ` on "${opts.key}"` : ''} in ${source.where}: nothing to release\n`);
+    return { where: source.where, released: mine.length };
   });
 }
 
@@ -145,9 +127,4 @@ async function locksToRelease(source: StateSource, key: string | undefined): Pro
   if (!key) return (await source.list()).flatMap((s) => (s.lock ? [{ key: s.key, info: s.lock }] : []));
   const info = await source.lockOf(key);
   return info ? [{ key, info }] : [];
-}
-
-function reportReleased(ctx: CliContext, key: string, id: string, holder: LockInfo | undefined): void {
-  ctx.stdout.write(`released lock ${id} on "${key}"${holder ? ` (${describeLock(holder)})` : ''}\n`);
-  ctx.logger().warn({ kind: 'state-unlocked', key, id, who: holder?.Who }, 'lock released by operator');
 }

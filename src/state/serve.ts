@@ -1,10 +1,10 @@
-import type { CliContext } from '../cli/context.js';
 import { ConfigError, type InputIssue, ToolError } from '../errors.js';
 import { credentialsFromEnv, PASSWORD_ENV, USERNAME_ENV } from './credentials.js';
 import { parseListenAddress } from './listen-address.js';
 import { describeLocation, openStore, resolveStoreLocation } from './open-store.js';
 import { defaultStateDataDir } from './paths.js';
 import { startStateServer } from './server.js';
+import type { Logger } from '../log.js';
 import type { StateStore } from './store.js';
 
 export interface ServeOptions {
@@ -12,15 +12,20 @@ export interface ServeOptions {
   /** A data directory (SQLite) or a postgres:// URL without a password. */
   readonly data?: string | undefined;
   readonly maxBodyMb: number;
-  readonly ctx: CliContext;
+  /** DEPLOY_STATE_* (credentials, database, data directory); never process.env. */
+  readonly env: NodeJS.ProcessEnv;
+  /** The server stops when it aborts. */
+  readonly signal: AbortSignal;
+  readonly logger: Logger;
+  /** Told the server's URL once it listens (`deploy state serve` prints it). */
+  readonly onServing: (url: string) => void;
 }
 
 /** `deploy state serve`: validates the exposure and the storage, serves until the run's signal aborts. */
 export async function serveState(opts: ServeOptions): Promise<void> {
-  const { ctx } = opts;
   const listen = parseListenAddress(opts.listen);
-  const creds = credentialsFromEnv(ctx.env);
-  const location = resolveStoreLocation(opts.data, ctx.env, defaultStateDataDir(ctx.env));
+  const creds = credentialsFromEnv(opts.env);
+  const location = resolveStoreLocation(opts.data, opts.env, defaultStateDataDir(opts.env));
   const issues: InputIssue[] = [];
   if ('problem' in listen) issues.push({ where: '--listen', message: listen.problem });
   if (creds && 'problem' in creds) issues.push({ where: `${USERNAME_ENV}/${PASSWORD_ENV}`, message: creds.problem });
@@ -35,7 +40,7 @@ export async function serveState(opts: ServeOptions): Promise<void> {
     throw new ConfigError('cannot serve the state backend', issues);
   }
   const where = describeLocation(location);
-  const log = ctx.logger();
+  const log = opts.logger;
   let store: StateStore;
   try {
     store = await openStore(location, log);
@@ -59,10 +64,10 @@ export async function serveState(opts: ServeOptions): Promise<void> {
     throw new ToolError(`cannot listen on ${opts.listen}: ${(err as Error).message}`, { cause: err });
   }
   log.info({ kind: 'state-serving', url: server.url, store: location.kind, data: where, auth: Boolean(creds) }, 'state backend serving');
-  ctx.stdout.write(`${server.url}\n`);
+  opts.onServing(server.url);
   await new Promise<void>((resolve) => {
-    if (ctx.signal.aborted) resolve();
-    else ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+    if (opts.signal.aborted) resolve();
+    else opts.signal.addEventListener('abort', () => resolve(), { once: true });
   });
   await server.close();
   await store.close();

@@ -3,18 +3,26 @@
  * (text on stdout, or one JSON document with --json), and decide the exit code.
  */
 import { resolve } from 'node:path';
-import type { CliContext } from '../cli/context.js';
-import { allowedReplacements } from '../cli/allow-volume-replacement.js';
-import { graphsDir, loadTargets, type InputFlags } from '../cli/inputs.js';
+import { allowedReplacements } from '../config/allowed-replacements.js';
+import { graphsDir, loadTargets, type TargetInputs } from '../config/load-targets.js';
 import { requireStateChoice } from '../config/state-choice.js';
 import type { TargetModel } from '../config/target-model.js';
 import { ExitCode } from '../errors.js';
 import type { NodeCopy } from './node-copies.js';
 import { formatTargetSummary } from './plan-summary.js';
 import { requireRunTools } from '../tools/preflight.js';
+import type { RunContext } from './run-context.js';
 import { requireKubeconfig, runTarget, type Mode, type TargetRunResult } from './run-target.js';
 
-export async function runVerb(mode: Mode, flags: InputFlags, ctx: CliContext): Promise<void> {
+/** The inputs of plan, apply and destroy: the targets' inputs, the output form, the overrides. */
+export interface VerbInputs extends TargetInputs {
+  json?: boolean;
+  /** plan, apply: nodes whose /var/lib claim may go (src/config/allowed-replacements.ts). */
+  allowVolumeReplacement?: string[];
+}
+
+/** Runs `mode` over every chosen target; returns the exit code of a run that did not throw. */
+export async function runVerb(mode: Mode, flags: VerbInputs, ctx: RunContext): Promise<number> {
   // before anything else: a CI runner must not keep its state in a home that may not last
   requireStateChoice(ctx.env);
   const { targets, groupTargets, coordinates: coords } = await loadTargets(flags, ctx);
@@ -72,7 +80,7 @@ export async function runVerb(mode: Mode, flags: InputFlags, ctx: CliContext): P
     const stopped = notRun.length > 0 ? ` (the run stopped at ${ran.at(-1)}; not run: ${notRun.join(', ')})` : '';
     ctx.stdout.write(`targets: ${ran.join(', ')}${stopped}\n`);
   }
-  ctx.exitCode = exitCode;
+  return exitCode;
 }
 
 /**
@@ -80,7 +88,7 @@ export async function runVerb(mode: Mode, flags: InputFlags, ctx: CliContext): P
  * backend) or, in a plan, would run (`planned`: the run's targets). Each is said on stderr
  * at once, before tofu starts, and returned for the summary.
  */
-async function nodeCopiesOf(model: TargetModel, groupTargets: readonly string[], planned: readonly TargetModel[], ctx: CliContext, progress: (line: string) => void): Promise<NodeCopy[]> {
+async function nodeCopiesOf(model: TargetModel, groupTargets: readonly string[], planned: readonly TargetModel[], ctx: RunContext, progress: (line: string) => void): Promise<NodeCopy[]> {
   const { findNodeCopies } = await import('./node-copies.js');
   const { DataDirSource, openStateSource } = await import('../state/state-source.js');
   const source = openStateSource(ctx.env, ctx.signal);
