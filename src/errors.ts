@@ -40,6 +40,14 @@ export class DeployError extends Error {
   }
 }
 
+/**
+ * The hint of `cause` when it is one of ours (it knows best what to do), else `fallback`: for
+ * an error that wraps another with where it happened.
+ */
+export function hintOf(cause: unknown, fallback?: string): string | undefined {
+  return (cause instanceof DeployError && cause.hint) || fallback;
+}
+
 /** One problem of the input, with where it is (`file:json.path`, an env var, a flag). */
 export interface InputIssue {
   where: string;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../log.js';
-import { DeployError, ExitCode, ToolError } from '../errors.js';
+import { DeployError, ExitCode, hintOf, ToolError } from '../errors.js';
 import type { Credentials } from './credentials.js';
 import { defaultStateDataDir } from './paths.js';
 import { startStateServer } from './server.js';
@@ -77,7 +77,7 @@ export async function startEmbeddedBackend(opts: EmbeddedBackendOptions): Promis
     store = SqliteStateStore.open(dataDir);
   } catch (err) {
     throw new ToolError(`the embedded state backend could not open its data in ${dataDir}: ${(err as Error).message}`, {
-      hint: 'check that the directory is writable (set DEPLOY_STATE_DIR to move it), or point TF_HTTP_ADDRESS at a shared state backend',
+      hint: hintOf(err, 'check that the directory is writable (set DEPLOY_STATE_DIR to move it), or point TF_HTTP_ADDRESS at a shared state backend'),
       cause: err,
     });
   }

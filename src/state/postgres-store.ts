@@ -5,6 +5,7 @@ import type { StateHeader } from './state-document.js';
 import {
   type DeleteResult,
   type LockResult,
+  newerSchemaError,
   sha256Hex,
   type StateStore,
   type StateSummary,
@@ -207,7 +208,7 @@ export class PostgresStateStore implements StateStore {
       const present = (await c.query<{ t: string | null }>("SELECT to_regclass('deploy_state_schema') AS t")).rows[0]!.t !== null;
       const version = present ? (await c.query<{ version: number }>('SELECT version FROM deploy_state_schema')).rows[0]?.version : undefined;
       if (version !== undefined && version > SCHEMA_VERSION) {
-        throw new Error(`the tables of ${this.where} have schema version ${version}, newer than this deploy understands (${SCHEMA_VERSION})`);
+        throw newerSchemaError(`the tables of ${this.where} have schema version ${version}, newer than this deploy understands (${SCHEMA_VERSION})`);
       }
       if (version === SCHEMA_VERSION) return;
       await c.query(`

@@ -1,4 +1,4 @@
-import { ConfigError, type InputIssue, ToolError } from '../errors.js';
+import { ConfigError, hintOf, type InputIssue, ToolError } from '../errors.js';
 import { credentialsFromEnv, PASSWORD_ENV, USERNAME_ENV } from './credentials.js';
 import { parseListenAddress } from './listen-address.js';
 import { describeLocation, openStore, resolveStoreLocation } from './open-store.js';
@@ -46,7 +46,7 @@ export async function serveState(opts: ServeOptions): Promise<void> {
     store = await openStore(location, log);
   } catch (err) {
     throw new ToolError(`cannot open the state data in ${where}: ${(err as Error).message}`, {
-      hint: location.kind === 'postgres' ? 'check that the database is up and reachable, and the user, password and database name' : undefined,
+      hint: hintOf(err, location.kind === 'postgres' ? 'check that the database is up and reachable, and the user, password and database name' : undefined),
       cause: err,
     });
   }

@@ -7,6 +7,7 @@ import type { StateHeader } from './state-document.js';
 import {
   type DeleteResult,
   type LockResult,
+  newerSchemaError,
   sha256Hex,
   type StateStore,
   type StateSummary,
@@ -219,7 +220,7 @@ export class SqliteStateStore implements StateStore {
 function migrate(db: DatabaseSync, file: string): void {
   const row = db.prepare('PRAGMA user_version').get() as { user_version: number };
   if (row.user_version > SCHEMA_VERSION) {
-    throw new Error(`${file} has schema version ${row.user_version}, newer than this deploy understands (${SCHEMA_VERSION})`);
+    throw newerSchemaError(`${file} has schema version ${row.user_version}, newer than this deploy understands (${SCHEMA_VERSION})`);
   }
   if (row.user_version === SCHEMA_VERSION) return;
   db.exec('BEGIN IMMEDIATE');

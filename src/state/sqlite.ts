@@ -1,4 +1,5 @@
 import type * as NodeSqlite from 'node:sqlite';
+import { ToolError } from '../errors.js';
 
 let loaded: typeof NodeSqlite | undefined;
 
@@ -16,11 +17,26 @@ export function loadSqlite(): typeof NodeSqlite {
     if (type === 'ExperimentalWarning' && /SQLite/i.test(text)) return;
     return (original as (...a: unknown[]) => void).call(process, warning, ...rest);
   } as typeof process.emitWarning;
+  let found: unknown;
   try {
-    loaded = process.getBuiltinModule('node:sqlite') as typeof NodeSqlite;
+    found = process.getBuiltinModule?.('node:sqlite');
+  } catch {
+    // a Node.js that knows no node:sqlite (or only behind --experimental-sqlite) may throw
+    found = undefined;
   } finally {
     process.emitWarning = original;
   }
-  if (!loaded) throw new Error('node:sqlite is not available: the state backend needs Node.js >= 22.13');
+  loaded = requireSqlite(found, process.version);
   return loaded;
+}
+
+/**
+ * The module, or the error that says what to do (exit 3): Node.js 22.12 passes bin/deploy.js's
+ * version check but has node:sqlite only behind a flag; it is on by default from 22.13.
+ */
+export function requireSqlite(found: unknown, nodeVersion: string): typeof NodeSqlite {
+  if (found) return found as typeof NodeSqlite;
+  throw new ToolError(`node:sqlite is not available in Node.js ${nodeVersion}: the state backend needs Node.js >= 22.13`, {
+    hint: 'run deploy as bin/deploy (it uses the Node 24 that `npm ci` installs under node_modules/node), or put Node.js >= 22.13 on PATH',
+  });
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigError, DeployError, ExitCode, ToolError } from '../errors.js';
+import { ConfigError, DeployError, ExitCode, hintOf, ToolError } from '../errors.js';
 import { stateAddress } from '../contract/state-address.js';
 import { backendRequest, httpFailure, type LockAnswer, requestLock, requestUnlock } from './http-client.js';
 import type { LockInfo } from './lock-info.js';
@@ -49,7 +49,7 @@ export class DataDirSource implements StateSource {
     try {
       this.opened = SqliteStateStore.open(dataDir);
     } catch (err) {
-      throw new ToolError(`cannot open the state data in ${dataDir}: ${(err as Error).message}`, { cause: err });
+      throw new ToolError(`cannot open the state data in ${dataDir}: ${(err as Error).message}`, { hint: hintOf(err), cause: err });
     }
   }
   /** False for a directory without a database: a machine that never kept a state there. */

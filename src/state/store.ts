@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { ToolError } from '../errors.js';
 import type { LockInfo } from './lock-info.js';
 import type { StateHeader } from './state-document.js';
 
@@ -88,6 +89,16 @@ export class StoreUnavailableError extends Error {
     super(message, options);
     this.name = 'StoreUnavailableError';
   }
+}
+
+/**
+ * The store's tables were made by a newer deploy (exit 3). Nothing was changed: an older
+ * deploy must not write a layout it does not know, and never migrates a schema down.
+ */
+export function newerSchemaError(what: string): ToolError {
+  return new ToolError(what, {
+    hint: 'a newer deploy wrote this state data: run that version of deploy (or a later one) against it; this one changed nothing in it',
+  });
 }
 
 export function sha256Hex(body: Buffer): string {
