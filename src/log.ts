@@ -3,12 +3,13 @@ import type { Logger } from 'pino';
 
 /**
  * Structured events go to stderr (stdout carries only results). Pretty on a TTY, JSON
- * lines otherwise; DEPLOY_LOG_LEVEL sets the level (default info). pino is loaded on first
- * use: it costs more start-up time than `deploy --help` may take.
+ * lines otherwise; DEPLOY_LOG_LEVEL of the run's environment (`env`, never process.env) sets
+ * the level (default info). pino is loaded on first use: it costs more start-up time than
+ * `deploy --help` may take.
  */
-export function createLogger(opts: { level?: string; pretty?: boolean } = {}): Logger {
+export function createLogger(opts: { env: NodeJS.ProcessEnv; level?: string; pretty?: boolean }): Logger {
   const { pino } = createRequire(import.meta.url)('pino') as typeof import('pino');
-  const level = opts.level ?? process.env.DEPLOY_LOG_LEVEL ?? 'info';
+  const level = opts.level ?? opts.env.DEPLOY_LOG_LEVEL ?? 'info';
   const pretty = opts.pretty ?? Boolean(process.stderr.isTTY);
   if (pretty) {
     return pino({

@@ -34,12 +34,13 @@ export function buildProgram(ctx: CliContext): Command {
 export async function run(argv: readonly string[], partial: Partial<CliContext> = {}): Promise<number> {
   let logger: Logger | undefined;
   const controller = new AbortController();
+  const env = partial.env ?? process.env;
   const ctx: CliContext = {
     stdout: partial.stdout ?? process.stdout,
     stderr: partial.stderr ?? process.stderr,
-    env: partial.env ?? process.env,
+    env,
     cwd: partial.cwd ?? process.cwd(),
-    logger: partial.logger ?? (() => (logger ??= createLogger())),
+    logger: partial.logger ?? (() => (logger ??= createLogger({ env }))),
     signal: partial.signal ?? controller.signal,
     exitCode: ExitCode.ok,
   };

@@ -53,8 +53,8 @@ export interface StateBackend {
 }
 
 export interface EmbeddedBackendOptions {
-  /** @default `${DEPLOY_STATE_DIR:-${XDG_STATE_HOME:-$HOME/.local/state}/k8s-deployer}/state` */
-  readonly dataDir?: string;
+  /** The data directory; resolveBackend gives `${DEPLOY_STATE_DIR:-${XDG_STATE_HOME:-$HOME/.local/state}/k8s-deployer}/state` of the run's env. */
+  readonly dataDir: string;
   /** The state key, e.g. `<group>-<target>`. */
   readonly key: string;
   /** Aborts the start only. A running server is NOT stopped by it: tofu, stopping on the
@@ -71,7 +71,7 @@ export async function startEmbeddedBackend(opts: EmbeddedBackendOptions): Promis
   const problem = checkStateKey(opts.key);
   if (problem) throw new DeployError(`state key: ${problem}`, ExitCode.usage);
   opts.signal?.throwIfAborted();
-  const dataDir = opts.dataDir ?? defaultStateDataDir(process.env);
+  const { dataDir } = opts;
   let store: SqliteStateStore;
   try {
     store = SqliteStateStore.open(dataDir);
@@ -112,7 +112,7 @@ export async function startEmbeddedBackend(opts: EmbeddedBackendOptions): Promis
 export async function resolveBackend(
   env: NodeJS.ProcessEnv,
   key: string,
-  opts: Omit<EmbeddedBackendOptions, 'key'> = {},
+  opts: Partial<Omit<EmbeddedBackendOptions, 'key'>> = {},
 ): Promise<StateBackend> {
   if (env.TF_HTTP_ADDRESS) {
     const passed: Record<string, string> = {};
