@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DeployError, ExitCode } from '../errors.js';
 
 /**
  * The lock record OpenTofu sends with LOCK and UNLOCK (statemgr.LockInfo marshalled as JSON)
@@ -42,4 +43,12 @@ export function describeLock(info: LockInfo): string {
   if (info.Operation) parts.push(`for ${info.Operation}`);
   if (info.Created) parts.push(`since ${info.Created}`);
   return parts.join(', ');
+}
+
+/** The lock `id` is not held where it was looked for (exit 2), naming the holder when there is one. */
+export function noSuchLock(id: string, where: string, key: string | undefined, holder: LockInfo | undefined): DeployError {
+  const held = holder ? `; "${key}" is locked by ID ${holder.ID}${holder.Who ? ` (${holder.Who}, since ${holder.Created})` : ''}` : '';
+  return new DeployError(`no lock with ID ${id}${key ? ` on "${key}"` : ''} in ${where}${held}`, ExitCode.usage, {
+    hint: '`deploy state list` shows every held lock with its ID',
+  });
 }

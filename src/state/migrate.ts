@@ -17,7 +17,9 @@ import { defaultStateDataDir } from './paths.js';
 import { runIdentity } from './run-lock.js';
 import { parseStateHeader, type StateHeader } from './state-document.js';
 import type { StateAccess } from './operator.js';
-import { DataDirSource, HttpSource, type StateSource } from './state-source.js';
+import { DataDirSource } from './data-dir-source.js';
+import { HttpSource } from './http-source.js';
+import type { StateSource } from './state-source.js';
 import { sha256Hex } from './store.js';
 import { randomUUID } from 'node:crypto';
 

@@ -6,7 +6,8 @@ import { ConfigError, DeployError, ExitCode } from '../errors.js';
 import { describeLock, type LockInfo } from './lock-info.js';
 import { isDatabaseUrl } from './open-store.js';
 import { redactState } from './redact.js';
-import { DataDirSource, openStateSource, type StateSource } from './state-source.js';
+import { DataDirSource } from './data-dir-source.js';
+import { openStateSource, type StateSource } from './state-source.js';
 import type { StateSummary, VersionMeta } from './store.js';
 
 /** What the operator verbs read: the environment (TF_HTTP_*, DEPLOY_STATE_DIR) and the run's signal. */

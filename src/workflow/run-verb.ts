@@ -90,7 +90,8 @@ export async function runVerb(mode: Mode, flags: VerbInputs, ctx: RunContext): P
  */
 async function nodeCopiesOf(model: TargetModel, groupTargets: readonly string[], planned: readonly TargetModel[], ctx: RunContext, progress: (line: string) => void): Promise<NodeCopy[]> {
   const { findNodeCopies } = await import('./node-copies.js');
-  const { DataDirSource, openStateSource } = await import('../state/state-source.js');
+  const { openStateSource } = await import('../state/state-source.js');
+  const { DataDirSource } = await import('../state/data-dir-source.js');
   const source = openStateSource(ctx.env, ctx.signal);
   try {
     // no database yet (a first run on this machine): no state to read, and none to create
