@@ -1,5 +1,65 @@
 import { createRequire } from 'node:module';
-import type { Logger } from 'pino';
+
+/**
+ * Every structured event deploy logs, as one union tagged by `kind`. The logger takes only
+ * these, so an event without a known `kind`, or with a field its kind does not have, does not
+ * compile; a reader of the JSON lines finds each kind here. A Kubernetes kind is never `kind`
+ * (it is `objectKind`).
+ */
+/** An error as logged: its message only (stacks go to DEPLOY_DEBUG output). */
+type Err = string;
+
+/** The embedded and served state backend, its store and the run's state lock. */
+export type StateLogEvent =
+  | { kind: 'state-backend-started'; address: string; dataDir: string }
+  | { kind: 'state-backend-stopped'; address: string }
+  | { kind: 'state-serving'; url: string; store: string; data: string; auth: boolean }
+  | { kind: 'state-stopped' }
+  | { kind: 'state-request'; method: string | undefined; key: string | undefined; status: number; ms: number }
+  | { kind: 'state-storage-failed'; key: string | undefined; method: string | undefined; err: Err }
+  | { kind: 'state-update-refused'; key: string; serial: number; reason: string }
+  | { kind: 'state-deleted'; key: string; serial: number }
+  | { kind: 'state-database-connection-lost'; where: string; err: Err }
+  | { kind: 'state-locked'; key: string; id: string; who: string | undefined }
+  /** Released by the run that took it, or by an operator (`deploy state unlock`: `who` held it). */
+  | { kind: 'state-unlocked'; key: string; id: string; who?: string | undefined }
+  | { kind: 'state-unlock-refused'; key: string; id: string; holder: string | undefined }
+  | { kind: 'state-unlock-failed'; key: string; id: string; who: string | undefined; err: Err }
+  | { kind: 'state-redacted'; hidden: number }
+  | ({ kind: 'state-migrated'; key: string } & (
+      | { result: 'copied'; serial: number; lineage: string; replaced?: { serial: number } }
+      | { result: 'already-there'; serial: number; lineage: string }
+      | { result: 'refused'; reason: string }
+    ));
+
+/** `deploy rollout` (the graph's rollout step) watching one node. */
+export type RolloutLogEvent =
+  | { kind: 'rollout-object-skipped'; objectKind: string; err: Err }
+  | { kind: 'rollout-watch-reconnecting'; watch: string; err: Err; retryInMs: number }
+  | { kind: 'rollout-jobs-unread'; pod: string; err: Err }
+  | { kind: 'rollout-log-tail-unread'; pod: string; err: Err }
+  | { kind: 'rollout-journal-unread'; pod: string; err: Err }
+  | { kind: 'rollout-failed'; node: string; namespace: string; reason: string; message: string }
+  | { kind: 'rollout-rolled-back'; node: string; to: string | null | undefined; revision: number; generation: number };
+
+/** plan/apply/destroy of one target. */
+export type TargetLogEvent =
+  | { kind: 'rollout-steps-unreported'; steps: readonly string[] }
+  | { kind: 'target-applied'; target: string; rollouts: number };
+
+export type LogEvent = StateLogEvent | RolloutLogEvent | TargetLogEvent;
+
+/** The kinds, for a reader who filters the JSON lines. */
+export type LogEventKind = LogEvent['kind'];
+
+/** One method per level; each takes one event and a sentence for people. */
+export interface Logger {
+  trace(event: LogEvent, message: string): void;
+  debug(event: LogEvent, message: string): void;
+  info(event: LogEvent, message: string): void;
+  warn(event: LogEvent, message: string): void;
+  error(event: LogEvent, message: string): void;
+}
 
 /**
  * Structured events go to stderr (stdout carries only results). Pretty on a TTY, JSON
@@ -23,4 +83,3 @@ export function createLogger(opts: { env: NodeJS.ProcessEnv; level?: string; pre
   return pino({ level, base: undefined }, pino.destination({ dest: 2, sync: true }));
 }
 
-export type { Logger };

@@ -48,7 +48,7 @@ export function createBootQueueReader(api: KubeApi, namespace: string, deadline:
     try {
       return parseJobLines(await api.execLines(namespace, pod, CONTAINER_NAME, [...LIST_JOBS_COMMAND], READ_MS, signal));
     } catch (err) {
-      logger?.debug({ pod, err: describeApiError(err) }, 'no systemd job list');
+      logger?.debug({ kind: 'rollout-jobs-unread', pod, err: describeApiError(err) }, 'no systemd job list');
       return undefined;
     }
   };

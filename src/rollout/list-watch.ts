@@ -144,7 +144,7 @@ export async function startListWatch(opts: ListWatchOptions): Promise<ListWatchH
       }
       if (failure !== undefined) {
         failingSince ??= { since: started, message: String((failure as Error)?.message ?? failure) };
-        opts.logger?.debug({ watch: opts.name, err: String((failure as Error)?.message ?? failure), retryInMs: backoff }, 'watch ended; reconnecting');
+        opts.logger?.debug({ kind: 'rollout-watch-reconnecting', watch: opts.name, err: String((failure as Error)?.message ?? failure), retryInMs: backoff }, 'watch ended; reconnecting');
         await sleep(backoff, stopper.signal);
         backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
       }

@@ -26,7 +26,7 @@ export async function readLogTail(
   try {
     lines = await api.readLogTail(namespace, state.pod, { container: CONTAINER_NAME, lines: LOG_LINES, previous }, signal);
   } catch (err) {
-    logger?.debug({ pod: state.pod, err: describeApiError(err) }, 'no log tail');
+    logger?.debug({ kind: 'rollout-log-tail-unread', pod: state.pod, err: describeApiError(err) }, 'no log tail');
   }
   if (lines.length > 0 || failedUnits.length === 0 || state.container !== 'running') return lines;
   // systemd as PID 1 writes to /dev/console, which a pod does not have: the container log is
@@ -36,7 +36,7 @@ export async function readLogTail(
     const units = failedUnits.slice(0, 5).flatMap((u) => ['-u', u]);
     return await api.execLines(namespace, state.pod, CONTAINER_NAME, ['journalctl', '--no-pager', '--quiet', '-o', 'short-precise', '-n', String(LOG_LINES), ...units], JOURNAL_MS, signal);
   } catch (err) {
-    logger?.debug({ pod: state.pod, err: describeApiError(err) }, 'no journal of the failed units');
+    logger?.debug({ kind: 'rollout-journal-unread', pod: state.pod, err: describeApiError(err) }, 'no journal of the failed units');
     return [];
   }
 }

@@ -44,7 +44,7 @@ export async function rollBack(
     if (deps.signal.aborted) return { outcome: 'interrupted', detail: 'the rollback patch was being sent; the Deployment may or may not be set back' };
     return { outcome: 'rollback-failed', detail: `setting the Deployment back to ${prevImage ?? `revision ${revisionOf(prev)}`} failed: ${describeApiError(err)}` };
   }
-  deps.logger?.info({ node: opts.node, to: prevImage, revision: revisionOf(prev), generation }, 'rolled the Deployment back; waiting for the previous pod');
+  deps.logger?.info({ kind: 'rollout-rolled-back', node: opts.node, to: prevImage, revision: revisionOf(prev), generation }, 'rolled the Deployment back; waiting for the previous pod');
   const result: WaitResult = await waitForVerdict(watch, {
     deadline: started + opts.rollbackTimeoutMs,
     signal: deps.signal,

@@ -55,7 +55,7 @@ export async function openRolloutWatch(api: KubeApi, namespace: string, node: st
         }
         const p = schema.safeParse(r);
         if (p.success) out.push(p.data);
-        else logger?.debug({ kind, err: String(p.error) }, 'skipping an object that does not parse');
+        else logger?.debug({ kind: 'rollout-object-skipped', objectKind: kind, err: String(p.error) }, 'skipping an object that does not parse');
         if (r && typeof r === 'object') cache.set(r, p.success ? p.data : undefined);
       }
       return out;

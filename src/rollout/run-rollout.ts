@@ -127,7 +127,7 @@ export async function runRollout(opts: RolloutOptions, deps: RolloutDeps): Promi
       logTail,
       previousImage,
     };
-    logger?.info({ node, namespace, reason: verdict.reason, message: why }, 'rollout failed');
+    logger?.info({ kind: 'rollout-failed', node, namespace, reason: verdict.reason, message: why }, 'rollout failed');
 
     const dep = first.snapshot.deployment;
     if (!prev || !dep) {
