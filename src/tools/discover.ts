@@ -4,19 +4,16 @@
  *   2. the build cache (toolchain/cache.sh): `<cache>/tofu/<version>/tofu`,
  *      `<cache>/kubernetes/<version>/kubectl`, `<cache>/skopeo/<version>/skopeo`;
  *   3. PATH.
- * And how tofu finds its providers: TF_CLI_CONFIG_FILE from the environment wins when it names
- * an existing file (some machines export it pointing at a file that is not there; tofu only
- * warns about that, so it is ignored here too); else, unless DEPLOY_PROVIDERS=download, the
- * cache's `tofu.rc` (an offline filesystem mirror written by `npm run tools`); else none, i.e.
- * an ordinary online `tofu init` that downloads the pinned providers.
+ * How tofu finds its providers is providers.ts.
  *
- * Only file-system look-ups here (no process is started), so discovery is cheap and exact.
+ * Only file-system look-ups here (no process is started), so discovery is cheap and exact;
+ * they read the environment the caller passes (its DEPLOY_<TOOL>, cache settings and PATH).
  */
-import { cacheDir } from '../paths.js';
-import { accessSync, constants, readdirSync, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { ConfigError, ToolError } from '../errors.js';
-import { MIRROR_PLATFORM, PINNED_PROVIDERS, TOFU_VERSION, type PinnedProvider } from './versions.js';
+import { cacheDir } from '../paths.js';
+import { isExecutableFile, listDir } from './file-checks.js';
+import { TOFU_VERSION } from './versions.js';
 
 /** ssh: only a run with the SPIRE coordinates needs it (the graph's steps reach the spire node). */
 export type ToolName = 'tofu' | 'skopeo' | 'kubectl' | 'ssh';
@@ -61,14 +58,12 @@ export const INSTALL_HINTS: Readonly<Record<ToolName, string>> = {
   ssh: 'install the OpenSSH client (Debian: `apt-get install openssh-client`), or set DEPLOY_SSH to its path',
 };
 
-export { cacheDir };
-
 /**
  * Finds a program. Returns undefined when it is nowhere; throws a ConfigError when an
  * explicit override names something that is not an executable file (a wrong override must
  * not silently fall back to another program).
  */
-export function findTool(name: ToolName, env: Env = process.env): FoundTool | undefined {
+export function findTool(name: ToolName, env: Env): FoundTool | undefined {
   const varName = TOOL_ENV_VARS[name];
   const override = env[varName];
   if (override) {
@@ -87,7 +82,7 @@ export function findTool(name: ToolName, env: Env = process.env): FoundTool | un
 }
 
 /** Like findTool, but a missing program is a ToolError saying how to get it. */
-export function requireTool(name: ToolName, env: Env = process.env): FoundTool {
+export function requireTool(name: ToolName, env: Env): FoundTool {
   const found = findTool(name, env);
   if (!found) {
     throw new ToolError(`${name} was not found (looked at ${TOOL_ENV_VARS[name]}, ${cacheDir(env)}/${CACHE_DIRS[name]}/<version>/${name}, and PATH)`, {
@@ -115,75 +110,6 @@ function findOnPath(name: string, pathVar: string): string | undefined {
     if (isExecutableFile(candidate)) return candidate;
   }
   return undefined;
-}
-
-/** How tofu installs providers. */
-export type ProviderConfig =
-  /** TF_CLI_CONFIG_FILE as the caller's environment sets it. */
-  | { readonly kind: 'env'; readonly cliConfigFile: string }
-  /** The cache's offline mirror config (`npm run tools`). */
-  | { readonly kind: 'cache'; readonly cliConfigFile: string; readonly mirrorDir: string }
-  /** No CLI config: `tofu init` downloads providers from the registry (needs network). */
-  | { readonly kind: 'online' };
-
-export function findProviderConfig(env: Env = process.env): ProviderConfig {
-  if (env.TF_CLI_CONFIG_FILE && isFile(env.TF_CLI_CONFIG_FILE)) return { kind: 'env', cliConfigFile: env.TF_CLI_CONFIG_FILE };
-  const rc = join(cacheDir(env), 'tofu.rc');
-  if (env.DEPLOY_PROVIDERS !== 'download' && isFile(rc)) return { kind: 'cache', cliConfigFile: rc, mirrorDir: join(cacheDir(env), 'mirror') };
-  return { kind: 'online' };
-}
-
-/** The environment tofu needs for provider installation: TF_CLI_CONFIG_FILE when there is one. */
-export function providerEnv(env: Env = process.env): Record<string, string> {
-  const cfg = findProviderConfig(env);
-  return cfg.kind === 'online' ? {} : { TF_CLI_CONFIG_FILE: cfg.cliConfigFile };
-}
-
-export interface MirroredProvider extends PinnedProvider {
-  /** The provider binary in the mirror, or undefined when this pinned version is not there. */
-  readonly path: string | undefined;
-}
-
-/**
- * The pinned providers as found in the cache's mirror
- * (`<cache>/mirror/<registry host>/hashicorp/<name>/<version>/linux_amd64/terraform-provider-<name>_v<version>`).
- */
-export function listMirroredProviders(env: Env = process.env): MirroredProvider[] {
-  const mirror = join(cacheDir(env), 'mirror');
-  const hosts = listDir(mirror);
-  return PINNED_PROVIDERS.map((p) => {
-    for (const host of hosts) {
-      const bin = join(mirror, host, 'hashicorp', p.name, p.version, MIRROR_PLATFORM, `terraform-provider-${p.name}_v${p.version}`);
-      if (isExecutableFile(bin)) return { ...p, path: bin };
-    }
-    return { ...p, path: undefined };
-  });
-}
-
-function listDir(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch {
-    return [];
-  }
-}
-
-function isFile(p: string): boolean {
-  try {
-    return statSync(p).isFile();
-  } catch {
-    return false;
-  }
-}
-
-function isExecutableFile(p: string): boolean {
-  if (!isFile(p)) return false;
-  try {
-    accessSync(p, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Newest first; numeric per dot-separated part ("v1.36.3" and "1.36.3" alike), others last. */

@@ -4,20 +4,10 @@
  * missing with how to get it.
  */
 import { DeployError } from '../errors.js';
-import {
-  cacheDir,
-  findProviderConfig,
-  findTool,
-  INSTALL_HINTS,
-  listMirroredProviders,
-  type FoundTool,
-  type ProviderConfig,
-  type ToolName,
-} from './discover.js';
-import { readKubectlVersion } from './kubectl.js';
-import { readSkopeoVersion } from './skopeo.js';
-import { readTofuVersion } from './tofu.js';
-import { runTool } from './run.js';
+import { cacheDir } from '../paths.js';
+import { findTool, INSTALL_HINTS, type FoundTool, type ToolName } from './discover.js';
+import { readProgramVersion } from './program-version.js';
+import { findProviderConfig, listMirroredProviders, type ProviderConfig } from './providers.js';
 import { TOFU_VERSION } from './versions.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -90,7 +80,7 @@ async function inspectTool(name: ToolName, env: Env, signal?: AbortSignal): Prom
   if (!found) return { name, status: 'missing', expectedVersion, problem: `${name} was not found`, hint: INSTALL_HINTS[name] };
   const where = { path: found.path, source: found.source, expectedVersion };
   try {
-    const version = await readVersion(name, found.path, env, signal);
+    const version = await readProgramVersion(name, found.path, env, signal);
     if (expectedVersion && version !== expectedVersion) {
       return { name, status: 'ok', version, ...where, problem: `this project is tested with ${name} ${expectedVersion}` };
     }
@@ -98,21 +88,5 @@ async function inspectTool(name: ToolName, env: Env, signal?: AbortSignal): Prom
   } catch (err) {
     const message = err instanceof DeployError ? err.message.split('\n')[0] : String(err);
     return { name, status: 'broken', ...where, problem: `${found.path} does not run: ${message}`, hint: INSTALL_HINTS[name] };
-  }
-}
-
-async function readVersion(name: ToolName, path: string, env: Env, signal?: AbortSignal): Promise<string> {
-  switch (name) {
-    case 'tofu':
-      return (await readTofuVersion({ tofuPath: path, env, signal })).version;
-    case 'skopeo':
-      return readSkopeoVersion({ skopeoPath: path, env, signal });
-    case 'kubectl':
-      return readKubectlVersion({ kubectlPath: path, env, signal });
-    case 'ssh': {
-      // `ssh -V` prints e.g. "OpenSSH_9.2p1 Debian-2+deb12u3, OpenSSL 3.0.15" on stderr
-      const r = await runTool(path, ['-V'], { env, signal, timeoutMs: 15_000, installHint: INSTALL_HINTS.ssh });
-      return (r.stderr.trim() || r.stdout.trim()).split(/[\s,]/)[0] ?? '';
-    }
   }
 }

@@ -15,7 +15,8 @@
  * run the program that was checked, also when it is in the cache and not on PATH.
  */
 import { ToolError } from '../errors.js';
-import { findProviderConfig, INSTALL_HINTS, listMirroredProviders, requireTool, TOOL_ENV_VARS, type ToolName } from './discover.js';
+import { INSTALL_HINTS, requireTool, TOOL_ENV_VARS, type ToolName } from './discover.js';
+import { findProviderConfig, listMirroredProviders } from './providers.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 

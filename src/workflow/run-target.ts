@@ -80,7 +80,6 @@ export async function requireKubeconfig(kubeconfig: string | undefined): Promise
 export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult> {
   const { model, mode, logger, signal } = opts;
   const tofu = await import('../tools/tofu.js');
-  const { providerEnv } = await import('../tools/discover.js');
   const tofuPath = opts.tools.tofu;
   const graphDir = await writeGraph(model, opts.graphsDir);
   const runsDir = join(stateDir(opts.env), 'runs');
@@ -104,7 +103,8 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
       onWait: (holder) => opts.progress(`[${model.target}] waiting up to 60s for the state lock of ${model.stateKey}: ${holder}`),
     });
     const env = {
-      ...providerEnv(opts.env),
+      // the operator's environment, whole (tofu-process.ts); the provider mirror is tofu's own
+      ...opts.env,
       // the programs the preflight found (DEPLOY_SKOPEO, ...), for the graph's shell steps
       ...opts.tools.env,
       ...backend.env,

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTargets, loadCoordinates, readGroupPlan } from '../../src/config/load.js';
 import { writeGraph } from '../../src/graph/synth.js';
 import { startEmbeddedBackend } from '../../src/state/embedded.js';
-import { providerEnv } from '../../src/tools/discover.js';
+import { providerEnv } from '../../src/tools/providers.js';
 import { initGraph, validateGraph } from '../../src/tools/tofu.js';
 import { tempDir } from '../unit/helpers.js';
 
@@ -18,8 +18,9 @@ const examples = join(import.meta.dirname, '..', '..', 'examples');
 async function expectValid(stateKey: string, graphDir: string, dataDir: string, env: NodeJS.ProcessEnv): Promise<void> {
   const backend = await startEmbeddedBackend({ key: stateKey, dataDir });
   try {
-    await initGraph({ dir: graphDir, env: { ...env, ...backend.env } });
-    const r = await validateGraph({ dir: graphDir, env: { ...env, ...backend.env } });
+    const tofuEnv = { ...process.env, ...env, ...backend.env };
+    await initGraph({ dir: graphDir, env: tofuEnv });
+    const r = await validateGraph({ dir: graphDir, env: tofuEnv });
     expect(r.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
     expect(r.valid).toBe(true);
   } finally {

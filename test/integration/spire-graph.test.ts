@@ -18,7 +18,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SpireCoordinates } from '../../src/config/spire-coordinates.js';
 import { loadSpireEnv } from '../spire/spire-env.js';
 import { runOnSpireNode } from './spire-node-ssh.js';
-import { providerEnv, requireTool } from '../../src/tools/discover.js';
+import { requireTool } from '../../src/tools/discover.js';
+import { providerEnv } from '../../src/tools/providers.js';
 import { initGraph, planGraph, validateGraph } from '../../src/tools/tofu.js';
 import { SpireIdentity } from '../../stacks/spire-identity.js';
 
@@ -33,7 +34,7 @@ const NS = 'spire-graph';
 let stateDir: string;
 let graphDir: string;
 let nodeEnv: NodeJS.ProcessEnv;
-let tofuEnv: Record<string, string>;
+let tofuEnv: NodeJS.ProcessEnv;
 let spire: SpireCoordinates;
 let graphText: string;
 
@@ -62,7 +63,7 @@ beforeAll(async () => {
   await mkdir(graphDir);
   await writeFile(join(graphDir, 'cdk.tf.json'), graphText);
   // The key reaches the graph's shell steps only as the run's environment.
-  tofuEnv = { ...providerEnv(process.env), SSH_PRIVATE_KEY_FILE: spire.sshPrivateKeyFile };
+  tofuEnv = { ...process.env, ...providerEnv(process.env), SSH_PRIVATE_KEY_FILE: spire.sshPrivateKeyFile };
   await initGraph({ dir: graphDir, env: tofuEnv });
 }, 3_700_000);
 

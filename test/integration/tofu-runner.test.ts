@@ -11,10 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InterruptedError } from '../../src/errors.js';
-import { providerEnv, requireTool } from '../../src/tools/discover.js';
+import { requireTool } from '../../src/tools/discover.js';
+import { providerEnv } from '../../src/tools/providers.js';
 import {
   applyPlan,
-  destroyGraph,
   initGraph,
   planGraph,
   readOutputs,
@@ -29,6 +29,7 @@ import {
  * used the mirror only.
  */
 const OFFLINE_ENV = {
+  ...process.env,
   HTTPS_PROXY: 'http://127.0.0.1:9',
   HTTP_PROXY: 'http://127.0.0.1:9',
   NO_PROXY: '',
@@ -59,8 +60,8 @@ function options(dir: string, events: TofuEvent[] = [], extra: Partial<TofuOptio
 }
 
 function stateList(dir: string): string[] {
-  const tofu = requireTool('tofu').path;
-  const out = execFileSync(tofu, ['state', 'list'], { cwd: dir, env: { ...process.env, ...providerEnv(), ...OFFLINE_ENV }, encoding: 'utf8' });
+  const tofu = requireTool('tofu', process.env).path;
+  const out = execFileSync(tofu, ['state', 'list'], { cwd: dir, env: { ...OFFLINE_ENV, ...providerEnv(process.env) }, encoding: 'utf8' });
   return out.split('\n').filter(Boolean).sort();
 }
 
@@ -134,11 +135,12 @@ describe('tofu runner (real OpenTofu, offline mirror)', () => {
     expect(again.hasChanges).toBe(false);
     expect(again.changes).toEqual([]);
 
-    // AND destroy removes everything
-    const destroyed = await destroyGraph(options(dir));
+    // AND destroy removes everything: a destroy plan, then its apply (as `deploy destroy` runs it)
+    const destroyPlan = await planGraph({ ...options(dir), destroy: true, planFile: 'destroy.tfplan' });
+    const destroyed = await applyPlan({ ...options(dir), planFile: destroyPlan.planFile });
     // a saved destroy plan is applied as an "apply" that removes everything
     expect(destroyed.summary).toMatchObject({ add: 0, change: 0, remove: 2 });
-    expect(destroyed.planned.map((c) => c.actions.join('+'))).toEqual(['delete', 'delete']);
+    expect(destroyPlan.changes.map((c) => c.actions.join('+'))).toEqual(['delete', 'delete']);
     expect(stateList(dir)).toEqual([]);
   });
 

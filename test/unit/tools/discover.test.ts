@@ -6,15 +6,9 @@ import { fileURLToPath } from 'node:url';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { fakeProgram } from './fake-program.js';
 import { ConfigError, ToolError } from '../../../src/errors.js';
-import {
-  cacheDir,
-  compareVersionsDesc,
-  findProviderConfig,
-  findTool,
-  listMirroredProviders,
-  providerEnv,
-  requireTool,
-} from '../../../src/tools/discover.js';
+import { cacheDir } from '../../../src/paths.js';
+import { compareVersionsDesc, findTool, requireTool } from '../../../src/tools/discover.js';
+import { findProviderConfig, listMirroredProviders, providerEnv } from '../../../src/tools/providers.js';
 import { PINNED_PROVIDERS, TOFU_VERSION } from '../../../src/tools/versions.js';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');

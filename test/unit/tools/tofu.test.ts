@@ -19,7 +19,7 @@ describe('applyPlan when tofu does not stop after the interrupt', () => {
       tofuPath: stuck,
       signal: ac.signal,
       interruptGraceMs: 300,
-      env: { PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` },
+      env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` },
       onEvent: (e) => {
         events.push(e);
         if (e.kind === 'version') ac.abort();

@@ -1,0 +1,94 @@
+/**
+ * What a failed or interrupted tofu command says: the TofuError (exit 3) with the diagnostics
+ * and the resources that failed, and the InterruptedError (exit 130) that says what state
+ * tofu left. Pure: the words only, from what the -json stream and the run reported.
+ */
+import { InterruptedError, ToolError, type ErrorDetails } from '../errors.js';
+import { INSTALL_HINTS } from './discover.js';
+import type { RunResult } from './run.js';
+import { formatDiagnostic, type TofuDiagnostic } from './tofu-events.js';
+
+/** A failed tofu command: its diagnostics and the resources that failed. */
+export class TofuError extends ToolError {
+  readonly diagnostics: readonly TofuDiagnostic[];
+  /** Addresses of resources whose apply failed (apply_errored), in order. */
+  readonly failedAddresses: readonly string[];
+  constructor(message: string, diagnostics: readonly TofuDiagnostic[], failedAddresses: readonly string[], details: ErrorDetails = {}) {
+    super(message, details);
+    this.diagnostics = diagnostics;
+    this.failedAddresses = failedAddresses;
+  }
+}
+
+/** What one tofu command reported on its way to failing. */
+export interface FailureFacts {
+  readonly verb: string;
+  readonly dir: string;
+  readonly diagnostics: readonly TofuDiagnostic[];
+  /** apply_errored addresses, in order. */
+  readonly failed: readonly string[];
+  /** tofu's own log lines about an interrupt. */
+  readonly interrupts: readonly string[];
+  /** Where the state tofu could not save is kept (tofu-errored-state.ts). */
+  readonly stateNotes: readonly string[];
+}
+
+/** tofu exited with a failure (or saved no state): a TofuError naming what failed. */
+export function tofuFailure(facts: FailureFacts, r: RunResult): TofuError {
+  const errors = facts.diagnostics.filter((d) => d.severity === 'error');
+  return new TofuError(describeFailure(facts, r, errors), errors, facts.failed, {
+    hint: facts.stateNotes.length ? 'push the saved state as shown before anything else, then run the command again' : failureHint(facts.verb, errors),
+  });
+}
+
+/**
+ * tofu was interrupted: it stopped after the operations in flight, or it did not stop within
+ * the grace period and was killed (`killedAfterMs`).
+ */
+export function tofuInterrupted(facts: FailureFacts, cause: InterruptedError, killedAfterMs: number | undefined): InterruptedError {
+  const { verb, dir, stateNotes } = facts;
+  if (killedAfterMs !== undefined) {
+    return new InterruptedError(
+      [`tofu ${verb} was interrupted in ${dir} and did not stop within ${formatGrace(killedAfterMs)}, so it was killed: the state may lack the last changes and the state lock may still be held.`, ...stateNotes].join('\n'),
+      { hint: 'release the lock (`deploy state unlock`), then run the command again: it plans from the state that was saved', cause },
+    );
+  }
+  const what = facts.interrupts.length > 0 ? 'tofu stopped after the operations in flight (one interrupt)' : 'tofu stopped';
+  const problems = facts.diagnostics.filter((d) => d.severity === 'error' && !/interrupt|cancel/i.test(d.summary));
+  const lines = [`tofu ${verb} was interrupted in ${dir}: ${what}${stateNotes.length ? '' : '; the state it reached is saved and the lock released'}.`];
+  for (const d of problems.slice(0, 10)) lines.push(`  - ${formatDiagnostic(d)}`);
+  lines.push(...stateNotes);
+  return new InterruptedError(lines.join('\n'), {
+    hint: stateNotes.length ? 'push the saved state as shown, then run the command again' : 'run the command again to finish (it converges from the saved state)',
+    cause,
+  });
+}
+
+function describeFailure(facts: FailureFacts, r: RunResult, errors: readonly TofuDiagnostic[]): string {
+  const lines: string[] = [];
+  const end = r.signal ? `killed by ${r.signal}` : `exit code ${r.exitCode}`;
+  const names = [...new Set([...facts.failed, ...errors.map((d) => d.address).filter((a): a is string => !!a)])];
+  lines.push(`tofu ${facts.verb} failed in ${facts.dir} (${end})${names.length ? ` at ${names.join(', ')}` : ''}:`);
+  for (const d of errors.slice(0, 10)) lines.push(`  - ${formatDiagnostic(d).split('\n').slice(0, 6).join('\n    ')}`);
+  if (errors.length > 10) lines.push(`  - ... and ${errors.length - 10} more errors`);
+  if (errors.length === 0) {
+    // no diagnostics: tofu crashed or printed something else; show its stderr tail
+    for (const l of r.tail) lines.push(`  | ${l}`);
+  }
+  lines.push(...facts.stateNotes);
+  return lines.join('\n');
+}
+
+function failureHint(verb: string, errors: readonly TofuDiagnostic[]): string {
+  if (verb === 'init' && errors.some((d) => /provider|registry|query/i.test(d.summary))) {
+    return `the providers must come from the offline mirror: ${INSTALL_HINTS.tofu}; or unset TF_CLI_CONFIG_FILE on a machine with network access`;
+  }
+  if (errors.some((d) => /state lock|lock/i.test(d.summary))) {
+    return 'another run holds the state lock: wait for it, or release a stale lock with `deploy state unlock`';
+  }
+  return 'fix what the errors above name, then run the command again';
+}
+
+function formatGrace(ms: number): string {
+  return ms >= 1000 ? `${Math.round(ms / 1000)}s` : `${ms}ms`;
+}

@@ -1,0 +1,85 @@
+/**
+ * A saved plan as `tofu show -json <planfile>` prints it, read into what the runtime needs:
+ * the resource changes (values left out: they may hold secrets) and the root outputs as
+ * planned (callers must not log a sensitive one). Pure: JSON in, typed changes out.
+ */
+import { z } from 'zod';
+import type { PlannedResourceChange } from '../contract/planned-change.js';
+
+/** A root output as planned: no `value` when it is known only after the apply. */
+export interface PlannedOutput {
+  readonly value?: unknown;
+  readonly sensitive: boolean;
+}
+
+export interface ShownPlan {
+  /** Every resource instance with an action other than no-op. */
+  readonly changes: PlannedResourceChange[];
+  readonly outputs: Record<string, PlannedOutput>;
+}
+
+export const planJsonSchema = z
+  .object({
+    resource_changes: z
+      .array(
+        z
+          .object({
+            address: z.string(),
+            mode: z.string(),
+            type: z.string(),
+            name: z.string(),
+            change: z.object({ actions: z.array(z.string()), replace_paths: z.array(z.array(z.union([z.string(), z.number()]))).optional() }).loose(),
+            action_reason: z.string().optional(),
+          })
+          .loose(),
+      )
+      .optional(),
+    planned_values: z
+      .object({ outputs: z.record(z.string(), z.object({ value: z.unknown().optional(), sensitive: z.boolean() }).loose()).optional() })
+      .loose()
+      .optional(),
+  })
+  .loose();
+
+/** The changes and planned outputs of a plan document that passed `planJsonSchema`. */
+export function readShownPlan(plan: z.output<typeof planJsonSchema>): ShownPlan {
+  const outputs = Object.fromEntries(
+    Object.entries(plan.planned_values?.outputs ?? {}).map(([k, o]) => [k, { ...(o.value !== undefined ? { value: o.value } : {}), sensitive: o.sensitive }]),
+  );
+  const changes = (plan.resource_changes ?? [])
+    .filter((c) => !(c.change.actions.length === 1 && c.change.actions[0] === 'no-op'))
+    .map((c) => ({
+      address: c.address,
+      mode: c.mode,
+      type: c.type,
+      name: c.name,
+      actions: c.change.actions,
+      actionReason: c.action_reason,
+      ...changedKeysOf(c.change),
+      ...(c.change.replace_paths ? { replacePaths: c.change.replace_paths.map(formatAttributePath) } : {}),
+    }));
+  return { changes, outputs };
+}
+
+/** `["spec", 0, "storage_class_name"]` -> `spec[0].storage_class_name` (tofu's own way of writing it). */
+export function formatAttributePath(path: readonly (string | number)[]): string {
+  return path.map((step, i) => (typeof step === 'number' ? `[${step}]` : i === 0 ? step : `.${step}`)).join('');
+}
+
+/** Names of the map entries of `triggers` or `data` that differ between before and after. */
+function changedKeysOf(change: Readonly<Record<string, unknown>>): { changedKeys?: string[] } {
+  const map = (v: unknown, attr: string): Record<string, unknown> | undefined => {
+    const m = v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[attr] : undefined;
+    return m !== null && typeof m === 'object' ? (m as Record<string, unknown>) : undefined;
+  };
+  for (const attr of ['triggers', 'data']) {
+    const before = map(change.before, attr);
+    const after = map(change.after, attr);
+    const unknown = map(change.after_unknown, attr);
+    if (before === undefined || (after === undefined && unknown === undefined)) continue;
+    const keys = new Set([...Object.keys(before), ...Object.keys(after ?? {}), ...Object.keys(unknown ?? {})]);
+    const changed = [...keys].filter((k) => unknown?.[k] === true || JSON.stringify(before[k]) !== JSON.stringify(after?.[k])).sort();
+    return { changedKeys: changed };
+  }
+  return {};
+}
