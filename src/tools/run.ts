@@ -18,6 +18,7 @@
  */
 import { execa, type ResultPromise } from 'execa';
 import { InterruptedError, ToolError } from '../errors.js';
+import { isDirectory } from './file-checks.js';
 
 /** How an abort or a deadline reaches the child. */
 export type InterruptMode =
@@ -105,11 +106,19 @@ export async function runTool(file: string, args: readonly string[], opts: RunOp
   const tail = new TailBuffer(MAX_ERROR_LINES);
   const started = Date.now();
 
+  // A callback that throws is the caller's bug: it must not cut the child's output off (the
+  // child would die of SIGPIPE mid-apply) nor be lost (execa ends such a run as "exit 0").
+  // The lines keep flowing; the first such error is thrown once the child has exited.
+  let callbackError: { error: unknown } | undefined;
   const lineHandler = (stream: 'stdout' | 'stderr', cb: ((line: string) => void) | undefined) =>
     function* (line: unknown) {
       const text = String(line);
       if (relevant(text, stream)) tail.push(text);
-      cb?.(text);
+      try {
+        cb?.(text);
+      } catch (error) {
+        callbackError ??= { error };
+      }
       yield text;
     };
 
@@ -183,11 +192,24 @@ export async function runTool(file: string, args: readonly string[], opts: RunOp
   };
 
   const code = (result as { code?: string }).code;
+  if (code === 'ENOENT' && opts.cwd !== undefined && !isDirectory(opts.cwd)) {
+    throw new ToolError(`could not start ${command}: its working directory ${opts.cwd} does not exist`, {
+      hint: 'the directory was removed while deploy ran, or the path is wrong: run the command again',
+      cause: result,
+    });
+  }
   if (code === 'ENOENT' || code === 'EACCES') {
     throw new ToolError(
       code === 'ENOENT' ? `${program} was not found (tried to run "${file}")` : `${program} is not executable ("${file}")`,
       { hint: opts.installHint ?? `install ${program} or put it on PATH`, cause: result },
     );
+  }
+  if (callbackError) throw callbackError.error;
+  if (result.isMaxBuffer) {
+    throw new ToolError(`${command} printed more than ${opts.maxBufferChars ?? DEFAULT_MAX_BUFFER} characters on one stream and was stopped (${describeEnd(out)})`, {
+      hint: 'that is far more output than deploy expects from this command: run it by hand to see what it prints',
+      cause: result,
+    });
   }
   if (result.failed && result.exitCode === undefined && result.signal === undefined && !interruptedBy) {
     throw new ToolError(`${command} failed: ${result.shortMessage}`, { cause: result });

@@ -104,6 +104,35 @@ describe('runTool', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 
+  it('says the working directory is missing, not the program (exit 3)', async () => {
+    const gone = join(mkdtempSync(join(tmpdir(), 'run-cwd-')), 'removed');
+    const err = await runTool(node, ['-e', ''], { cwd: gone, timeoutMs: 5_000 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ToolError);
+    expect((err as ToolError).exitCode).toBe(ExitCode.tool);
+    expect((err as Error).message).toContain(`its working directory ${gone} does not exist`);
+    expect((err as Error).message).not.toContain('was not found');
+  });
+
+  it('stops a program whose output passes the buffer limit, and says so (exit 3), also when it exits 0', async () => {
+    const err = await runTool(node, ['-e', 'process.stdout.write("x".repeat(100))'], { timeoutMs: 5_000, maxBufferChars: 10 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ToolError);
+    expect((err as Error).message).toContain('printed more than 10 characters on one stream and was stopped');
+  });
+
+  it('lets the program run to its end when a line callback throws, then throws that error (a bug of the caller, not a lost failure)', async () => {
+    const bug = new Error('bug in the callback');
+    const seen: string[] = [];
+    const err = await runTool(node, [fixture('lines.mjs'), '5', '0'], {
+      timeoutMs: 10_000,
+      onStdoutLine: (l) => {
+        seen.push(l);
+        if (l === 'out 2') throw bug;
+      },
+    }).catch((e: unknown) => e);
+    expect(err).toBe(bug);
+    expect(seen).toEqual(['out 1', 'out 2', 'out 3', 'out 4', 'out 5']);
+  });
+
   it('does not start anything when the signal is already aborted', async () => {
     const ac = new AbortController();
     ac.abort();
