@@ -124,7 +124,7 @@ export async function readTofuJson<S extends z.ZodType>(
 }
 
 /** The JSON document tofu printed; human warnings printed before it (on stdout) are skipped. */
-export function jsonDocument(text: string): unknown {
+function jsonDocument(text: string): unknown {
   const starts = [0, ...[...text.matchAll(/^[{[]/gm)].map((m) => m.index)];
   for (const start of starts) {
     try {
