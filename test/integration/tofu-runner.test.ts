@@ -238,8 +238,15 @@ describe('tofu runner (real OpenTofu, offline mirror)', () => {
       onEvent: (e) => {
         events.push(e);
         if (e.kind === 'provision' && e.phase === 'output' && e.output === 'sleeping') {
-          ac.abort();
-          ac.abort();
+          // abort once the step's sleep runs: a SIGINT that reaches the step's shell (dash,
+          // which catches SIGINT under -c) between its echo and its fork is held until the
+          // command it then starts ends, and that command never got the signal; a Ctrl-C
+          // in the step's first milliseconds is not what this test is about
+          void (async () => {
+            for (let i = 0; i < 100 && processesRunning(sleep).length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+            ac.abort();
+            ac.abort();
+          })();
         }
       },
     }).catch((e: unknown) => e);
