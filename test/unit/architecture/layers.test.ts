@@ -35,6 +35,8 @@ describe('the layer rule (.dependency-cruiser.cjs)', () => {
     /** A scratch tree with the repo's layer folders: file -> content. */
     async function tree(files: Record<string, string>): Promise<string> {
       // Inside the repository, so that a package import (execa) resolves as it does in src/.
+      // (node_modules/.cache does not exist after a fresh `npm ci`)
+      await mkdir(join(repo, 'node_modules/.cache'), { recursive: true });
       const dir = await mkdtemp(join(repo, 'node_modules/.cache/deploy-layers-'));
       cleanups.push(() => rm(dir, { recursive: true, force: true }));
       for (const [file, text] of Object.entries(files)) {
