@@ -9,7 +9,7 @@
 // Each server is its own process; the client speaks the OpenTofu http protocol with keep-alive.
 // Env: BENCH_CYCLES (default 1000), BENCH_STATE_BYTES (default 1048576),
 //      BENCH_STORES (default "sqlite,postgres"). Writes bench/results/state-backend.json.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
@@ -17,6 +17,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type PostgresServer, startPostgres } from '../test/integration/state-postgres-server.ts';
+import { startServerProcess } from '../test/integration/state-helpers.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const cycles = Number(process.env.BENCH_CYCLES ?? 1000);
@@ -101,7 +102,7 @@ interface Server {
 /** `deploy state serve` over a fresh data directory or a fresh database. */
 async function startServer(kind: Kind, postgres: PostgresServer | undefined, scratch: string): Promise<Server> {
   let data: string;
-  const env: NodeJS.ProcessEnv = { ...process.env, DEPLOY_LOG_LEVEL: 'warn' };
+  const env: NodeJS.ProcessEnv = { DEPLOY_LOG_LEVEL: 'warn' };
   if (kind === 'sqlite') {
     data = join(scratch, 'sqlite-data');
   } else {
@@ -111,31 +112,14 @@ async function startServer(kind: Kind, postgres: PostgresServer | undefined, scr
     writeFileSync(pwFile, `${db.password}\n`, { mode: 0o600 });
     env.DEPLOY_STATE_DATABASE_PASSWORD_FILE = pwFile;
   }
-  const child = spawn(process.execPath, [join(root, 'bin', 'deploy.js'), 'state', 'serve', '--listen', '127.0.0.1:0', '--data', data], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env,
-  });
-  const exited = new Promise((r) => child.once('exit', r));
-  const base = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the ${kind} server did not print its URL within 20 s`)), 20_000);
-    let out = '';
-    child.stdout!.on('data', (d) => {
-      out += String(d);
-      const m = /^(http:\/\/\S+)\n/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`the ${kind} server exited (${code})`)));
-  });
+  // the same start as the tests' (test/integration/state-helpers.ts): wait for the URL it prints
+  const server = await startServerProcess(data, env);
   return {
     kind,
-    base,
-    child,
+    base: server.url,
+    child: server.child,
     stop: async () => {
-      child.kill('SIGTERM');
-      await exited;
+      await server.stop();
     },
   };
 }
