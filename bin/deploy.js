@@ -18,6 +18,15 @@ if (major < 22 || (major === 22 && minor < 12)) {
   process.exit(2);
 }
 
+// A shell may sit in a directory that was removed meanwhile: say so, instead of a stack trace
+// from the first process.cwd() (relative paths in flags are read against it).
+try {
+  process.cwd();
+} catch (err) {
+  process.stderr.write(`deploy: the current directory no longer exists (${err.code ?? err.message}): cd to an existing directory and run the command again.\n`);
+  process.exit(2);
+}
+
 // Cache the compiled code of the program and its dependencies (CDKTF is large) on disk:
 // later starts skip most of the parsing and compiling. Node's own cache directory under the
 // OS temp dir; NODE_COMPILE_CACHE overrides it, NODE_DISABLE_COMPILE_CACHE=1 turns it off.
