@@ -13,6 +13,12 @@ export interface PlannedResourceChange {
   /** Why tofu chose the action, e.g. 'replace_because_tainted', 'replace_by_triggers'. */
   readonly actionReason: string | undefined;
   /**
+   * The state held the instance as tainted (e.g. a rollout step that failed). Read from the
+   * plan's prior state: `actionReason` says 'replace_by_triggers' instead when a
+   * replace_triggered_by fires too.
+   */
+  readonly wasTainted?: boolean;
+  /**
    * The keys of `triggers` (null_resource) or `data` (ConfigMap) whose value changes, sorted;
    * names only, so the summary can say why (e.g. the spire node's machine ID) without values.
    */

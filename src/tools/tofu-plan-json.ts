@@ -34,6 +34,18 @@ export const planJsonSchema = z
           .loose(),
       )
       .optional(),
+    // the state before the plan: which instances are tainted (a rollout step that failed).
+    // tofu's action_reason says "replace_because_tainted" only when nothing else replaces
+    // the instance: a replace_triggered_by that also fires overwrites it with "replace_by_triggers"
+    prior_state: z
+      .object({
+        values: z
+          .object({ root_module: z.object({ resources: z.array(z.object({ address: z.string(), tainted: z.boolean().optional() }).loose()).optional() }).loose().optional() })
+          .loose()
+          .optional(),
+      })
+      .loose()
+      .optional(),
     planned_values: z
       .object({ outputs: z.record(z.string(), z.object({ value: z.unknown().optional(), sensitive: z.boolean() }).loose()).optional() })
       .loose()
@@ -46,6 +58,7 @@ export function readShownPlan(plan: z.output<typeof planJsonSchema>): ShownPlan 
   const outputs = Object.fromEntries(
     Object.entries(plan.planned_values?.outputs ?? {}).map(([k, o]) => [k, { ...(o.value !== undefined ? { value: o.value } : {}), sensitive: o.sensitive }]),
   );
+  const tainted = new Set((plan.prior_state?.values?.root_module?.resources ?? []).filter((r) => r.tainted === true).map((r) => r.address));
   const changes = (plan.resource_changes ?? [])
     .filter((c) => !(c.change.actions.length === 1 && c.change.actions[0] === 'no-op'))
     .map((c) => ({
@@ -55,6 +68,7 @@ export function readShownPlan(plan: z.output<typeof planJsonSchema>): ShownPlan 
       name: c.name,
       actions: c.change.actions,
       actionReason: c.action_reason,
+      ...(tainted.has(c.address) ? { wasTainted: true } : {}),
       ...changedKeysOf(c.change),
       ...(c.change.replace_paths ? { replacePaths: c.change.replace_paths.map(formatAttributePath) } : {}),
     }));

@@ -102,6 +102,8 @@ export async function planGraph(
     readonly destroy?: boolean;
     /** Extra `-target=` addresses (rarely right; for recovery). */
     readonly targets?: readonly string[];
+    /** `-replace=` addresses: plan these resources to be replaced (e.g. a push whose tag is gone). */
+    readonly replace?: readonly string[];
     /**
      * false: `-refresh=false`, plan from the state as it is, without reading the data sources
      * or the live objects first. @default true
@@ -114,6 +116,7 @@ export async function planGraph(
   if (opts.destroy) args.push('-destroy');
   if (opts.refresh === false) args.push('-refresh=false');
   for (const t of opts.targets ?? []) args.push(`-target=${t}`);
+  for (const r of opts.replace ?? []) args.push(`-replace=${r}`);
   const run = await runTofuJson(opts, 'plan', args, { okExitCodes: [0, 2] });
   const hasChanges = run.result.exitCode === 2;
   // Exit 0 is an empty diff: every resource change is a no-op, and no-ops are dropped below.

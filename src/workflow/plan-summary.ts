@@ -8,7 +8,7 @@ import { nodeResourceOf, resourceNameOf, spirePartOf, type SpirePart } from '../
 import type { PlannedResourceChange } from '../contract/planned-change.js';
 
 /** What the summary reads of a planned change (src/tools/ gives more). */
-export type PlannedChange = Pick<PlannedResourceChange, 'address' | 'name' | 'actions' | 'actionReason' | 'changedKeys' | 'replacePaths'>;
+export type PlannedChange = Pick<PlannedResourceChange, 'address' | 'name' | 'actions' | 'actionReason' | 'wasTainted' | 'changedKeys' | 'replacePaths'>;
 
 export type Change = 'create' | 'update' | 'replace' | 'delete' | 'none';
 
@@ -22,6 +22,10 @@ export interface NodeSummary {
   rollout: Change;
   /** the node is leaving the target: its Deployment and claim (with /var/lib) go */
   removed: boolean;
+  /** the registry lost the node's tag: its image is pushed again (the same archive, the same digest) */
+  tagGone: boolean;
+  /** the Deployment is made again or set back (drift), and the rollout step follows it (SC-001) */
+  rolloutForDrift: boolean;
   /** the last rollout failed and was rolled back: this apply tries it again (US2 AS3) */
   retryAfterRollback: boolean;
   /** one line for people */
@@ -56,13 +60,15 @@ export function summarizePlan(
   planned: readonly PlannedChange[],
   hasChanges: boolean,
   claims: ClaimLossOptions = { destroy: false, allowed: new Set() },
+  /** Nodes whose push is planned again because the registry lost their tag (missing-tags.ts). */
+  facts: { readonly pushedAgain?: ReadonlySet<string> } = {},
 ): TargetSummary {
   const nodes = new Map<string, NodeSummary>();
   const other: TargetSummary['other'] = [];
   const spire: string[] = [];
   const get = (n: string) => {
     let s = nodes.get(n);
-    if (!s) nodes.set(n, (s = { node: n, push: 'none', deployment: 'none', claim: 'none', rollout: 'none', removed: false, retryAfterRollback: false, words: '' }));
+    if (!s) nodes.set(n, (s = { node: n, push: 'none', deployment: 'none', claim: 'none', rollout: 'none', removed: false, tagGone: false, rolloutForDrift: false, retryAfterRollback: false, words: '' }));
     return s;
   };
   for (const n of model.nodes) get(n.name);
@@ -95,7 +101,10 @@ export function summarizePlan(
         break;
       case 'rollout':
         s.rollout = change;
-        if (rc.actionReason === 'replace_because_tainted') s.retryAfterRollback = true;
+        if (rc.actionReason === 'replace_because_tainted' || rc.wasTainted === true) s.retryAfterRollback = true;
+        // replaced only because its Deployment is made or changed (replace_triggered_by), with
+        // the image, machine ID and pod template as they were: the cluster drifted
+        else if (change === 'replace' && rc.actionReason === 'replace_by_triggers' && rc.changedKeys !== undefined && rc.changedKeys.length === 0) s.rolloutForDrift = true;
         break;
     }
   }
@@ -104,6 +113,9 @@ export function summarizePlan(
   for (const s of nodes.values()) {
     // gone from the group, or the whole target is destroyed
     s.removed = s.deployment === 'delete' || s.claim === 'delete' || (!present.has(s.node) && s.push === 'delete');
+    // drift is a Deployment made again or set back; a replaced one has its own reason (the claim)
+    if (s.deployment !== 'create' && s.deployment !== 'update') s.rolloutForDrift = false;
+    s.tagGone = facts.pushedAgain?.has(s.node) === true;
     s.words = describe(s, byName.get(s.node)?.tagRef);
   }
   return {
@@ -139,9 +151,15 @@ function describeSpire(what: SpirePart, change: Change, keys: readonly string[],
 function describe(s: NodeSummary, tagRef: string | undefined): string {
   if (s.removed) return 'removed from the target: its Deployment goes, and its claim with /var/lib (the StorageClass decides whether the volume is deleted)';
   const parts: string[] = [];
-  if (s.push === 'create' || s.push === 'replace') parts.push(`push ${tagRef ?? 'its image'}`);
-  if (s.deployment === 'create') parts.push('create its Deployment');
-  else if (s.deployment === 'update' && s.push === 'none' && s.rollout === 'none') {
+  if (s.tagGone && s.deployment !== 'create' && s.deployment !== 'replace' && s.claim === 'none') {
+    // the digest is read after the push: the same archive gives the same digest, and then the
+    // Deployment and its pod stay as they are (the rollout step finds the pod ready)
+    return `push ${tagRef ?? 'its image'} again (the registry no longer has it); its pod is replaced only if the image pushed has another digest than the one it runs`;
+  }
+  if (s.tagGone) parts.push(`push ${tagRef ?? 'its image'} again (the registry no longer has it)`);
+  else if (s.push === 'create' || s.push === 'replace') parts.push(`push ${tagRef ?? 'its image'}`);
+  if (s.deployment === 'create') parts.push(s.rolloutForDrift ? 'create its Deployment (it is gone from the cluster)' : 'create its Deployment');
+  else if (s.deployment === 'update' && s.push === 'none' && (s.rollout === 'none' || s.rolloutForDrift)) {
     parts.push('set its Deployment back to the graph (someone else changed it, e.g. a rollback)');
   } else if (s.deployment === 'update') parts.push('update its Deployment');
   else if (s.deployment === 'replace') parts.push('replace its Deployment (its pod stops first)');
@@ -150,7 +168,8 @@ function describe(s: NodeSummary, tagRef: string | undefined): string {
   if (s.claim === 'replace') parts.push('REPLACE its /var/lib claim (the data on it is lost)');
   if (s.retryAfterRollback) {
     parts.push('try the rollout again: the last rollout failed, so the state holds the image that failed while the cluster runs the previous one (or none, on a first deploy)');
-  } else if (s.rollout === 'create' || s.rollout === 'replace') parts.push(s.deployment === 'create' ? 'wait for its first pod' : 'replace its pod and wait for it to be ready');
+  } else if (s.rolloutForDrift) parts.push('wait for its pod');
+  else if (s.rollout === 'create' || s.rollout === 'replace') parts.push(s.deployment === 'create' ? 'wait for its first pod' : 'replace its pod and wait for it to be ready');
   return parts.length === 0 ? 'no change' : parts.join('; ');
 }
 

@@ -3,7 +3,7 @@
  * rollout reports. Each verb module calls this with its own mode; nothing here exits.
  */
 import { constants } from 'node:fs';
-import { access, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
+import { access, mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError, DeployError, ExitCode } from '../errors.js';
 import { SUBMISSION_OUTPUT } from '../contract/graph-outputs.js';
@@ -15,6 +15,7 @@ import { takeRunLock, type RunLock } from '../state/run-lock.js';
 import { openBackend } from './backend.js';
 import { refuseClaimLosses } from './claim-guard.js';
 import { planDestroy } from './destroy-plan.js';
+import { planPushingGoneTags } from './missing-tags.js';
 import { nodeNamesFrom } from './node-names.js';
 import { summarizePlan, type TargetSummary } from './plan-summary.js';
 import { writeSelfWrapper } from './self.js';
@@ -142,11 +143,17 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
     const explained = (verb: string) => (err: unknown): never => {
       throw spireFailure(err, verb, model.spire?.node) ?? err;
     };
-    const plan = await (mode === 'destroy'
-      ? planDestroy((refresh) => tofu.planGraph({ ...base, destroy: true, refresh }), (line) => opts.progress(`[${model.target}] ${line}`))
-      : tofu.planGraph(base)
+    const say = (line: string) => opts.progress(`[${model.target}] ${line}`);
+    const { plan, pushedAgain } = await (mode === 'destroy'
+      ? planDestroy((refresh) => tofu.planGraph({ ...base, destroy: true, refresh }), say).then((p) => ({ plan: p, pushedAgain: new Set<string>() }))
+      : planPushingGoneTags(
+          (replace) => tofu.planGraph({ ...base, replace }),
+          async () => JSON.parse(await readFile(join(graphDir, 'cdk.tf.json'), 'utf8')),
+          (node) => model.nodes.find((n) => n.name === node)?.tagRef,
+          say,
+        )
     ).catch(explained(mode === 'destroy' ? 'plan -destroy' : 'plan'));
-    const summary = summarizePlan(model, plan.changes, plan.hasChanges, { destroy: mode === 'destroy', allowed: opts.allowVolumeReplacement ?? new Set() });
+    const summary = summarizePlan(model, plan.changes, plan.hasChanges, { destroy: mode === 'destroy', allowed: opts.allowVolumeReplacement ?? new Set() }, { pushedAgain });
     // law 10: the claim of a node that stays goes only when the operator named the node
     if (mode === 'apply') refuseClaimLosses(model, summary.claimLosses);
     // FR-009: the node names from the graph's output: as planned, or (no change, or after the

@@ -119,11 +119,12 @@ describe('the graph of a target', () => {
     expect(pod.serviceAccountName).toBe('node-alpha');
   });
 
-  it('replaces the Deployment and its rollout step when, and only when, the claim is made again (its UID changes)', () => {
+  it('replaces the Deployment when, and only when, the claim is made again (its UID changes); the rollout step also follows every create or update of the Deployment (SC-001 after drift)', () => {
     const json = g.all!.json;
     const claimUid = `${address(json, 'resource', 'kubernetes_persistent_volume_claim_v1', 'node-alpha/state')}.metadata[0].uid`;
+    const deployment = address(json, 'resource', 'kubernetes_manifest', 'node-alpha/deployment');
     expect(byPath(json, 'resource', 'kubernetes_manifest')['node-alpha/deployment'].lifecycle).toEqual({ replace_triggered_by: [claimUid] });
-    expect(byPath(json, 'resource', 'null_resource')['node-alpha/rollout'].lifecycle).toEqual({ replace_triggered_by: [claimUid] });
+    expect(byPath(json, 'resource', 'null_resource')['node-alpha/rollout'].lifecycle).toEqual({ replace_triggered_by: [claimUid, deployment] });
   });
 
   it('omits the storage class when the operator sets none (the cluster default is used)', () => {

@@ -34,6 +34,52 @@ describe('summarizePlan', () => {
     expect(beta.words).toContain('try the rollout again: the last rollout failed, so the state holds the image that failed while the cluster runs the previous one');
   });
 
+  it('GIVEN a tainted rollout step whose Deployment changes too (tofu then says replace_by_triggers) THEN it is still the retry after a rollback', () => {
+    const s = summarizePlan(all!, [
+      change('node-beta_deployment_9F587E17', ['update']),
+      { ...change('node-beta_rollout_00A985DF', ['delete', 'create'], 'replace_by_triggers'), wasTainted: true, changedKeys: [] },
+    ], true);
+    expect(s.nodes.find((n) => n.node === 'beta')!.retryAfterRollback).toBe(true);
+  });
+
+  it('GIVEN a Deployment gone from the cluster (drift) THEN it is made again and its pod waited for (SC-001)', () => {
+    const s = summarizePlan(all!, [
+      change('node-alpha_deployment_A2CE01B5', ['create']),
+      { ...change('node-alpha_rollout_D3D4E6A2', ['delete', 'create'], 'replace_by_triggers'), changedKeys: [] },
+    ], true);
+    const alpha = s.nodes.find((n) => n.node === 'alpha')!;
+    expect(alpha).toMatchObject({ deployment: 'create', rollout: 'replace', rolloutForDrift: true, retryAfterRollback: false });
+    expect(alpha.words).toBe('create its Deployment (it is gone from the cluster); wait for its pod');
+  });
+
+  it('GIVEN a Deployment changed behind the graph and the rollout step following it THEN it is set back and its pod waited for', () => {
+    const s = summarizePlan(all!, [
+      change('node-gamma_deployment_9F587E17', ['update']),
+      { ...change('node-gamma_rollout_00A985DF', ['delete', 'create'], 'replace_by_triggers'), changedKeys: [] },
+    ], true);
+    expect(s.nodes.find((n) => n.node === 'gamma')!.words).toBe('set its Deployment back to the graph (someone else changed it, e.g. a rollback); wait for its pod');
+  });
+
+  it('GIVEN a new image (the rollout trigger "image" changes) THEN it is no drift', () => {
+    const s = summarizePlan(all!, [
+      change('image-alpha_push_832904CE', ['delete', 'create']),
+      change('node-alpha_deployment_A2CE01B5', ['update']),
+      { ...change('node-alpha_rollout_D3D4E6A2', ['delete', 'create'], 'replace_by_triggers'), changedKeys: ['image'] },
+    ], true);
+    expect(s.nodes.find((n) => n.node === 'alpha')!.words).toBe('push reg/fediversity/alpha:a1; update its Deployment; replace its pod and wait for it to be ready');
+  });
+
+  it('GIVEN a tag gone from the registry THEN the push is said to happen again, and the pod only if the digest differs', () => {
+    const s = summarizePlan(all!, [
+      change('image-alpha_push_832904CE', ['delete', 'create'], 'replace_by_request'),
+      change('node-alpha_deployment_A2CE01B5', ['update']),
+      { ...change('node-alpha_rollout_D3D4E6A2', ['delete', 'create'], 'replace_by_triggers'), changedKeys: ['image'] },
+    ], true, undefined, { pushedAgain: new Set(['alpha']) });
+    const alpha = s.nodes.find((n) => n.node === 'alpha')!;
+    expect(alpha.tagGone).toBe(true);
+    expect(alpha.words).toBe('push reg/fediversity/alpha:a1 again (the registry no longer has it); its pod is replaced only if the image pushed has another digest than the one it runs');
+  });
+
   it('GIVEN a Deployment changed behind the graph THEN it says it is set back', () => {
     const s = summarizePlan(all!, [change('node-gamma_deployment_9F587E17', ['update'])], true);
     expect(s.nodes.find((n) => n.node === 'gamma')!.words).toContain('set its Deployment back to the graph');
