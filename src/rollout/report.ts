@@ -101,8 +101,13 @@ export function rolloutsExitCode(reports: readonly Pick<RolloutReport, 'outcome'
   return ExitCode.ok;
 }
 
+/** `rollout-<ns>-<node>`: the step's files in the run directory (its report, its running mark). */
+function stepFileBase(namespace: string, node: string): string {
+  return `rollout-${namespace}-${node}`;
+}
+
 export function reportFileName(namespace: string, node: string): string {
-  return `rollout-${namespace}-${node}.json`;
+  return `${stepFileBase(namespace, node)}.json`;
 }
 
 /** Writes the report atomically (temp file + rename), so a reader never sees half of it. */
@@ -125,7 +130,7 @@ export async function writeRolloutReport(dir: string, report: RolloutReport): Pr
  */
 export async function markStepRunning(dir: string, namespace: string, node: string): Promise<() => Promise<void>> {
   await mkdir(dir, { recursive: true });
-  const file = join(dir, `rollout-${namespace}-${node}.running`);
+  const file = join(dir, `${stepFileBase(namespace, node)}.running`);
   await writeFile(file, `${process.pid}\n`);
   return () => rm(file, { force: true });
 }

@@ -10,7 +10,7 @@ import { SUBMISSION_OUTPUT } from '../contract/graph-outputs.js';
 import type { Logger } from '../log.js';
 import type { TargetModel } from '../config/target-model.js';
 import { stateDir } from '../paths.js';
-import { writeGraph } from '../graph/synth.js';
+import { GRAPH_FILE, writeGraph } from '../graph/synth.js';
 import { takeRunLock, type RunLock } from '../state/run-lock.js';
 import { openBackend } from './backend.js';
 import { refuseClaimLosses } from './claim-guard.js';
@@ -148,7 +148,7 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
       ? planDestroy((refresh) => tofu.planGraph({ ...base, destroy: true, refresh }), say).then((p) => ({ plan: p, pushedAgain: new Set<string>() }))
       : planPushingGoneTags(
           (replace) => tofu.planGraph({ ...base, replace }),
-          async () => JSON.parse(await readFile(join(graphDir, 'cdk.tf.json'), 'utf8')),
+          async () => JSON.parse(await readFile(join(graphDir, GRAPH_FILE), 'utf8')),
           (node) => model.nodes.find((n) => n.name === node)?.tagRef,
           say,
         )
