@@ -6,7 +6,9 @@
  * every graph (test/unit/stacks/graph-scripts.test.ts pins it). These return the shell as it
  * runs; the constructs escape it for tofu's templates (tfEscape).
  */
-import { shq } from '../src/contract/shell.js';
+import type { ImageBuild } from '../src/config/target-model.js';
+import { shellWords, shq } from '../src/contract/shell.js';
+import { TF_HTTP_VARIABLES } from '../src/contract/tf-http-variables.js';
 
 export interface PushedImage {
   /** The node's name, as the messages say it. */
@@ -15,17 +17,44 @@ export interface PushedImage {
   readonly archive: string;
   /** `<registry>/<namespace>/<node>:<tag>`. */
   readonly tagRef: string;
+  /** `image.build`: run first (a node without it is pushed as before, byte for byte). */
+  readonly build?: ImageBuild;
 }
 
-/** Copies the node's archive to its tag; a missing archive fails naming the node and what to do. */
+/**
+ * Copies the node's archive to its tag; a missing archive fails naming the node and what to do.
+ * With `image.build`, the command runs first: in the plan file's directory, stdin from
+ * /dev/null, with tofu's environment less the state backend's (TF_HTTP_*: its address and
+ * credentials; a build has no business with the state); each line it prints (stdout and stderr) goes out as
+ * `<node>: build: <line>`, so the run's progress shows it as it comes. A failure names the node,
+ * the command and its exit code; a build that ends well without writing the archive fails too.
+ */
 export function pushScript(image: PushedImage, tlsVerify: boolean): string {
   const tls = tlsVerify ? '' : ' --dest-tls-verify=false';
   return [
     `archive=${shq(image.archive)}`,
+    ...(image.build ? buildLines(image.name, image.build) : []),
     `if [ ! -r "$archive" ]; then echo "deploy: node ${image.name}: image archive $archive is missing or unreadable; build the node image, or fix image.archive in the group plan" >&2; exit 1; fi`,
     `exec "\${DEPLOY_SKOPEO:-skopeo}" copy --quiet --retry-times 3${tls} "docker-archive:$archive" ${shq(`docker://${image.tagRef}`)}`,
   ].join('\n');
 }
+
+/** The build step's shell: its exit code comes out on fd 3 past the pipe that prefixes its lines. */
+function buildLines(name: string, build: ImageBuild): string[] {
+  const argv = shellWords(build.argv);
+  // the command as the messages show it: its quoted words, inside a double-quoted printf argument
+  const shown = inDoubleQuotes(argv);
+  const say = (text: string) => `printf '%s\\n' "deploy: node ${name}: ${text}" >&2`;
+  return [
+    say(`building its image: ${shown} (in ${inDoubleQuotes(build.dir)})`),
+    `rc=$( { { (cd ${shq(build.dir)} && unset ${TF_HTTP_VARIABLES.join(' ')} && exec ${argv}) </dev/null 2>&1 3>&-; echo "$?" >&3; } | while IFS= read -r line || [ -n "$line" ]; do printf '%s\\n' ${shq(`${name}: build: `)}"$line"; done >&2; } 3>&1 )`,
+    `if [ "$rc" != 0 ]; then ${say(`the image build failed (exit $rc): ${shown}; nothing was pushed for this node; fix the command (image.build in the group plan) or what it builds`)}; exit 1; fi`,
+    `if [ ! -r "$archive" ]; then ${say(`the image build (${shown}) ended without writing image archive $archive; make it write there, or fix image.archive in the group plan`)}; exit 1; fi`,
+  ];
+}
+
+/** Text that a double-quoted sh word reproduces as it is. */
+const inDoubleQuotes = (s: string): string => s.replace(/[\\"$`]/g, (c) => `\\${c}`);
 
 /**
  * Prints `{"digest":"sha256:..."}` of the tag given as its first argument ($1): the protocol of

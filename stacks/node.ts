@@ -39,7 +39,9 @@ export class NodeImage extends Construct {
     super(scope, id);
     const { target, node } = props;
     this.push = new NullResource(this, 'push' satisfies ImagePart, {
-      // replaced when, and only when, the tag reference changes (FR-002)
+      // replaced when, and only when, the tag reference changes (FR-002); the image build
+      // (image.build) runs inside it, so it runs exactly then. The build's argv is not a
+      // trigger: the tag names the image, a changed command for the same tag is no new image
       triggers: { ref: node.tagRef },
       dependsOn: props.after,
       provisioners: [{ type: 'local-exec', command: tfEscape(pushScript(node, target.registryTlsVerify)) }],

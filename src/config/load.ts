@@ -4,8 +4,9 @@
  * Nothing here writes anything.
  */
 import { readFile } from 'node:fs/promises';
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { ConfigError, type InputIssue } from '../errors.js';
+import { archivePath, sharedArchiveProblems } from './build-rules.js';
 import { resolveCoordinates, type CoordinateFlags, type Coordinates } from './coordinates.js';
 import { findDuplicateKeys } from './json-duplicates.js';
 import { labelProblem, names } from './names.js';
@@ -110,6 +111,7 @@ export function buildTargets(plan: GroupPlan, coords: Coordinates, planFile: str
     });
   }
   issues.push(...identityProblems(plan, coords.spire?.node, at));
+  issues.push(...sharedArchiveProblems(plan, dirname(resolve(planFile)), at));
   for (const [i, off] of (plan.submission?.turnsOff ?? []).entries()) {
     if (!(off in plan.nodes)) issues.push({ where: at(['submission', 'turnsOff', i]), message: `node "${off}" is not a node of group "${plan.group}"` });
   }
@@ -139,10 +141,12 @@ export function buildTargets(plan: GroupPlan, coords: Coordinates, planFile: str
       const repository = names.imageRepository(coords.registry, namespace, n);
       return {
         name: n,
-        archive: isAbsolute(img.archive) ? img.archive : resolve(base, img.archive),
+        archive: archivePath(img.archive, base),
         tag: img.tag,
         repository,
         tagRef: `${repository}:${img.tag}`,
+        // only when set, so that a node without a build is modelled (and pushed) as before
+        ...(img.build !== undefined ? { build: { argv: img.build, dir: base } } : {}),
       };
     });
     return {

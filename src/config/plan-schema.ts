@@ -28,6 +28,15 @@ export const imageSchema = z.strictObject({
   archive: z.string().min(1, 'must name the docker archive of the node image'),
   /** Tag derived from the node configuration: the push is replaced when, and only when, it changes. */
   tag,
+  /**
+   * The command (argv, no shell) that writes the archive, run by the graph's push step just
+   * before the push, in the plan file's directory, only when the push is replaced (FR-002).
+   * Not part of the replacement: the tag says which image it is (README "image.build").
+   */
+  build: z
+    .array(z.string({ error: 'must be a string: each element is one word of the command' }).min(1, 'must not be empty: each element is one word of the command'), { error: 'must be an argv array, e.g. ["nix", "build", "--out-link", "images/web.tar"]' })
+    .min(1, 'must name the command that writes image.archive, e.g. ["nix", "build", "--out-link", "images/web.tar"]; leave the field out when the archive is built elsewhere')
+    .optional(),
 });
 
 export const firewallSchema = z.strictObject({

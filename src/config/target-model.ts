@@ -10,6 +10,14 @@ export interface NodeModel {
   readonly repository: string;
   /** `<registry>/<ns>/<node>:<tag>`: the push trigger. */
   readonly tagRef: string;
+  /** `image.build`: the command that writes the archive, run in `dir` (the plan file's). */
+  readonly build?: ImageBuild;
+}
+
+export interface ImageBuild {
+  readonly argv: readonly string[];
+  /** The working directory: the plan file's directory, which relative archives are read from. */
+  readonly dir: string;
 }
 
 /** Something the method cannot honour for a node: reported by `plan`, never dropped silently. */

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { TF_HTTP_VARIABLES } from '../contract/tf-http-variables.js';
 import type { Logger } from '../log.js';
 import { DeployError, ExitCode, hintOf, ToolError } from '../errors.js';
 import type { Credentials } from './credentials.js';
@@ -6,26 +7,6 @@ import { defaultStateDataDir } from './paths.js';
 import { startStateServer } from './server.js';
 import { checkStateKey } from './state-key.js';
 import { SqliteStateStore } from './sqlite-store.js';
-
-/** The OpenTofu http-backend variables a run passes to tofu (never -backend-config, which
- * tofu writes into .terraform). https://opentofu.org/docs/language/settings/backends/http/ */
-export const TF_HTTP_VARIABLES = [
-  'TF_HTTP_ADDRESS',
-  'TF_HTTP_UPDATE_METHOD',
-  'TF_HTTP_LOCK_ADDRESS',
-  'TF_HTTP_LOCK_METHOD',
-  'TF_HTTP_UNLOCK_ADDRESS',
-  'TF_HTTP_UNLOCK_METHOD',
-  'TF_HTTP_USERNAME',
-  'TF_HTTP_PASSWORD',
-  'TF_HTTP_SKIP_CERT_VERIFICATION',
-  'TF_HTTP_RETRY_MAX',
-  'TF_HTTP_RETRY_WAIT_MIN',
-  'TF_HTTP_RETRY_WAIT_MAX',
-  'TF_HTTP_CLIENT_CA_CERTIFICATE_PEM',
-  'TF_HTTP_CLIENT_CERTIFICATE_PEM',
-  'TF_HTTP_CLIENT_PRIVATE_KEY_PEM',
-] as const;
 
 /** tofu's TF_HTTP_* variables for the state at `address` of a `deploy state serve` backend (LOCK/UNLOCK, basic auth). */
 export function httpBackendEnv(address: string, credentials: Credentials): Record<string, string> {

@@ -21,10 +21,11 @@ const ENV = {
   SSH_NODES: JSON.stringify({ 'spire.central.example.org': { hostKey: HOST_KEY, sshOpts: ['-o', 'Port=2222', '-o', "ServerAliveCountMax=${x}'3"] } }),
 };
 
-function graphOf(target: string): any {
+function graphOf(target: string, edit: (plan: Record<string, any>) => void = () => {}): any {
   const coords = loadCoordinates({}, ENV);
   const plan = spirePlan();
   plan.nodes.alpha.image.archive = "images/it's alpha.tar";
+  edit(plan);
   const targets = buildTargets(parseGroupPlan(JSON.stringify(plan), PLAN_FILE), coords, PLAN_FILE, [target]);
   return JSON.parse(renderGraph(targets[0]!));
 }
@@ -40,6 +41,23 @@ describe('the shell the graph runs (as written into cdk.tf.json)', () => {
       if [ ! -r "$archive" ]; then echo "deploy: node alpha: image archive $archive is missing or unreadable; build the node image, or fix image.archive in the group plan" >&2; exit 1; fi
       exec "$\${DEPLOY_SKOPEO:-skopeo}" copy --quiet --retry-times 3 --dest-tls-verify=false "docker-archive:$archive" 'docker://reg.test:5000/fediversity-web/alpha:a1'"
     `);
+  });
+
+  it('builds the image first when the node has image.build (FR-002), and only then', () => {
+    const built = graphOf('web', (plan) => (plan.nodes.alpha.image.build = ['nix', 'build', '--file', "it's.nix", '--out-link', "images/it's alpha.tar", '${x}$y`z`"q"']));
+    expect(byPath(built.resource.null_resource, '/image-alpha/push').provisioner[0]['local-exec'].command).toMatchInlineSnapshot(`
+      "archive='/plans/images/it'\\''s alpha.tar'
+      printf '%s\\n' "deploy: node alpha: building its image: 'nix' 'build' '--file' 'it'\\\\''s.nix' '--out-link' 'images/it'\\\\''s alpha.tar' '\\$\${x}\\$y\\\`z\\\`\\"q\\"' (in /plans)" >&2
+      rc=$( { { (cd '/plans' && unset TF_HTTP_ADDRESS TF_HTTP_UPDATE_METHOD TF_HTTP_LOCK_ADDRESS TF_HTTP_LOCK_METHOD TF_HTTP_UNLOCK_ADDRESS TF_HTTP_UNLOCK_METHOD TF_HTTP_USERNAME TF_HTTP_PASSWORD TF_HTTP_SKIP_CERT_VERIFICATION TF_HTTP_RETRY_MAX TF_HTTP_RETRY_WAIT_MIN TF_HTTP_RETRY_WAIT_MAX TF_HTTP_CLIENT_CA_CERTIFICATE_PEM TF_HTTP_CLIENT_CERTIFICATE_PEM TF_HTTP_CLIENT_PRIVATE_KEY_PEM && exec 'nix' 'build' '--file' 'it'\\''s.nix' '--out-link' 'images/it'\\''s alpha.tar' '$\${x}$y\`z\`"q"') </dev/null 2>&1 3>&-; echo "$?" >&3; } | while IFS= read -r line || [ -n "$line" ]; do printf '%s\\n' 'alpha: build: '"$line"; done >&2; } 3>&1 )
+      if [ "$rc" != 0 ]; then printf '%s\\n' "deploy: node alpha: the image build failed (exit $rc): 'nix' 'build' '--file' 'it'\\\\''s.nix' '--out-link' 'images/it'\\\\''s alpha.tar' '\\$\${x}\\$y\\\`z\\\`\\"q\\"'; nothing was pushed for this node; fix the command (image.build in the group plan) or what it builds" >&2; exit 1; fi
+      if [ ! -r "$archive" ]; then printf '%s\\n' "deploy: node alpha: the image build ('nix' 'build' '--file' 'it'\\\\''s.nix' '--out-link' 'images/it'\\\\''s alpha.tar' '\\$\${x}\\$y\\\`z\\\`\\"q\\"') ended without writing image archive $archive; make it write there, or fix image.archive in the group plan" >&2; exit 1; fi
+      if [ ! -r "$archive" ]; then echo "deploy: node alpha: image archive $archive is missing or unreadable; build the node image, or fix image.archive in the group plan" >&2; exit 1; fi
+      exec "$\${DEPLOY_SKOPEO:-skopeo}" copy --quiet --retry-times 3 --dest-tls-verify=false "docker-archive:$archive" 'docker://reg.test:5000/fediversity-web/alpha:a1'"
+    `);
+    // the argv is no trigger: the tag alone says when the push (and so the build) is replaced
+    expect(byPath(built.resource.null_resource, '/image-alpha/push').triggers).toEqual(byPath(g.resource.null_resource, '/image-alpha/push').triggers);
+    // the node without a build is pushed exactly as before
+    expect(byPath(built.resource.null_resource, '/image-beta/push')).toEqual(byPath(g.resource.null_resource, '/image-beta/push'));
   });
 
   it('reads the digest with skopeo', () => {

@@ -44,6 +44,71 @@ describe('the push of a node image', () => {
   });
 });
 
+describe('the image build before the push (image.build, FR-002)', () => {
+  // a fake build: says where it runs and what it was given, and writes (or not) the archive
+  const fakeBuild = async (body: string) => {
+    const build = join(dir, 'fake build');
+    await writeFile(build, `#!/bin/sh\n${body}\n`);
+    await chmod(build, 0o755);
+    return build;
+  };
+  const runWith = (script: string, env: Record<string, string>) =>
+    execa('/bin/sh', ['-c', script], { reject: false, env: { PATH: process.env.PATH, DEPLOY_SKOPEO: skopeo, ...env } });
+
+  it('GIVEN a build that writes the archive THEN it runs in its directory, without stdin or the state credentials, its lines prefixed with the node, and then the push', async () => {
+    await rm(join(dir, 'args'), { force: true });
+    const archive = join(dir, 'built.tar');
+    await rm(archive, { force: true });
+    const build = await fakeBuild(
+      'echo "in $(pwd) with $# args: $1|$2"; echo "password=${TF_HTTP_PASSWORD:-unset} address=${TF_HTTP_ADDRESS:-unset} keep=$KEEP" >&2; if read -r x; then echo "read stdin"; fi; printf x > "$2"; printf "no newline at the end"',
+    );
+    const script = pushScript({ name: 'alpha', archive, tagRef: 'r/alpha:1', build: { argv: [build, "it's", 'built.tar'], dir } }, true);
+    const r = await runWith(script, { TF_HTTP_PASSWORD: 'secret', TF_HTTP_ADDRESS: 'http://127.0.0.1:1/x', KEEP: 'kept' });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stderr.split('\n')).toEqual([
+      `deploy: node alpha: building its image: '${build}' 'it'\\''s' 'built.tar' (in ${dir})`,
+      `alpha: build: in ${dir} with 2 args: it's|built.tar`,
+      'alpha: build: password=unset address=unset keep=kept',
+      'alpha: build: no newline at the end',
+    ]);
+    expect(await args()).toEqual(['copy', '--quiet', '--retry-times', '3', `docker-archive:${archive}`, 'docker://r/alpha:1']);
+  });
+
+  it('GIVEN a failing build THEN the push fails naming the node, the command and its exit code, and skopeo does not run', async () => {
+    await rm(join(dir, 'args'), { force: true });
+    const archive = join(dir, 'old.tar');
+    await writeFile(archive, 'an archive of an earlier build');
+    const build = await fakeBuild('echo "error: attribute missing" >&2; exit 7');
+    const r = await run(pushScript({ name: 'beta', archive, tagRef: 'r/beta:1', build: { argv: [build, '--out', archive], dir } }, true));
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr.split('\n').slice(1)).toEqual([
+      'beta: build: error: attribute missing',
+      `deploy: node beta: the image build failed (exit 7): '${build}' '--out' '${archive}'; nothing was pushed for this node; fix the command (image.build in the group plan) or what it builds`,
+    ]);
+    await expect(readFile(join(dir, 'args'))).rejects.toThrow();
+  });
+
+  it('GIVEN a build that does not write the archive THEN the push fails saying so, and skopeo does not run', async () => {
+    await rm(join(dir, 'args'), { force: true });
+    const archive = join(dir, 'never-written.tar');
+    const build = await fakeBuild('echo built somewhere else');
+    const r = await run(pushScript({ name: 'gamma', archive, tagRef: 'r/gamma:1', build: { argv: [build], dir } }, true));
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr.split('\n').slice(1)).toEqual([
+      'gamma: build: built somewhere else',
+      `deploy: node gamma: the image build ('${build}') ended without writing image archive ${archive}; make it write there, or fix image.archive in the group plan`,
+    ]);
+    await expect(readFile(join(dir, 'args'))).rejects.toThrow();
+  });
+
+  it('GIVEN a command that is not there THEN the push fails with its exit code 127 and the shell saying why', async () => {
+    const r = await run(pushScript({ name: 'delta', archive: join(dir, 'd.tar'), tagRef: 'r/delta:1', build: { argv: ['no-such-builder-here', 'x'], dir } }, true));
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toMatch(/\ndelta: build: .*no-such-builder-here.*not found\n/);
+    expect(r.stderr).toContain("deploy: node delta: the image build failed (exit 127): 'no-such-builder-here' 'x'");
+  });
+});
+
 describe('the digest read', () => {
   it('GIVEN the tag as $1 THEN skopeo inspects it and the output is the JSON object the external data source needs', async () => {
     const r = await run(digestScript(false), [DIGEST_PROGRAM_NAME, 'reg.test:5000/ns/alpha:a1']);
