@@ -4,6 +4,8 @@
 #   nix build .#deploy                         the CLI with tofu + providers, skopeo, kubectl
 #   nixosModules.k8sNode                       a NixOS node that runs as a pod
 #   lib.nodeImage { configuration; name; }     its one-layer docker archive
+#   lib.groupPlan { group; nodes; ... }        a group plan whose nodes the deployer builds
+#                                              (image.build = nix build of nodeImage)
 #   nix build .#checks.x86_64-linux.k8s-vm-test   the VM test (k3s + registry, US1/US2)
 {
   description = "deploy: run NixOS machines (systemd as PID 1) as Kubernetes Deployments";
@@ -25,6 +27,8 @@
 
       lib.nodeImage = { configuration, name ? "node" }:
         import ./nix/image.nix { inherit pkgs configuration name system; };
+
+      lib.groupPlan = args: import ./nix/group-plan.nix ({ inherit pkgs system; } // args);
 
       checks.${system}.k8s-vm-test = import ./nix/tests/k8s-vm-test.nix {
         inherit pkgs;

@@ -4,6 +4,9 @@
 #   nix-build nix/image.nix --arg configuration ./hosts/web.nix --argstr name web
 #   -> result: docker-archive tar; `tag` (passthru) is the group plan's `image.tag`
 #
+# group-plan.nix writes a plan whose `image.build` is the `nix build` of this derivation, so
+# that the deployer builds it only when the tag changes (FR-002).
+#
 # The image: /sbin/init -> the system's init (systemd as PID 1), Cmd /sbin/init, StopSignal
 # SIGRTMIN+3 (systemd's clean shutdown), Env container=docker, one layer holding the closure
 # of the system (dockerTools.buildImage), an empty /etc/machine-id (node-module.nix).

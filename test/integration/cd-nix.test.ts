@@ -137,3 +137,26 @@ describe('node-settings.nix against the Debian test image and the Deployment', (
     expect(settings.podInterface).toBe('eth0');
   });
 });
+
+describe('nix/group-plan.nix: the group plan whose nodes are built by `nix build` (FR-002)', () => {
+  // a stub for image.nix (no nixpkgs here): the tag and the .drv a real evaluation would give
+  const stubImage = '{ configuration, name }: { tag = "${name}-0123456789ab"; drvPath = "/nix/store/00000000000000000000000000000000-${name}.tar.gz.drv"; }';
+
+  it('evaluates to a plan deploy accepts, each node built by `nix build` of its image derivation into image.archive', async () => {
+    const r = await nixInstantiate([
+      '--eval', '--strict', '--json', 'nix/group-plan.nix',
+      '--argstr', 'group', 'demo',
+      '--arg', 'nodes', '{ web = { configuration = ./nix/node-settings.nix; apps = [ "web" ]; persistentPaths = [ "/var/lib/web" ]; }; }',
+      '--arg', 'nodeImage', stubImage,
+    ]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const { parseGroupPlan } = await import('../../src/config/load.js');
+    const plan = parseGroupPlan(r.stdout, 'group.json');
+    expect(plan.nodes.web).toMatchObject({ apps: ['web'], persistentPaths: ['/var/lib/web'] });
+    expect(plan.nodes.web!.image).toEqual({
+      archive: 'images/web.tar',
+      tag: 'web-0123456789ab',
+      build: ['nix', '--extra-experimental-features', 'nix-command', 'build', '/nix/store/00000000000000000000000000000000-web.tar.gz.drv^out', '--out-link', 'images/web.tar'],
+    });
+  });
+});

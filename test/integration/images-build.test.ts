@@ -4,7 +4,7 @@
  * a new tag from a changed configuration in seconds.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readlink, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { execa } from 'execa';
@@ -148,6 +148,17 @@ describe('variants from the cached root file system', () => {
     expect(r.exitCode).toBe(0);
     expect(await readdir(join(cache, 'images'))).toEqual([current]);
     await rm(cache, { recursive: true, force: true });
+  });
+
+  it('--out FILE puts the archive there too (a link to the cached one): the script serves as image.build', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'images-out-'));
+    const r = await execa(buildScript, ['good', '--out', 'images.tar'], { cwd: dir });
+    expect(r.stdout).toContain(`ARCHIVE=${good.archive}`);
+    expect(await readlink(join(dir, 'images.tar'))).toBe(good.archive);
+    const none = await execa(buildScript, ['good', '--out'], { reject: false });
+    expect(none.exitCode).toBe(2);
+    expect(none.stderr).toContain('[--out FILE]');
+    await rm(dir, { recursive: true, force: true });
   });
 
   it('refuses a malformed --config and an unknown variant with the usage exit code', async () => {

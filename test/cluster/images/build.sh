@@ -16,6 +16,8 @@
 # --config NAME=VALUE (repeatable) writes the pairs, one per line, to /etc/node-config: a
 #   changed configuration, hence a new image with its own tag, made from the cached root
 #   file system in seconds.
+# --out FILE puts the archive at FILE too (a symbolic link to the cached archive), so that
+#   the script serves as a group plan's image.build (FR-002; test/e2e/deploy-build.test.ts).
 #
 # Prints on stdout (shell-quotable KEY=VALUE lines):
 #   ARCHIVE=<path of the docker-archive tar>
@@ -35,7 +37,7 @@ export LOG_TAG=images/build
 IMAGE_REPO=localhost/deploy-node
 
 usage() {
-  echo "usage: build.sh good|broken|hang|slow-stop|spire [--config NAME=VALUE]... | build.sh prune" >&2
+  echo "usage: build.sh good|broken|hang|slow-stop|spire [--config NAME=VALUE]... [--out FILE] | build.sh prune" >&2
   exit 2
 }
 
@@ -43,8 +45,14 @@ variant=${1:-}
 [ "$#" -gt 0 ] && shift
 case $variant in good | broken | hang | slow-stop | spire | prune) ;; *) usage ;; esac
 configs=()
+out=
 while [ "$#" -gt 0 ]; do
   case $1 in
+    --out)
+      if [ "$#" -lt 2 ] || [ -z "$2" ]; then usage; fi
+      out=$2
+      shift 2
+      ;;
     --config)
       [ "$#" -ge 2 ] || usage
       [[ $2 =~ ^[A-Za-z_][A-Za-z0-9_]*=[^$'\n']*$ ]] || die 2 "--config wants NAME=VALUE on one line, got '$2'"
@@ -124,4 +132,8 @@ manifest=$(tar --occurrence=1 -xOf "$archive" manifest.json)
 config_sha=$(sed -n 's/^\[{"Config":"\([0-9a-f]\{64\}\)\.json".*/\1/p' <<<"$manifest")
 tag=$(sed -n 's/.*"RepoTags":\["[^"]*:\([^":]*\)"\].*/\1/p' <<<"$manifest")
 if [ -z "$config_sha" ] || [ -z "$tag" ]; then die 1 "cannot read manifest.json of $archive; delete it and build again"; fi
+if [ -n "$out" ]; then
+  ln -sfn "$archive" "$out" || die 3 "cannot write $out (--out)"
+  log "wrote $out -> $archive"
+fi
 printf 'ARCHIVE=%q\nTAG=%s\nIMAGE_ID=sha256:%s\n' "$archive" "$tag" "$config_sha"
