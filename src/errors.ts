@@ -18,6 +18,11 @@ export const ExitCode = {
   failedNoPrevious: 5,
   /** The rollout failed and setting the Deployment back failed too. */
   rollbackFailed: 6,
+  /**
+   * `deploy status`: a node is not ready, or does not run the image its state holds (rolled
+   * back, drift, its Deployment gone). No rollout failed now: nothing was changed.
+   */
+  unhealthy: 7,
   /** Interrupted (SIGINT/SIGTERM); the message says what state things were left in. */
   interrupted: 130,
 } as const;

@@ -40,7 +40,8 @@ export type RolloutLogEvent =
   | { kind: 'rollout-log-tail-unread'; pod: string; err: Err }
   | { kind: 'rollout-journal-unread'; pod: string; err: Err }
   | { kind: 'rollout-failed'; node: string; namespace: string; reason: string; message: string }
-  | { kind: 'rollout-rolled-back'; node: string; to: string | null | undefined; revision: number; generation: number };
+  | { kind: 'rollout-rolled-back'; node: string; to: string | null | undefined; revision: number; generation: number }
+  | { kind: 'rollout-report-unrecorded'; node: string; namespace: string; err: Err };
 
 /** plan/apply/destroy of one target. */
 export type TargetLogEvent =

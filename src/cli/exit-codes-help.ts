@@ -9,5 +9,7 @@ Exit codes:
   4    rollout failed; the Deployment was set back to the previous image
   5    rollout failed; there was no previous image to set back (first deploy)
   6    rollout failed and setting the Deployment back failed too
+  7    status: a node is not ready, or does not run the image its state holds
+       (rolled back, drift, its Deployment gone); nothing was changed
   130  interrupted
   1    unexpected error (a bug: please report it with the log)`;

@@ -69,12 +69,13 @@ export function registerRollout(program: Command, ctx: CliContext): void {
 }
 
 async function runRolloutVerb(flags: RolloutFlags, ctx: CliContext): Promise<void> {
-  const [{ runRollout }, { createKubeApi, loadKubeConfig }, { createProgress }, report, { formatRolloutLine, formatRolloutEvidence }] = await Promise.all([
+  const [{ runRollout }, { createKubeApi, loadKubeConfig }, { createProgress }, report, { formatRolloutLine, formatRolloutEvidence }, { recordLastRollout }] = await Promise.all([
     import('../rollout/run-rollout.js'),
     import('../rollout/kube-api.js'),
     import('../rollout/progress.js'),
     import('../rollout/report.js'),
     import('../rollout/report-format.js'),
+    import('../rollout/last-rollout.js'),
   ]);
   const api = createKubeApi(loadKubeConfig(ctx.env));
   // in a run directory the step says it is running until its report is written (report.ts)
@@ -85,6 +86,11 @@ async function runRolloutVerb(flags: RolloutFlags, ctx: CliContext): Promise<voi
       { api, signal: ctx.signal, progress: createProgress(ctx.stderr, flags.node), logger: ctx.logger() },
     );
     if (flags.reportDir) await report.writeRolloutReport(flags.reportDir, result);
+    // for `deploy status`, from any machine: the outcome on the Deployment (last-rollout.ts);
+    // not with the run's signal, which an interrupt has already aborted
+    await recordLastRollout(api, result).catch((err: unknown) =>
+      ctx.logger().warn({ kind: 'rollout-report-unrecorded', node: flags.node, namespace: flags.namespace, err: String((err as Error)?.message ?? err) }, 'the rollout outcome could not be written on the Deployment; deploy status will not show it'),
+    );
     if (flags.json) ctx.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     else {
       const lines = [formatRolloutLine(result), ...(result.outcome === 'ready' ? [] : formatRolloutEvidence(result))];

@@ -8,12 +8,8 @@ import type { KeyOutcome, MigrateResult } from '../state/migrate.js';
 import type { ReleasedLock } from '../state/operator.js';
 import type { StateSummary, VersionMeta } from '../state/store.js';
 import type { CliContext } from './context.js';
+import { table } from './table.js';
 
-/** Columns padded to their widest cell; the last column is not padded. */
-function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n') + '\n';
-}
 
 function writeJson(ctx: CliContext, value: unknown): void {
   ctx.stdout.write(`${JSON.stringify(value, null, 2)}\n`);

@@ -7,6 +7,8 @@ import { registerApply } from './apply.js';
 import { registerDestroy } from './destroy.js';
 import { registerPlan } from './plan.js';
 import { registerSynth } from './synth.js';
+import { registerStatus } from './status.js';
+import { registerHistory } from './history.js';
 
 /**
  * Where every verb is registered. A new verb: one file in src/cli/ exporting
@@ -17,6 +19,8 @@ export function registerVerbs(program: Command, ctx: CliContext): void {
   registerPlan(program, ctx);
   registerApply(program, ctx);
   registerDestroy(program, ctx);
+  registerStatus(program, ctx);
+  registerHistory(program, ctx);
   registerState(program, ctx);
   registerRollout(program, ctx);
   registerDoctor(program, ctx);

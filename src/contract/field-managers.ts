@@ -4,5 +4,5 @@
  * rollout step's rollback (src/rollout/undo-patch.ts).
  */
 export const FIELD_MANAGER = 'deploy';
-/** The field manager of the rollback's writes (the apply's own manager is FIELD_MANAGER). */
+/** The field manager of the rollout step's writes: the rollback, and the last-rollout annotation (the apply's own manager is FIELD_MANAGER). */
 export const ROLLBACK_FIELD_MANAGER = 'deploy-rollout';

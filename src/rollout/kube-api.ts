@@ -37,6 +37,8 @@ export interface KubeApi {
   listEvents(namespace: string): Promise<ListResult>;
   listClaims(namespace: string): Promise<ListResult>;
   patchDeployment(namespace: string, name: string, ops: readonly JsonPatchOp[], fieldManager: string, signal?: AbortSignal): Promise<unknown>;
+  /** Sets these annotations on a Deployment (a merge patch: the others stay). */
+  annotateDeployment(namespace: string, name: string, annotations: Readonly<Record<string, string>>, fieldManager: string, signal?: AbortSignal): Promise<unknown>;
   readLogTail(namespace: string, pod: string, opts: { container: string; lines: number; previous: boolean }, signal?: AbortSignal): Promise<string[]>;
   /** Runs a read-only command in a running container; its stdout lines (bounded in time and size). */
   execLines(namespace: string, pod: string, container: string, command: readonly string[], timeoutMs: number, signal?: AbortSignal): Promise<string[]>;
@@ -76,7 +78,7 @@ function toListResult(raw: unknown): ListResult {
 export function loadKubeConfig(env: NodeJS.ProcessEnv): KubeConfig {
   const file = env.KUBE_CONFIG_PATH || env.KUBECONFIG?.split(':')[0];
   if (!file) {
-    throw new ConfigError('No kubeconfig for the rollout.', [
+    throw new ConfigError('No kubeconfig for the cluster.', [
       { where: 'env KUBE_CONFIG_PATH', message: 'is not set (nor KUBECONFIG)' },
     ], { hint: 'Set KUBE_CONFIG_PATH to the kubeconfig of the cluster (the same file the apply uses).' });
   }
@@ -107,16 +109,25 @@ export function describeApiError(err: unknown): string {
   return `${code ? `HTTP ${code}: ` : ''}${body || e?.message || String(err)}`.split('\n')[0]!.slice(0, 500);
 }
 
-export function createKubeApi(kc: KubeConfig): KubeApi {
+/** How patient the client is: the rollout waits through a loaded server, `deploy status` answers fast. */
+export interface KubeApiOptions {
+  /** One request's deadline (default 15 s). */
+  readonly requestMs?: number;
+  /** Tries of a read after a transient failure (default 4: about a minute in all). */
+  readonly readAttempts?: number;
+}
+
+export function createKubeApi(kc: KubeConfig, opts: KubeApiOptions = {}): KubeApi {
   const apps = kc.makeApiClient(AppsV1Api);
   const core = kc.makeApiClient(CoreV1Api);
   const server = kc.getCurrentCluster()?.server ?? '?';
   const exec = new Exec(kc);
-  const bounded = <T>(what: string, p: Promise<T>, signal?: AbortSignal) => withDeadline(what, p, REQUEST_MS, signal);
+  const requestMs = opts.requestMs ?? REQUEST_MS;
+  const bounded = <T>(what: string, p: Promise<T>, signal?: AbortSignal) => withDeadline(what, p, requestMs, signal);
   // reads are idempotent: a transient failure (no answer in time, 5xx, a dropped connection)
   // is tried again a few times; writes (the rollback's patch) are not retried blindly
   const read = <T>(what: string, call: () => Promise<T>, signal?: AbortSignal) =>
-    retryTransient(() => withDeadline(what, call(), REQUEST_MS, signal), signal ? { signal } : {});
+    retryTransient(() => withDeadline(what, call(), requestMs, signal), { ...(signal ? { signal } : {}), ...(opts.readAttempts ? { attempts: opts.readAttempts } : {}) });
   return {
     watch: new Watch(kc),
     server,
@@ -147,6 +158,13 @@ export function createKubeApi(kc: KubeConfig): KubeApi {
       return bounded(
         `patch Deployment ${namespace}/${name}`,
         callRaw((o) => apps.patchNamespacedDeployment({ name, namespace, body: ops, fieldManager }, o), setHeaderOptions('Content-Type', PatchStrategy.JsonPatch)),
+        signal,
+      );
+    },
+    async annotateDeployment(namespace, name, annotations, fieldManager, signal) {
+      return bounded(
+        `annotate Deployment ${namespace}/${name}`,
+        callRaw((o) => apps.patchNamespacedDeployment({ name, namespace, body: { metadata: { annotations } }, fieldManager }, o), setHeaderOptions('Content-Type', PatchStrategy.MergePatch)),
         signal,
       );
     },

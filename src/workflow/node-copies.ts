@@ -5,11 +5,10 @@
  * and their namespace), never guessed from the plan; plan also names the copies that the
  * other targets chosen in the same run would make.
  */
-import { z } from 'zod';
 import type { TargetModel } from '../config/target-model.js';
 import { names } from '../config/names.js';
 import type { StateSource } from '../state/state-source.js';
-import { nodeResourceOf } from '../contract/graph-ids.js';
+import { readStateNodes } from './state-nodes.js';
 
 export interface NodeCopy {
   readonly node: string;
@@ -21,55 +20,6 @@ export interface NodeCopy {
   /** `state`: the other target's state runs it now; `this run`: another target chosen in this plan would. */
   readonly seenIn: 'state' | 'this run';
   readonly words: string;
-}
-
-/** What a state of our graphs runs: its namespace and the nodes that have a Deployment in it. */
-export interface StateNodes {
-  readonly namespace: string | undefined;
-  readonly nodes: readonly string[];
-}
-
-// https://opentofu.org/docs/language/state/ (format version 4): only what is read here
-const StateSchema = z.looseObject({
-  resources: z
-    .array(
-      z.looseObject({
-        mode: z.string(),
-        type: z.string(),
-        name: z.string(),
-        instances: z.array(z.looseObject({ attributes: z.unknown() })),
-      }),
-    )
-    .default([]),
-});
-const NamespaceAttributes = z.looseObject({ metadata: z.array(z.looseObject({ name: z.string() })).min(1) });
-
-/**
- * The nodes a state document runs (a `kubernetes_manifest` Deployment resource with an
- * instance, stacks/node.ts) and the namespace they run in (the state's namespace resource:
- * the Deployments depend on it, so a state that runs a node has it); undefined for a body
- * that is not such a state.
- */
-export function readStateNodes(body: Buffer): StateNodes | undefined {
-  let json: unknown;
-  try {
-    json = JSON.parse(body.toString('utf8'));
-  } catch {
-    return undefined;
-  }
-  const parsed = StateSchema.safeParse(json);
-  if (!parsed.success) return undefined;
-  const managed = parsed.data.resources.filter((r) => r.mode === 'managed' && r.instances.length > 0);
-  const nodes = managed
-    .filter((r) => r.type === 'kubernetes_manifest')
-    .map((r) => nodeResourceOf(r.name))
-    .filter((n) => n?.construct === 'node' && n.part === 'deployment')
-    .map((n) => n!.node)
-    .sort();
-  const nsResource = managed.find((r) => r.type === 'kubernetes_namespace_v1');
-  const nsAttributes = NamespaceAttributes.safeParse(nsResource?.instances[0]?.attributes);
-  const namespace = nsAttributes.success ? nsAttributes.data.metadata[0]!.name : undefined;
-  return { namespace, nodes };
 }
 
 export interface FindNodeCopiesOptions {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../src/config/load.js';
 import type { StateSource } from '../../../src/state/state-source.js';
-import { findNodeCopies, readStateNodes } from '../../../src/workflow/node-copies.js';
+import { findNodeCopies } from '../../../src/workflow/node-copies.js';
+import { readStateNodes } from '../../../src/workflow/state-nodes.js';
 import { samplePlan } from '../helpers.js';
 
 const models = buildTargets(parseGroupPlan(JSON.stringify(samplePlan()), '/p/g.json'), loadCoordinates({}, { K8S_REGISTRY: 'reg' }), '/p/g.json', ['*']);
