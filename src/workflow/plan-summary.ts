@@ -116,7 +116,7 @@ export function summarizePlan(
     // drift is a Deployment made again or set back; a replaced one has its own reason (the claim)
     if (s.deployment !== 'create' && s.deployment !== 'update') s.rolloutForDrift = false;
     s.tagGone = facts.pushedAgain?.has(s.node) === true;
-    s.words = describe(s, byName.get(s.node)?.tagRef);
+    s.words = describe(s, byName.get(s.node)?.tagRef, byName.get(s.node)?.build ? 'build and push' : 'push');
   }
   return {
     target: model.target,
@@ -148,16 +148,17 @@ function describeSpire(what: SpirePart, change: Change, keys: readonly string[],
   return `hand off again to ${node} (kubeconfig and names)${why.length > 0 ? `: ${why.join('; ')}` : ''}`;
 }
 
-function describe(s: NodeSummary, tagRef: string | undefined): string {
+/** `push`: how the push step is said; 'build and push' when it runs image.build first (FR-002). */
+function describe(s: NodeSummary, tagRef: string | undefined, push: string): string {
   if (s.removed) return 'removed from the target: its Deployment goes, and its claim with /var/lib (the StorageClass decides whether the volume is deleted)';
   const parts: string[] = [];
   if (s.tagGone && s.deployment !== 'create' && s.deployment !== 'replace' && s.claim === 'none') {
     // the digest is read after the push: the same archive gives the same digest, and then the
     // Deployment and its pod stay as they are (the rollout step finds the pod ready)
-    return `push ${tagRef ?? 'its image'} again (the registry no longer has it); its pod is replaced only if the image pushed has another digest than the one it runs`;
+    return `${push} ${tagRef ?? 'its image'} again (the registry no longer has it); its pod is replaced only if the image pushed has another digest than the one it runs`;
   }
-  if (s.tagGone) parts.push(`push ${tagRef ?? 'its image'} again (the registry no longer has it)`);
-  else if (s.push === 'create' || s.push === 'replace') parts.push(`push ${tagRef ?? 'its image'}`);
+  if (s.tagGone) parts.push(`${push} ${tagRef ?? 'its image'} again (the registry no longer has it)`);
+  else if (s.push === 'create' || s.push === 'replace') parts.push(`${push} ${tagRef ?? 'its image'}`);
   if (s.deployment === 'create') parts.push(s.rolloutForDrift ? 'create its Deployment (it is gone from the cluster)' : 'create its Deployment');
   else if (s.deployment === 'update' && s.push === 'none' && (s.rollout === 'none' || s.rolloutForDrift)) {
     parts.push('set its Deployment back to the graph (someone else changed it, e.g. a rollback)');
