@@ -17,6 +17,11 @@
 # null 3.2.4, random 3.7.2, external 2.3.5 pinned by the @cdktf/provider-* bindings);
 # pass `tofuProviders` to choose others (newer nixpkgs name them by owner, e.g.
 # p.hashicorp_kubernetes, where older ones say p.kubernetes).
+# The kubernetes provider gets the same patch as `npm run tools` builds
+# (toolchain/tofu/patches/kubernetes-2.38.0/: the per-kind type cache, README "The provider
+# patch") when nixpkgs' provider is that version; `providerPatches = false` keeps the stock
+# provider (DEPLOY_PROVIDER_PATCHES=none of `npm run tools`). Another version is left stock,
+# with a warning: the patch is written against 2.38.0.
 # Not built on the project's machines (no nixpkgs there); only parsed. See README "Nix".
 { lib
 , buildNpmPackage
@@ -27,10 +32,22 @@
 , kubectl
 , tofuProviders ? (p: [ p.kubernetes p.null p.random p.external ])
 , npmDepsHash ? lib.fakeHash
+, providerPatches ? true
 }:
 
 let
-  tofu = opentofu.withPlugins tofuProviders;
+  patchesOf = {
+    # in name order, as toolchain/build-tools.sh applies them
+    "kubernetes-2.38.0" = lib.filter (f: lib.hasSuffix ".patch" (toString f))
+      (lib.filesystem.listFilesRecursive ../toolchain/tofu/patches/kubernetes-2.38.0);
+  };
+  isKubernetes = p: lib.hasSuffix "kubernetes" (p.provider-source-address or p.pname or "");
+  patchProvider = p:
+    if !providerPatches || !(isKubernetes p) then p
+    else if p.version == "2.38.0" then
+      p.overrideAttrs (old: { patches = (old.patches or [ ]) ++ patchesOf."kubernetes-2.38.0"; })
+    else lib.warn "nix/package.nix: the kubernetes provider is ${p.version}, the patch is for 2.38.0: left stock" p;
+  tofu = opentofu.withPlugins (p: map patchProvider (tofuProviders p));
   packageJson = lib.importJSON ../package.json;
   src = lib.fileset.toSource {
     root = ../.;

@@ -16,6 +16,11 @@
 #                            tofu.rc, and let `tofu init` download the pinned providers (needs
 #                            network access to the OpenTofu registry; deploy then ignores the
 #                            cache's tofu.rc too).
+#   DEPLOY_PROVIDER_PATCHES  `all` (default): apply toolchain/tofu/patches/<name>-<version>/*.patch
+#                            to those providers (today: the kubernetes provider's per-kind type
+#                            cache, README "The provider patch") and serve them from the patched
+#                            mirror; `none`: build and serve the stock providers only. `deploy`
+#                            reads the same variable to choose the mirror.
 #
 # What is missing is checked before anything is built: without the sources (and without
 # DEPLOY_PROVIDERS=download) it stops at once, exit 3, with one line naming the providers and
@@ -25,6 +30,11 @@
 #   $DEPLOY_CACHE_DIR/tofu/<version>/tofu
 #   $DEPLOY_CACHE_DIR/mirror/<registry host>/hashicorp/<name>/<version>/linux_amd64/terraform-provider-<name>_v<version>
 #   $DEPLOY_CACHE_DIR/tofu.rc   (point TF_CLI_CONFIG_FILE at it; `deploy` does so by itself)
+#   with patches (default), besides the stock mirror's unpatched providers:
+#   $DEPLOY_CACHE_DIR/providers/<name>/<version>/patched-<sha256 of its patches, 12 hex>/terraform-provider-<name>_v<version>
+#   $DEPLOY_CACHE_DIR/mirror-patched/...   the same layout as mirror/: the patched builds and
+#                                          the stock mirror's others, hard links
+#   $DEPLOY_CACHE_DIR/tofu-patched.rc
 #
 # Why a tools module for tofu: OpenTofu's go.mod replaces github.com/hashicorp/hcl/v2 with
 # OpenTofu's fork, and `go install pkg@version` refuses modules with replace directives, so
@@ -54,9 +64,39 @@ case $PROVIDERS_MODE in
   build | download) ;;
   *) die 2 "DEPLOY_PROVIDERS must be 'build' or 'download', not '$PROVIDERS_MODE'" ;;
 esac
+PATCHES_MODE=${DEPLOY_PROVIDER_PATCHES:-all}
+case $PATCHES_MODE in
+  all | none) ;;
+  *) die 2 "DEPLOY_PROVIDER_PATCHES must be 'all' or 'none', not '$PATCHES_MODE'" ;;
+esac
 
 provider_key() { # name version
   echo "mirror/$REGISTRY_HOST/hashicorp/$1/$2/$MIRROR_PLATFORM/terraform-provider-${1}_v$2"
+}
+
+# The patches of one provider tree, or nothing: toolchain/tofu/patches/<name>-<version>/*.patch
+patch_dir_of() { # name version
+  local d="$here/tofu/patches/$1-$2"
+  compgen -G "$d/*.patch" >/dev/null && echo "$d"
+  return 0
+}
+
+# The first 12 hex digits of the sha256 of the patches (names and contents, in name order): the
+# patched build's cache key, so a changed patch builds once and an unchanged one is skipped.
+patch_hash() { # dir
+  (cd "$1" && for p in *.patch; do printf '%s\n' "$p"; cat "$p"; done) | sha256sum | cut -c1-12
+}
+
+# The cache key of a provider's build: the patched one where it has patches (unless
+# DEPLOY_PROVIDER_PATCHES=none), else the stock mirror's path.
+key_of() { # name version
+  local dir
+  dir=$(patch_dir_of "$1" "$2")
+  if [ "$PATCHES_MODE" = all ] && [ -n "$dir" ]; then
+    echo "providers/$1/$2/patched-$(patch_hash "$dir")/terraform-provider-${1}_v$2"
+  else
+    provider_key "$1" "$2"
+  fi
 }
 
 # Before any build: which providers are neither in the cache nor buildable from a source tree.
@@ -64,7 +104,7 @@ missing=()
 if [ "$PROVIDERS_MODE" = build ]; then
   for entry in "${pinned[@]}"; do
     name=${entry%%:*} version=${entry#*:}
-    [ -e "$(cache_path "$(provider_key "$name" "$version")")" ] && continue
+    [ -e "$(cache_path "$(key_of "$name" "$version")")" ] && continue
     [ -n "${DEPLOY_PROVIDER_SOURCES:-}" ] && [ -f "$DEPLOY_PROVIDER_SOURCES/terraform-provider-$name-$version/go.mod" ] && continue
     missing+=("$name $version")
   done
@@ -95,6 +135,68 @@ build_provider() {
   go_build "$src" -ldflags "-s -w -X main.version=$version" -o "$BUILD_OUT" .
 }
 
+# The patched build: a writable copy of the source tree (the sources stay read-only), the
+# patches applied in name order, the tests of the patched packages run (with the race
+# detector when cgo can build it), then the same build as the stock one.
+build_patched_provider() {
+  local src=$1 version=$2 patch_dir=$3
+  local tree="$BUILD_OUT.src"
+  rm -rf "$tree"
+  cp -R "$src" "$tree"
+  chmod -R u+w "$tree"
+  local p pkgs=() tests=()
+  for p in "$patch_dir"/*.patch; do
+    log "applying $(basename "$p")"
+    (cd "$tree" && git apply -p1 "$p") || die 1 "the patch $p does not apply to $src"
+    # The patch's own tests (the upstream tests of these packages need test data that the
+    # source trees leave out) in the Go packages it touches.
+    mapfile -t -O "${#pkgs[@]}" pkgs < <(sed -n 's|^+++ b/\(.*\)/[^/]*\.go$|./\1/|p' "$p" | sort -u)
+    mapfile -t -O "${#tests[@]}" tests < <(sed -n 's|^+func \(Test[A-Za-z0-9_]*\)(.*|\1|p' "$p")
+  done
+  # The race detector needs cgo; without a C compiler the tests still run (the copy test
+  # catches a shared type by mutation, the race detector also by concurrent writes).
+  local race=() cgo=0
+  if command -v gcc >/dev/null 2>&1; then race=(-race) cgo=1; fi
+  [ "${#tests[@]}" -gt 0 ] || die 1 "the patches in $patch_dir add no Go test (func Test...): a patch must prove itself"
+  local run
+  run="^($(IFS='|'; echo "${tests[*]}"))\$"
+  log "testing the patched packages ${pkgs[*]}: ${#tests[@]} tests ${race[*]}"
+  (cd "$tree" && CGO_ENABLED=$cgo go test -mod=readonly -count=1 "${race[@]}" -run "$run" -v "${pkgs[@]}" | grep -E '^(--- |ok|FAIL|PASS)') ||
+    die 1 "the tests of the patched $src failed; nothing was installed"
+  go_build "$tree" -ldflags "-s -w -X main.version=$version" -o "$BUILD_OUT.bin" .
+  rm -rf "$tree"
+  mv "$BUILD_OUT.bin" "$BUILD_OUT"
+}
+
+# Puts $2 at $1 as a hard link (a copy across file systems), replaced atomically when it is
+# not already that file.
+link_into() { # dest src
+  [ "$1" -ef "$2" ] && return 0
+  mkdir -p "$(dirname "$1")"
+  ln -f "$2" "$1.tmp.$$" 2>/dev/null || cp -f "$2" "$1.tmp.$$"
+  mv -f "$1.tmp.$$" "$1"
+}
+
+# Writes the CLI config $1 that serves the mirror $2 (every run: it names absolute paths).
+write_rc() { # rc mirror
+  local rc=$1 tmp_rc="$1.tmp.$$"
+  cat >"$tmp_rc" <<RC
+# Written by toolchain/build-tools.sh: serve the providers built from source, offline.
+provider_installation {
+  filesystem_mirror {
+    path    = "$2"
+    include = ["$REGISTRY_HOST/hashicorp/*"]
+  }
+}
+RC
+  if [ -f "$rc" ] && cmp -s "$tmp_rc" "$rc"; then
+    rm -f "$tmp_rc"
+  else
+    mv -f "$tmp_rc" "$rc"
+    log "wrote $rc"
+  fi
+}
+
 build_once "tofu/$TOFU_VERSION/tofu" build_tofu
 
 if [ "$PROVIDERS_MODE" = download ]; then
@@ -103,29 +205,31 @@ if [ "$PROVIDERS_MODE" = download ]; then
   exit 0
 fi
 
+# Each provider once: stock, or patched where it has patches (unless DEPLOY_PROVIDER_PATCHES=none).
 for entry in "${pinned[@]}"; do
   name=${entry%%:*}
   version=${entry#*:}
-  build_once "$(provider_key "$name" "$version")" build_provider "${DEPLOY_PROVIDER_SOURCES:-}/terraform-provider-$name-$version" "$version"
+  src="${DEPLOY_PROVIDER_SOURCES:-}/terraform-provider-$name-$version"
+  key=$(key_of "$name" "$version")
+  if [ "$key" = "$(provider_key "$name" "$version")" ]; then
+    build_once "$key" build_provider "$src" "$version"
+  else
+    build_once "$key" build_patched_provider "$src" "$version" "$(patch_dir_of "$name" "$version")"
+  fi
 done
 
 # The CLI config: only the mirror, no `direct` block, so `tofu init` never reaches a registry.
-# Written every run (cheap) because it names the absolute cache path.
-rc="$DEPLOY_CACHE_DIR/tofu.rc"
-tmp_rc="$rc.tmp.$$"
-cat >"$tmp_rc" <<RC
-# Written by toolchain/build-tools.sh: serve the providers built from source, offline.
-provider_installation {
-  filesystem_mirror {
-    path    = "$DEPLOY_CACHE_DIR/mirror"
-    include = ["$REGISTRY_HOST/hashicorp/*"]
-  }
-}
-RC
-if [ -f "$rc" ] && cmp -s "$tmp_rc" "$rc"; then
-  rm -f "$tmp_rc"
+# DEPLOY_PROVIDER_PATCHES=none: the stock mirror (mirror/, tofu.rc: the layout they always
+# had). Else the patched mirror: the same layout, hard links to each provider's build above.
+if [ "$PATCHES_MODE" = none ]; then
+  write_rc "$DEPLOY_CACHE_DIR/tofu.rc" "$DEPLOY_CACHE_DIR/mirror"
 else
-  mv -f "$tmp_rc" "$rc"
-  log "wrote $rc"
+  for entry in "${pinned[@]}"; do
+    name=${entry%%:*}
+    version=${entry#*:}
+    link_into "$DEPLOY_CACHE_DIR/mirror-patched/$REGISTRY_HOST/hashicorp/$name/$version/$MIRROR_PLATFORM/terraform-provider-${name}_v$version" \
+      "$(cache_path "$(key_of "$name" "$version")")"
+  done
+  write_rc "$DEPLOY_CACHE_DIR/tofu-patched.rc" "$DEPLOY_CACHE_DIR/mirror-patched"
 fi
-log "done in $((SECONDS - total_start))s"
+log "done in $((SECONDS - total_start))s (DEPLOY_PROVIDER_PATCHES=$PATCHES_MODE)"

@@ -15,6 +15,7 @@ ${COORDINATES.map((c) => `  ${c.env.padEnd(24)} ${c.help}`).join('\n')}
   DEPLOY_TOFU, DEPLOY_SKOPEO  program paths (default: the cache, then PATH); every program
                            is checked before the run starts (exit 3 naming what is missing)
   DEPLOY_PROVIDERS         download: tofu init downloads the providers (default: the cache's mirror)
+  DEPLOY_PROVIDER_PATCHES  none: the stock providers of \`npm run tools\` (default all: the patched ones)
 
 Workload identity with SPIRE (off unless K8S_SPIRE_NODE is set; see the README). The plan's
 roster.spiffeProvider must name the spire node exactly when K8S_SPIRE_NODE is set, and a node

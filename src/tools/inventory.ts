@@ -7,7 +7,7 @@ import { DeployError } from '../errors.js';
 import { cacheDir } from '../paths.js';
 import { findTool, INSTALL_HINTS, type FoundTool, type ToolName } from './discover.js';
 import { readProgramVersion } from './program-version.js';
-import { findProviderConfig, listMirroredProviders, type ProviderConfig } from './providers.js';
+import { cacheMirror, findProviderConfig, listMirroredProviders, type ProviderConfig } from './providers.js';
 import { TOFU_VERSION } from './versions.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -48,7 +48,7 @@ export interface Inventory {
 export async function collectInventory(env: Env, signal?: AbortSignal): Promise<Inventory> {
   const tools = await Promise.all((['tofu', 'skopeo', 'kubectl'] as const).map((name) => inspectTool(name, env, signal)));
   const providerConfig = findProviderConfig(env);
-  const cacheRc = `${cacheDir(env)}/tofu.rc`;
+  const cacheRc = cacheMirror(env).cliConfigFile;
   // A TF_CLI_CONFIG_FILE that is the cache's own config is the mirror too.
   const usesCacheMirror = providerConfig.kind === 'cache' || (providerConfig.kind === 'env' && providerConfig.cliConfigFile === cacheRc);
   const providers: ProviderStatus[] = listMirroredProviders(env).map((p) => {

@@ -16,7 +16,8 @@
  */
 import { ToolError } from '../errors.js';
 import { INSTALL_HINTS, requireTool, TOOL_ENV_VARS, type ToolName } from './discover.js';
-import { findProviderConfig, listMirroredProviders } from './providers.js';
+import { isFile } from './file-checks.js';
+import { findProviderConfig, listMirroredProviders, providerPatches } from './providers.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -45,9 +46,16 @@ export function requireRunTools(mode: RunMode, opts: { readonly spire: boolean; 
       missing.push(`${(err as Error).message.split('\n').join(' ')}: ${INSTALL_HINTS[name]}`);
     }
   }
-  if (findProviderConfig(opts.env).kind === 'cache') {
-    for (const p of listMirroredProviders(opts.env).filter((x) => x.path === undefined)) {
-      missing.push(`provider ${p.name} ${p.version} is not in the offline mirror: run \`npm run tools\` (builds it from the provider sources, DEPLOY_PROVIDER_SOURCES)`);
+  const providers = findProviderConfig(opts.env);
+  if (providers.kind === 'cache') {
+    // The same DEPLOY_PROVIDER_PATCHES for the build as for this run: the build makes that mirror.
+    const tools = providerPatches(opts.env) === 'none' ? 'DEPLOY_PROVIDER_PATCHES=none npm run tools' : 'npm run tools';
+    const absent = listMirroredProviders(opts.env).filter((x) => x.path === undefined);
+    for (const p of absent) {
+      missing.push(`provider ${p.name} ${p.version} is not in the offline mirror ${providers.mirrorDir}: run \`${tools}\` (builds it from the provider sources, DEPLOY_PROVIDER_SOURCES)`);
+    }
+    if (absent.length === 0 && !isFile(providers.cliConfigFile)) {
+      missing.push(`the provider mirror's config ${providers.cliConfigFile} is missing: run \`${tools}\``);
     }
   }
   if (missing.length > 0) {

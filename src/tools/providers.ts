@@ -2,12 +2,19 @@
  * How tofu finds its providers: TF_CLI_CONFIG_FILE from the environment wins when it names an
  * existing file (some machines export it pointing at a file that is not there; tofu only warns
  * about that, so it is ignored here too); else, unless DEPLOY_PROVIDERS=download, the cache's
- * `tofu.rc` (an offline filesystem mirror written by `npm run tools`); else none, i.e. an
- * ordinary online `tofu init` that downloads the pinned providers.
+ * offline filesystem mirror written by `npm run tools`; else none, i.e. an ordinary online
+ * `tofu init` that downloads the pinned providers.
+ *
+ * The cache holds two mirrors (toolchain/build-tools.sh): `mirror-patched/` with
+ * `tofu-patched.rc` (the providers with toolchain/tofu/patches applied: the default) and
+ * `mirror/` with `tofu.rc` (the stock builds: DEPLOY_PROVIDER_PATCHES=none). When the chosen
+ * one was not built but the other was, the config still names the chosen one, so that the
+ * preflight says what to build instead of tofu going online.
  *
  * Only file-system look-ups here (no process is started), in the environment the caller passes.
  */
 import { join } from 'node:path';
+import { ConfigError } from '../errors.js';
 import { cacheDir } from '../paths.js';
 import { isExecutableFile, isFile, listDir } from './file-checks.js';
 import { MIRROR_PLATFORM, PINNED_PROVIDERS, type PinnedProvider } from './versions.js';
@@ -23,10 +30,33 @@ export type ProviderConfig =
   /** No CLI config: `tofu init` downloads providers from the registry (needs network). */
   | { readonly kind: 'online' };
 
+/** DEPLOY_PROVIDER_PATCHES: `all` (unset: the default) or `none`. */
+export type ProviderPatches = 'all' | 'none';
+
+export function providerPatches(env: Env): ProviderPatches {
+  const v = env.DEPLOY_PROVIDER_PATCHES;
+  if (v === undefined || v === '' || v === 'all') return 'all';
+  if (v === 'none') return 'none';
+  throw new ConfigError('DEPLOY_PROVIDER_PATCHES is not valid', [
+    { where: 'DEPLOY_PROVIDER_PATCHES', message: `${JSON.stringify(v)}: use "all" (the default: the patched providers of \`npm run tools\`) or "none" (the stock providers)` },
+  ]);
+}
+
+/** The cache's CLI config and mirror for one DEPLOY_PROVIDER_PATCHES setting. */
+export function cacheMirror(env: Env, patches: ProviderPatches = providerPatches(env)): { readonly cliConfigFile: string; readonly mirrorDir: string } {
+  const dir = cacheDir(env);
+  return patches === 'none'
+    ? { cliConfigFile: join(dir, 'tofu.rc'), mirrorDir: join(dir, 'mirror') }
+    : { cliConfigFile: join(dir, 'tofu-patched.rc'), mirrorDir: join(dir, 'mirror-patched') };
+}
+
 export function findProviderConfig(env: Env): ProviderConfig {
   if (env.TF_CLI_CONFIG_FILE && isFile(env.TF_CLI_CONFIG_FILE)) return { kind: 'env', cliConfigFile: env.TF_CLI_CONFIG_FILE };
-  const rc = join(cacheDir(env), 'tofu.rc');
-  if (env.DEPLOY_PROVIDERS !== 'download' && isFile(rc)) return { kind: 'cache', cliConfigFile: rc, mirrorDir: join(cacheDir(env), 'mirror') };
+  if (env.DEPLOY_PROVIDERS === 'download') return { kind: 'online' };
+  const patches = providerPatches(env);
+  const chosen = cacheMirror(env, patches);
+  const other = cacheMirror(env, patches === 'all' ? 'none' : 'all');
+  if (isFile(chosen.cliConfigFile) || isFile(other.cliConfigFile)) return { kind: 'cache', ...chosen };
   return { kind: 'online' };
 }
 
@@ -42,11 +72,11 @@ export interface MirroredProvider extends PinnedProvider {
 }
 
 /**
- * The pinned providers as found in the cache's mirror
- * (`<cache>/mirror/<registry host>/hashicorp/<name>/<version>/linux_amd64/terraform-provider-<name>_v<version>`).
+ * The pinned providers as found in the cache's mirror of the DEPLOY_PROVIDER_PATCHES setting
+ * (`<cache>/mirror[-patched]/<registry host>/hashicorp/<name>/<version>/linux_amd64/terraform-provider-<name>_v<version>`).
  */
 export function listMirroredProviders(env: Env): MirroredProvider[] {
-  const mirror = join(cacheDir(env), 'mirror');
+  const mirror = cacheMirror(env).mirrorDir;
   const hosts = listDir(mirror);
   return PINNED_PROVIDERS.map((p) => {
     for (const host of hosts) {

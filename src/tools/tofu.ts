@@ -18,6 +18,7 @@
  */
 import { isAbsolute, join } from 'node:path';
 import { z } from 'zod';
+import { dropStaleProviderLock, markProviderLock } from './provider-lock.js';
 import { runTofuJson } from './tofu-json-run.js';
 import { diagnosticSchema, toDiagnostic, type ChangeSummary, type TofuDiagnostic } from './tofu-events.js';
 import type { PlannedResourceChange } from '../contract/planned-change.js';
@@ -76,7 +77,10 @@ export async function initGraph(opts: TofuOptions & { readonly reconfigure?: boo
   // .terraform/terraform.tfstate must never ask for a state migration.
   const args = ['init', '-input=false', '-no-color', '-json'];
   if (opts.reconfigure ?? true) args.push('-reconfigure');
+  // A lock written for other builds of the cache's providers (provider-lock.ts) would fail the init.
+  await dropStaleProviderLock(opts.dir, opts.env);
   await runTofuJson(opts, 'init', args, { timeoutMs: opts.timeoutMs ?? TEN_MINUTES });
+  await markProviderLock(opts.dir, opts.env);
 }
 
 const validateSchema = z.object({

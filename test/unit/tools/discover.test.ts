@@ -92,12 +92,19 @@ describe('findTool', () => {
 });
 
 describe('provider configuration', () => {
-  it('uses TF_CLI_CONFIG_FILE from the environment, else the cache tofu.rc, else online', () => {
+  it('uses TF_CLI_CONFIG_FILE from the environment, else the cache mirror of DEPLOY_PROVIDER_PATCHES (patched by default), else online', () => {
     expect(findProviderConfig({ DEPLOY_CACHE_DIR: cache })).toEqual({ kind: 'online' });
     expect(providerEnv({ DEPLOY_CACHE_DIR: cache })).toEqual({});
     mkdirSync(cache, { recursive: true });
+    writeFileSync(join(cache, 'tofu-patched.rc'), 'provider_installation {}\n');
     writeFileSync(join(cache, 'tofu.rc'), 'provider_installation {}\n');
     expect(findProviderConfig({ DEPLOY_CACHE_DIR: cache })).toEqual({
+      kind: 'cache',
+      cliConfigFile: join(cache, 'tofu-patched.rc'),
+      mirrorDir: join(cache, 'mirror-patched'),
+    });
+    expect(findProviderConfig({ DEPLOY_CACHE_DIR: cache, DEPLOY_PROVIDER_PATCHES: 'all' })).toEqual(findProviderConfig({ DEPLOY_CACHE_DIR: cache }));
+    expect(findProviderConfig({ DEPLOY_CACHE_DIR: cache, DEPLOY_PROVIDER_PATCHES: 'none' })).toEqual({
       kind: 'cache',
       cliConfigFile: join(cache, 'tofu.rc'),
       mirrorDir: join(cache, 'mirror'),
@@ -107,12 +114,17 @@ describe('provider configuration', () => {
     expect(providerEnv({ DEPLOY_CACHE_DIR: cache, TF_CLI_CONFIG_FILE: mine })).toEqual({ TF_CLI_CONFIG_FILE: mine });
     // a TF_CLI_CONFIG_FILE naming no file (as some machines export) does not hide the mirror
     expect(providerEnv({ DEPLOY_CACHE_DIR: cache, TF_CLI_CONFIG_FILE: join(root, 'absent.rc') })).toEqual({
-      TF_CLI_CONFIG_FILE: join(cache, 'tofu.rc'),
+      TF_CLI_CONFIG_FILE: join(cache, 'tofu-patched.rc'),
     });
   });
 
+  it('GIVEN DEPLOY_PROVIDER_PATCHES=some THEN a ConfigError names the variable and both values', () => {
+    expect(() => findProviderConfig({ DEPLOY_CACHE_DIR: cache, DEPLOY_PROVIDER_PATCHES: 'some' })).toThrow(ConfigError);
+    expect(() => findProviderConfig({ DEPLOY_CACHE_DIR: cache, DEPLOY_PROVIDER_PATCHES: 'some' })).toThrow(/DEPLOY_PROVIDER_PATCHES: "some": use "all" .* or "none"/);
+  });
+
   it('lists the pinned providers found in the mirror, and which are missing', () => {
-    const host = join(cache, 'mirror', 'some.registry.example', 'hashicorp');
+    const host = join(cache, 'mirror-patched', 'some.registry.example', 'hashicorp');
     exe(join(host, 'null', '3.2.4', 'linux_amd64', 'terraform-provider-null_v3.2.4'));
     exe(join(host, 'random', '3.7.1', 'linux_amd64', 'terraform-provider-random_v3.7.1')); // not the pinned one
     const found = listMirroredProviders({ DEPLOY_CACHE_DIR: cache });
@@ -141,9 +153,9 @@ describe('pinned versions', () => {
 });
 
 describe('DEPLOY_PROVIDERS=download', () => {
-  it("GIVEN the cache's tofu.rc WHEN DEPLOY_PROVIDERS=download THEN tofu runs online (no CLI config)", () => {
+  it("GIVEN the cache's tofu-patched.rc WHEN DEPLOY_PROVIDERS=download THEN tofu runs online (no CLI config)", () => {
     mkdirSync(cache, { recursive: true });
-    writeFileSync(join(cache, 'tofu.rc'), 'provider_installation {}\n');
+    writeFileSync(join(cache, 'tofu-patched.rc'), 'provider_installation {}\n');
     expect(findProviderConfig({ DEPLOY_CACHE_DIR: cache }).kind).toBe('cache');
     expect(findProviderConfig({ DEPLOY_CACHE_DIR: cache, DEPLOY_PROVIDERS: 'download' })).toEqual({ kind: 'online' });
     expect(providerEnv({ DEPLOY_CACHE_DIR: cache, DEPLOY_PROVIDERS: 'download' })).toEqual({});

@@ -33,7 +33,7 @@ describe('deploy doctor', () => {
     expect(inv.missing).toEqual(['tofu', 'skopeo', 'kubectl']);
   });
 
-  it('GIVEN a mirror config without the providers THEN each missing provider is listed', async () => {
+  it('GIVEN the stock mirror config without the providers (DEPLOY_PROVIDER_PATCHES=none) THEN each missing provider is listed', async () => {
     const root = mkdtempSync(join(tmpdir(), 'doctor-'));
     const cache = join(root, 'cache');
     mkdirSync(cache, { recursive: true });
@@ -45,7 +45,7 @@ describe('deploy doctor', () => {
     exe(join(cache, 'tofu', '1.12.6', 'tofu'), 'echo \'{"terraform_version":"1.12.6","platform":"linux_amd64","provider_selections":{}}\'');
     const hostDir = join(cache, 'mirror', 'registry.example', 'hashicorp');
     exe(join(hostDir, 'null', '3.2.4', 'linux_amd64', 'terraform-provider-null_v3.2.4'), 'exit 1');
-    const r = await runCli(['doctor', '--json'], { DEPLOY_CACHE_DIR: cache, PATH: bin, HOME: root });
+    const r = await runCli(['doctor', '--json'], { DEPLOY_CACHE_DIR: cache, PATH: bin, HOME: root, DEPLOY_PROVIDER_PATCHES: 'none' });
     const inv = JSON.parse(r.stdout) as Inventory;
     expect(r.code).toBe(ExitCode.tool);
     expect(inv.tools.map((t) => [t.name, t.status, t.version])).toEqual([

@@ -78,12 +78,31 @@ describe('requireRunTools', () => {
     expect(() => requireRunTools('plan', { spire: false, env: envOf({ DEPLOY_SKOPEO: join(bin, 'nope') }) })).toThrow(/DEPLOY_SKOPEO does not name an executable file/);
   });
 
-  it("GIVEN the cache's offline mirror without a provider THEN names the provider and `npm run tools`", () => {
+  it("GIVEN the cache's stock mirror without a provider AND DEPLOY_PROVIDER_PATCHES=none THEN names the provider, the mirror and the build with that setting", () => {
     exe(join(cache, 'tofu', TOFU_VERSION, 'tofu'));
     exe(join(bin, 'skopeo'));
     writeFileSync(join(cache, 'tofu.rc'), 'provider_installation {}\n');
     const [first, ...rest] = PINNED_PROVIDERS;
     for (const p of rest) exe(join(cache, 'mirror', 'registry.example', 'hashicorp', p.name, p.version, MIRROR_PLATFORM, `terraform-provider-${p.name}_v${p.version}`));
-    expect(() => requireRunTools('plan', { spire: false, env: envOf() })).toThrow(new RegExp(`provider ${first!.name} ${first!.version} is not in the offline mirror: run \`npm run tools\``));
+    expect(() => requireRunTools('plan', { spire: false, env: envOf({ DEPLOY_PROVIDER_PATCHES: 'none' }) })).toThrow(
+      new RegExp(`provider ${first!.name} ${first!.version} is not in the offline mirror ${join(cache, 'mirror')}: run \`DEPLOY_PROVIDER_PATCHES=none npm run tools\``),
+    );
+  });
+
+  it('GIVEN a cache built before the provider patch (only the stock mirror) THEN the default run names the patched mirror and `npm run tools`, and does not go online', () => {
+    exe(join(cache, 'tofu', TOFU_VERSION, 'tofu'));
+    exe(join(bin, 'skopeo'));
+    writeFileSync(join(cache, 'tofu.rc'), 'provider_installation {}\n');
+    for (const p of PINNED_PROVIDERS) exe(join(cache, 'mirror', 'registry.example', 'hashicorp', p.name, p.version, MIRROR_PLATFORM, `terraform-provider-${p.name}_v${p.version}`));
+    expect(() => requireRunTools('plan', { spire: false, env: envOf() })).toThrow(new RegExp(`provider kubernetes 2.38.0 is not in the offline mirror ${join(cache, 'mirror-patched')}: run \`npm run tools\``));
+    expect(requireRunTools('plan', { spire: false, env: envOf({ DEPLOY_PROVIDER_PATCHES: 'none' }) }).tofu).toContain(cache);
+  });
+
+  it('GIVEN the patched mirror complete but its tofu-patched.rc missing THEN names the config file', () => {
+    exe(join(cache, 'tofu', TOFU_VERSION, 'tofu'));
+    exe(join(bin, 'skopeo'));
+    writeFileSync(join(cache, 'tofu.rc'), 'provider_installation {}\n');
+    for (const p of PINNED_PROVIDERS) exe(join(cache, 'mirror-patched', 'registry.example', 'hashicorp', p.name, p.version, MIRROR_PLATFORM, `terraform-provider-${p.name}_v${p.version}`));
+    expect(() => requireRunTools('plan', { spire: false, env: envOf() })).toThrow(/the provider mirror's config .*tofu-patched\.rc is missing: run `npm run tools`/);
   });
 });

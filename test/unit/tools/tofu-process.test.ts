@@ -26,8 +26,11 @@ describe('the environment tofu runs in', () => {
 
   it('gets the cache mirror as TF_CLI_CONFIG_FILE when the caller has none', async () => {
     const cache = mkdtempSync(join(tmpdir(), 'tofu-env-'));
+    writeFileSync(join(cache, 'tofu-patched.rc'), '');
     writeFileSync(join(cache, 'tofu.rc'), '');
     const seen = JSON.parse((await readTofuVersion({ tofuPath: fakeTofu, env: { PATH: nodePath, DEPLOY_CACHE_DIR: cache } })).version);
-    expect(seen.rc).toBe(join(cache, 'tofu.rc'));
+    expect(seen.rc).toBe(join(cache, 'tofu-patched.rc'));
+    const stock = JSON.parse((await readTofuVersion({ tofuPath: fakeTofu, env: { PATH: nodePath, DEPLOY_CACHE_DIR: cache, DEPLOY_PROVIDER_PATCHES: 'none' } })).version);
+    expect(stock.rc).toBe(join(cache, 'tofu.rc'));
   });
 });
