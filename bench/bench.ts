@@ -1,13 +1,14 @@
 // `npm run bench`: every benchmark of issue 11 in one run, against the local cluster; prints
 // every figure with its goal and whether it is met, and writes bench/results/report.md,
 // bench/results/bench.svg and bench/results/bench.json. Never part of `npm test`.
-//   P1 no-op plan of 50 nodes: deploy plan vs bare tofu plan   (goal: ratio <= 1.2)
+//   P1 no-op plan of 50 nodes: deploy plan vs bare tofu plan, stock provider (goal: ratio <= 0.4)
+//   P6 the same no-op plan vs helm upgrade --dry-run=server of the same objects (goal: <= 2)
 //   P2 scale-out: apply of 10 vs 1 changed node, curve 1..20     (goal: ratio <= 1.5)
 //   P3 time to roll back: deploy apply vs helm upgrade --rollback-on-failure (goal: <= 0.2)
 //   P4 no-op apply: pushes, pod restarts, rollout waits          (goal: all 0)
 //   P5 start-up and synth (bench/startup-synth.mjs)
 // Env: BENCH_RUNS (default 3), BENCH_NODES (default 50), BENCH_ROLLOUT_TIMEOUT (seconds, 90),
-// BENCH_SIZES (default 1,2,5,10,20; none: P2 kept from the previous bench.json), BENCH_BATCH (nodes per first apply, 10), BENCH_ONLY (comma list of fleet,rollback,synth; default all). The cluster is brought up
+// BENCH_SIZES (default 1,2,5,10,20; none: P2 kept from the previous bench.json), BENCH_BATCH (nodes per first apply, 10), BENCH_ONLY (comma list of fleet,rollback,synth; default all), BENCH_PARALLELISM (-parallelism levels of the bare tofu plan, default 2,10,30). The cluster is brought up
 // when it does not answer (never down); namespaces are `bench-*` and deleted at the end.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -24,6 +25,7 @@ const runs = Number(process.env.BENCH_RUNS ?? 3);
 const nodes = Number(process.env.BENCH_NODES ?? 50);
 const timeoutSeconds = Number(process.env.BENCH_ROLLOUT_TIMEOUT ?? 90);
 const only = new Set((process.env.BENCH_ONLY ?? 'fleet,rollback,synth').split(','));
+const parallelism = (process.env.BENCH_PARALLELISM ?? '2,10,30').split(',').map(Number);
 const sizes = process.env.BENCH_SIZES === 'none' ? [] : (process.env.BENCH_SIZES ?? '1,2,5,10,20').split(',').map(Number);
 
 /** `deploy state serve` on a free loopback port: the state backend both tofu and deploy use. */
@@ -69,10 +71,10 @@ async function main(): Promise<number> {
   const cluster = ensureCluster();
   execFileSync('bash', [join(root, 'toolchain/build-tools.sh')], { stdio: ['ignore', 'ignore', 'inherit'], timeout: 3_600_000 });
   const tofuVersion = await pinnedVersion('TOFU_VERSION');
-  const helm = only.has('rollback') ? buildHelm() : '';
+  const helm = only.has('rollback') || only.has('fleet') ? buildHelm() : '';
   const work = mkdtempSync(join(tmpdir(), 'bench-'));
   const stamp = Math.random().toString(16).slice(2, 8);
-  const namespaces = { fleet: `bench-fleet-${stamp}`, deploy: `bench-rb-${stamp}`, helm: `bench-helm-${stamp}` };
+  const namespaces = { fleet: `bench-fleet-${stamp}`, deploy: `bench-rb-${stamp}`, helm: `bench-helm-${stamp}`, p6: `bench-p6-${stamp}` };
   const baseEnv: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
@@ -80,7 +82,8 @@ async function main(): Promise<number> {
     DEPLOY_STATE_DIR: join(work, 'state'),
     DEPLOY_CACHE_DIR: cacheDir,
     DEPLOY_TOFU: join(cacheDir, 'tofu', tofuVersion, 'tofu'),
-    TF_CLI_CONFIG_FILE: join(cacheDir, 'tofu.rc'),
+    // no TF_CLI_CONFIG_FILE: deploy picks the cache's mirror by DEPLOY_PROVIDER_PATCHES (the
+    // patched one by default); the bare tofu plans name theirs (bench/noop-plan.ts)
     DEPLOY_LOG_LEVEL: 'warn',
     DEPLOY_ROLLOUT_TIMEOUT: '300s',
   };
@@ -133,7 +136,7 @@ async function main(): Promise<number> {
     });
     await attempt('fleet', async () => {
       const earlier = sizes.length ? undefined : readEarlier();
-      results.fleet = await benchFleet({ cluster, env, work, namespace: namespaces.fleet, nodes, runs, sizes, batch: Number(process.env.BENCH_BATCH ?? 10) });
+      results.fleet = await benchFleet({ cluster, env, work, namespace: namespaces.fleet, nodes, runs, sizes, batch: Number(process.env.BENCH_BATCH ?? 10), helm, helmNamespace: namespaces.p6, parallelism });
       if (earlier?.fleet?.scale.length) {
         results.fleet.scale = earlier.fleet.scale;
         results.fleet.scaleRatio = earlier.fleet.scaleRatio;

@@ -1,14 +1,14 @@
 /**
- * P4 (no-op apply), P1 (no-op plan vs bare tofu) and P2 (scale-out) on one synthesized group
+ * P4 (no-op apply), P1 and P6 (no-op plan vs bare tofu and Helm: noop-plan.ts) and P2 (scale-out) on one synthesized group
  * of 50 nodes in a namespace of its own, against a state backend of the benchmark's own
  * (`deploy state serve`), so that `deploy plan` and a bare `tofu plan` read the same state.
  */
-import { execa } from 'execa';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildImage, kubectl, log, type ClusterEnv, type NodeImage } from './lib/bench-env.ts';
 import { countApply, runDeploy, writePlan } from './lib/deploy-run.ts';
 import { shuffled, spread, type Spread } from './lib/stats.ts';
+import { benchNoopPlan, type NoopPlanResults } from './noop-plan.ts';
 
 export interface FleetOptions {
   cluster: ClusterEnv;
@@ -20,12 +20,20 @@ export interface FleetOptions {
   sizes: number[];
   /** nodes added per apply while the group is first brought up */
   batch: number;
+  /** Helm (P6) and the namespace of its release */
+  helm: string;
+  helmNamespace: string;
+  /** the -parallelism levels of the bare tofu plan */
+  parallelism: number[];
 }
 
 export interface FleetResults {
   initialApplyMs: number;
   noopApply: { pushes: number; rollouts: number; podRestarts: number; podsReplaced: number; ms: number };
+  /** P1: `deploy plan` (patched provider) / bare `tofu plan` (stock provider) */
   plan: { deploy: Spread; tofu: Spread; ratio: number; deployRuns: number[]; tofuRuns: number[] };
+  /** every variant of the no-op plan, P6, and the profiles (bench/noop-plan.ts); absent in results before issue 22 */
+  noop?: NoopPlanResults;
   scale: { size: number; ms: Spread; runs: number[] }[];
   scaleRatio: number;
   /** set when P2 comes from an earlier run (BENCH_SIZES=none): its group size and date */
@@ -88,37 +96,25 @@ export async function benchFleet(opts: FleetOptions): Promise<FleetResults> {
   const noopApply = { pushes: counted.pushes, rollouts: counted.rollouts, podRestarts, podsReplaced, ms: again.ms };
   log(`fleet: no-op apply ${JSON.stringify(noopApply)}`);
 
-  // P1: `deploy plan` vs a bare `tofu plan` in the same graph directory, interleaved.
-  const graphDir = join(opts.env.DEPLOY_STATE_DIR!, 'graphs', `${GROUP}-all`);
-  const tofuEnv = {
-    ...env,
-    TF_HTTP_ADDRESS: `${opts.env.TF_HTTP_ADDRESS}/${GROUP}-all`,
-    TF_IN_AUTOMATION: '1',
-  };
-  const deployRuns: number[] = [];
-  const tofuRuns: number[] = [];
-  for (let i = 0; i <= opts.runs; i++) {
-    const order = i % 2 ? ['tofu', 'deploy'] : ['deploy', 'tofu'];
-    for (const which of order) {
-      let ms: number;
-      if (which === 'deploy') {
-        const r = await runDeploy(['plan', '--plan', plan, '--json'], env);
-        expectOk('deploy plan', r);
-        if (r.json?.targets?.some((t: any) => t.changes)) throw new Error('deploy plan after apply shows changes');
-        ms = r.ms;
-      } else {
-        const t0 = performance.now();
-        const r = await execa(opts.env.DEPLOY_TOFU!, ['plan', '-input=false', '-no-color', '-lock-timeout=60s', '-detailed-exitcode'], { cwd: graphDir, env: tofuEnv, extendEnv: false, reject: false, timeout: 600_000 });
-        ms = performance.now() - t0;
-        if (r.exitCode !== 0) throw new Error(`tofu plan exited ${r.exitCode} (2 = changes): ${(r.stderr || r.stdout).split('\n').slice(-20).join('\n')}`);
-      }
-      // the first round warms the page cache and the providers: discarded
-      if (i > 0) (which === 'deploy' ? deployRuns : tofuRuns).push(ms);
-      log(`fleet: ${which} plan ${(ms / 1000).toFixed(2)} s${i === 0 ? ' (warm-up)' : ''}`);
-    }
-  }
-  const deploySpread = spread(deployRuns);
-  const tofuSpread = spread(tofuRuns);
+  // P1 and P6: the no-op plan against bare tofu (stock provider) and Helm, with the levers
+  // (patched vs stock provider, -parallelism) and a profile: bench/noop-plan.ts.
+  const noop = await benchNoopPlan({
+    cluster: opts.cluster,
+    env,
+    work: opts.work,
+    plan,
+    graphDir: join(opts.env.DEPLOY_STATE_DIR!, 'graphs', `${GROUP}-all`),
+    stateAddress: `${opts.env.TF_HTTP_ADDRESS}/${GROUP}-all`,
+    namespace: opts.namespace,
+    helmNamespace: opts.helmNamespace,
+    helm: opts.helm,
+    runs: opts.runs,
+    parallelism: opts.parallelism,
+  });
+  const deploySpread = noop.variants.deploy!.ms;
+  const tofuSpread = noop.variants['tofu-stock']!.ms;
+  const deployRuns = noop.variants.deploy!.runs;
+  const tofuRuns = noop.variants['tofu-stock']!.runs;
 
   // P2: apply of k changed nodes; every size in every run, in a shuffled order; disjoint node
   // sets per size. Each apply brings a new release: an image built for this bench run, run and
@@ -161,6 +157,7 @@ export async function benchFleet(opts: FleetOptions): Promise<FleetResults> {
     initialApplyMs: first.ms,
     noopApply,
     plan: { deploy: deploySpread, tofu: tofuSpread, ratio: deploySpread.median / tofuSpread.median, deployRuns, tofuRuns },
+    noop,
     scale,
     scaleRatio: m(10) / m(1),
   };

@@ -1,5 +1,6 @@
 /** The results as one Markdown report: a table of every figure with its goal and verdict. */
 import type { FleetResults } from '../fleet.ts';
+import type { NoopPlanResults } from '../noop-plan.ts';
 import type { RollbackResults } from '../rollback-vs-helm.ts';
 import { secs, showSecs } from './stats.ts';
 
@@ -40,7 +41,9 @@ export function figures(r: BenchResults): Figure[] {
   const out: Figure[] = [];
   const f = r.fleet;
   if (f) {
-    out.push({ id: 'P1', what: `no-op plan, ${r.nodes} nodes: \`deploy plan\` / bare \`tofu plan\``, result: `${showSecs(f.plan.deploy)} / ${showSecs(f.plan.tofu)} = **${f.plan.ratio.toFixed(2)}**`, goal: 'ratio <= 1.2', met: f.plan.ratio <= 1.2 });
+    out.push({ id: 'P1', what: `no-op plan, ${r.nodes} nodes: \`deploy plan\` / bare \`tofu plan\`${f.noop ? ' (stock provider 2.38.0)' : ''}`, result: `${showSecs(f.plan.deploy)} / ${showSecs(f.plan.tofu)} = **${f.plan.ratio.toFixed(2)}**`, goal: 'ratio <= 0.4', met: f.plan.ratio <= 0.4 });
+    const v = f.noop?.variants;
+    if (v?.helm) out.push({ id: 'P6', what: `the same no-op plan / \`helm upgrade --dry-run=server\` of the same objects (Helm 4)`, result: `${showSecs(v.deploy!.ms)} / ${showSecs(v.helm.ms)} = **${f.noop!.p6.toFixed(2)}**`, goal: 'ratio <= 2', met: f.noop!.p6 <= 2 });
     const one = f.scale.find((s) => s.size === 1);
     const ten = f.scale.find((s) => s.size === 10);
     if (one && ten) out.push({ id: 'P2', what: `scale-out: apply of 10 changed nodes / 1 changed node${f.scaleFrom ? ` (group of ${f.scaleFrom.nodes} nodes, ${f.scaleFrom.date.slice(0, 16)})` : ''}`, result: `${showSecs(ten.ms)} / ${showSecs(one.ms)} = **${f.scaleRatio.toFixed(2)}**`, goal: 'ratio <= 1.5', met: f.scaleRatio <= 1.5 });
@@ -64,6 +67,23 @@ function indent(text: string, max = 25): string {
   return kept.map((l) => `    ${l}`).join('\n');
 }
 
+/** Every variant of the no-op plan, and where a bare plan spends its time (bench/noop-plan.ts). */
+function noopSection(n: NoopPlanResults, nodes: number): string[] {
+  const md = ['## P1, P6: the no-op plan every way', '', `Group of ${nodes} nodes, no changes; the variants interleaved round by round.`, '', '| variant | time (median, min-max) | runs (s) |', '|---|---|---|'];
+  for (const [name, x] of Object.entries(n.variants)) md.push(`| ${name} | ${showSecs(x.ms)} | ${x.runs.map((ms) => secs(ms)).join(', ')} |`);
+  md.push('', `\`deploy plan\` with the stock provider / with the patched one: ${n.patchGain.toFixed(2)}.`, '');
+  md.push('Profile of one bare `tofu plan -json` per provider build (refresh or read per resource type; CPU per program sampled every 100 ms; processes started, by strace):', '');
+  md.push('| build | wall | before the first refresh | after the last | refresh (data: read) per type: count, sum, median (max) | CPU s (processes) | execve |', '|---|---|---|---|---|---|---|');
+  for (const [build, p] of Object.entries(n.profiles)) {
+    const refresh = Object.entries(p.refresh).map(([t, x]) => `${t}: ${x.count}, ${secs(x.sumMs)} s, ${secs(x.ms.median)} s (${secs(x.ms.max)})`).join('; ');
+    const cpu = Object.entries(p.cpu).map(([prog, x]) => `${prog} ${x.seconds.toFixed(1)} (${x.processes})`).join(', ');
+    const execs = p.execs ? Object.entries(p.execs).map(([prog, k]) => `${prog} ${k}`).join(', ') : 'no strace';
+    md.push(`| ${build} | ${secs(p.wallMs)} s | ${secs(p.beforeRefreshMs)} s | ${secs(p.afterRefreshMs)} s | ${refresh} | ${cpu} | ${execs} |`);
+  }
+  md.push('');
+  return md;
+}
+
 export function renderReport(r: BenchResults, svgName: string): string {
   const md: string[] = [];
   md.push('# Benchmarks: deploy against bare OpenTofu and Helm 4', '');
@@ -83,6 +103,7 @@ export function renderReport(r: BenchResults, svgName: string): string {
     for (const s of r.fleet.scale) md.push(`| ${s.size} | ${showSecs(s.ms)} | ${s.runs.map((x) => secs(x)).join(', ')} |`);
     md.push('', `First apply of all ${r.nodes} nodes (pushes, pods from nothing; in batches of 10 nodes, the times summed): ${secs(r.fleet.initialApplyMs)} s.`, '');
   }
+  if (r.fleet?.noop) md.push(...noopSection(r.fleet.noop, r.nodes));
   md.push(`![scale-out curve and rollback times](${svgName})`, '');
   if (r.rollback) {
     const b = r.rollback;

@@ -1,0 +1,152 @@
+/**
+ * P1, P6 and the provider levers on a deployed group (bench/fleet.ts brings it up): the same
+ * no-op question asked in every way, the variants interleaved round by round (the first
+ * round warms caches and is discarded):
+ *
+ *   deploy          `deploy plan` (the default: the patched kubernetes provider)
+ *   deploy-stock    `deploy plan` with DEPLOY_PROVIDER_PATCHES=none
+ *   tofu-stock      bare `tofu plan` of the same graph and state, stock providers (P1's base)
+ *   tofu-p<N>       bare `tofu plan -parallelism=<N>`, patched providers (BENCH_PARALLELISM)
+ *   helm            `helm upgrade --dry-run=server` of bench/helm-chart holding the same
+ *                   Deployments, claims, service accounts and NetworkPolicy (P6's base)
+ *
+ * Helm's release lives in a namespace of its own with a ResourceQuota of 0 pods: its objects
+ * are the group's (same specs, images pinned by the same digests) but no second set of
+ * systemd pods loads the 2 cores; a dry run reads and validates objects, never pods.
+ *
+ * Then one profile of a no-op `tofu plan -json` per provider build (bench/lib/plan-profile.ts).
+ */
+import { execa } from 'execa';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { cacheDir, kubectl, log, root, type ClusterEnv } from './lib/bench-env.ts';
+import { runDeploy } from './lib/deploy-run.ts';
+import { profilePlan, type PlanProfile } from './lib/plan-profile.ts';
+import { writeProbeValues } from './lib/probe-values.ts';
+import { spread, type Spread } from './lib/stats.ts';
+
+export interface NoopPlanOptions {
+  cluster: ClusterEnv;
+  /** deploy's environment (TF_HTTP_ADDRESS of the bench's backend, K8S_NAMESPACE, ...) */
+  env: NodeJS.ProcessEnv;
+  work: string;
+  /** the group plan that was applied */
+  plan: string;
+  /** deploy's graph directory of that plan, and its state's address */
+  graphDir: string;
+  stateAddress: string;
+  /** the group's namespace, and the one for Helm's release */
+  namespace: string;
+  helmNamespace: string;
+  helm: string;
+  runs: number;
+  parallelism: number[];
+}
+
+export interface NoopPlanResults {
+  variants: Record<string, { ms: Spread; runs: number[] }>;
+  /** P1: deploy (patched) / bare tofu plan (stock) */
+  p1: number;
+  /** P6: deploy (patched) / helm upgrade --dry-run=server */
+  p6: number;
+  /** deploy with the stock provider / deploy with the patched one */
+  patchGain: number;
+  profiles: { patched: PlanProfile; stock: PlanProfile };
+}
+
+const STOCK = 'tofu.rc';
+const PATCHED = 'tofu-patched.rc';
+
+/** A copy of the graph, `tofu init` with the given mirror: a bare tofu of that provider build. */
+async function bareGraph(opts: NoopPlanOptions, name: string, rc: string): Promise<string> {
+  const dir = join(opts.work, name);
+  mkdirSync(dir, { recursive: true });
+  copyFileSync(join(opts.graphDir, 'cdk.tf.json'), join(dir, 'cdk.tf.json'));
+  const r = await execa(opts.env.DEPLOY_TOFU!, ['init', '-input=false', '-no-color', '-reconfigure'], { cwd: dir, env: tofuEnv(opts, rc), extendEnv: false, reject: false, timeout: 600_000 });
+  if (r.exitCode !== 0) throw new Error(`tofu init (${rc}) exited ${r.exitCode}: ${r.stderr || r.stdout}`);
+  return dir;
+}
+
+function tofuEnv(opts: NoopPlanOptions, rc: string): NodeJS.ProcessEnv {
+  // the graph's shell steps (digest reads) run `deploy`'s programs as deploy hands them over
+  return { ...opts.env, TF_HTTP_ADDRESS: opts.stateAddress, TF_IN_AUTOMATION: '1', TF_CLI_CONFIG_FILE: join(cacheDir, rc) };
+}
+
+/** The group's Deployments as Helm values: name, image (pinned by digest), machine ID. */
+function helmNodes(opts: NoopPlanOptions): { name: string; image: string; machineId: string }[] {
+  const items = JSON.parse(kubectl(opts.cluster, ['-n', opts.namespace, 'get', 'deployments', '-o', 'json'])).items as any[];
+  return items.map((d) => {
+    const c = d.spec.template.spec.containers[0];
+    return { name: d.metadata.name, image: c.image, machineId: c.env.find((e: any) => e.name === 'container_uuid').value };
+  });
+}
+
+async function installHelmRelease(opts: NoopPlanOptions): Promise<{ run: () => Promise<number> }> {
+  const ns = opts.helmNamespace;
+  kubectl(opts.cluster, ['create', 'namespace', ns]);
+  kubectl(opts.cluster, ['-n', ns, 'apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'no-pods' }, spec: { hard: { pods: '0' } } }));
+  const values = join(opts.work, 'helm-nodes.json');
+  writeFileSync(values, JSON.stringify({ nodes: helmNodes(opts), group: 'bench', networkPolicy: true, networkPolicyName: 'same-namespace-only', timeoutSeconds: 300 }));
+  const probes = writeProbeValues(opts.work);
+  const chart = join(root, 'bench/helm-chart');
+  const env = { PATH: process.env.PATH ?? '', HOME: opts.work, HELM_CACHE_HOME: join(opts.work, 'helm-cache'), HELM_CONFIG_HOME: join(opts.work, 'helm-config'), HELM_DATA_HOME: join(opts.work, 'helm-data') };
+  const args = (verb: string) => [verb, 'fleet', chart, '--namespace', ns, '--kubeconfig', opts.cluster.KUBE_CONFIG_PATH, '-f', probes, '-f', values];
+  const install = await execa(opts.helm, args('install'), { env, extendEnv: false, reject: false, timeout: 600_000 });
+  if (install.exitCode !== 0) throw new Error(`helm install exited ${install.exitCode}: ${install.stderr}`);
+  return {
+    run: async () => {
+      const t0 = performance.now();
+      const r = await execa(opts.helm, [...args('upgrade'), '--dry-run=server'], { env, extendEnv: false, reject: false, timeout: 600_000 });
+      const ms = performance.now() - t0;
+      if (r.exitCode !== 0) throw new Error(`helm upgrade --dry-run=server exited ${r.exitCode}: ${r.stderr}`);
+      return ms;
+    },
+  };
+}
+
+export async function benchNoopPlan(opts: NoopPlanOptions): Promise<NoopPlanResults> {
+  const stockDir = await bareGraph(opts, 'graph-stock', STOCK);
+  const patchedDir = await bareGraph(opts, 'graph-patched', PATCHED);
+  const helm = await installHelmRelease(opts);
+  const bareTofu = (dir: string, rc: string, extra: string[]) => async () => {
+    const t0 = performance.now();
+    const r = await execa(opts.env.DEPLOY_TOFU!, ['plan', '-input=false', '-no-color', '-lock-timeout=60s', '-detailed-exitcode', ...extra], { cwd: dir, env: tofuEnv(opts, rc), extendEnv: false, reject: false, timeout: 600_000 });
+    const ms = performance.now() - t0;
+    if (r.exitCode !== 0) throw new Error(`tofu plan ${extra.join(' ')} (${rc}) exited ${r.exitCode} (2 = changes): ${(r.stderr || r.stdout).split('\n').slice(-20).join('\n')}`);
+    return ms;
+  };
+  const deployPlan = (env: NodeJS.ProcessEnv) => async () => {
+    const r = await runDeploy(['plan', '--plan', opts.plan, '--json'], env);
+    if (r.exitCode !== 0) throw new Error(`deploy plan exited ${r.exitCode}: ${(r.stderr || r.stdout).split('\n').slice(-20).join('\n')}`);
+    if (r.json?.targets?.some((t: any) => t.changes)) throw new Error('deploy plan after apply shows changes');
+    return r.ms;
+  };
+  const variants: [string, () => Promise<number>][] = [
+    ['deploy', deployPlan(opts.env)],
+    // a state directory of its own (the state is the backend's): its graph directory keeps the
+    // stock providers' lock, so neither variant re-installs providers at every round
+    ['deploy-stock', deployPlan({ ...opts.env, DEPLOY_PROVIDER_PATCHES: 'none', DEPLOY_STATE_DIR: join(opts.work, 'state-stock') })],
+    ['tofu-stock', bareTofu(stockDir, STOCK, [])],
+    ...opts.parallelism.map((p): [string, () => Promise<number>] => [`tofu-p${p}`, bareTofu(patchedDir, PATCHED, [`-parallelism=${p}`])]),
+    ['helm', helm.run],
+  ];
+  const measured = new Map<string, number[]>(variants.map(([name]) => [name, []]));
+  for (let round = 0; round <= opts.runs; round++) {
+    // each round in another order, so that no variant always follows the same one
+    const order = variants.map((_, i) => variants[(i + round) % variants.length]!);
+    for (const [name, run] of order) {
+      const ms = await run();
+      if (round > 0) measured.get(name)!.push(ms);
+      log(`no-op plan: ${name} ${(ms / 1000).toFixed(2)} s${round === 0 ? ' (warm-up)' : ''}`);
+    }
+  }
+  const out: NoopPlanResults['variants'] = {};
+  for (const [name, runs] of measured) out[name] = { ms: spread(runs), runs };
+  const m = (name: string) => out[name]!.ms.median;
+  log('no-op plan: profiles (tofu plan -json, processes, CPU)');
+  const profiles = {
+    patched: await profilePlan(opts.env.DEPLOY_TOFU!, patchedDir, tofuEnv(opts, PATCHED)),
+    stock: await profilePlan(opts.env.DEPLOY_TOFU!, stockDir, tofuEnv(opts, STOCK)),
+  };
+  return { variants: out, p1: m('deploy') / m('tofu-stock'), p6: m('deploy') / m('helm'), patchGain: m('deploy-stock') / m('deploy'), profiles };
+}
