@@ -19,7 +19,8 @@ import {
   type ConfigurationOptions,
   type RequestContext,
 } from '@kubernetes/client-node';
-import { ConfigError, ToolError } from '../errors.js';
+import { ConfigError } from '../errors.js';
+import { kubeconfigFile } from './api-error.js';
 import { retryTransient, statusCode, withDeadline } from './deadline.js';
 import type { ListResult, WatchClient } from './list-watch.js';
 import type { JsonPatchOp } from './undo-patch.js';
@@ -76,12 +77,7 @@ function toListResult(raw: unknown): ListResult {
 }
 
 export function loadKubeConfig(env: NodeJS.ProcessEnv): KubeConfig {
-  const file = env.KUBE_CONFIG_PATH || env.KUBECONFIG?.split(':')[0];
-  if (!file) {
-    throw new ConfigError('No kubeconfig for the cluster.', [
-      { where: 'env KUBE_CONFIG_PATH', message: 'is not set (nor KUBECONFIG)' },
-    ], { hint: 'Set KUBE_CONFIG_PATH to the kubeconfig of the cluster (the same file the apply uses).' });
-  }
+  const file = kubeconfigFile(env);
   const kc = new KubeConfig();
   try {
     kc.loadFromFile(file);
@@ -92,21 +88,6 @@ export function loadKubeConfig(env: NodeJS.ProcessEnv): KubeConfig {
     throw new ConfigError('The kubeconfig names no current cluster.', [{ where: file, message: 'current-context has no cluster' }]);
   }
   return kc;
-}
-
-/** What the API server answered, briefly (ApiException carries the Status body). */
-export function describeApiError(err: unknown): string {
-  const e = err as { code?: number; body?: unknown; message?: string };
-  let body = '';
-  if (typeof e?.body === 'string') {
-    try {
-      body = (JSON.parse(e.body) as { message?: string }).message ?? e.body;
-    } catch {
-      body = e.body;
-    }
-  } else if (e?.body && typeof e.body === 'object') body = (e.body as { message?: string }).message ?? '';
-  const code = statusCode(err);
-  return `${code ? `HTTP ${code}: ` : ''}${body || e?.message || String(err)}`.split('\n')[0]!.slice(0, 500);
 }
 
 /** How patient the client is: the rollout waits through a loaded server, `deploy status` answers fast. */
@@ -204,12 +185,4 @@ export function createKubeApi(kc: KubeConfig, opts: KubeApiOptions = {}): KubeAp
       return out.split('\n').filter((l) => l.length > 0);
     },
   };
-}
-
-/** Turns a failed request into the tool error of the rollout (exit code 3). */
-export function apiToolError(what: string, server: string, err: unknown): ToolError {
-  return new ToolError(`${what} failed against the API server ${server}: ${describeApiError(err)}`, {
-    hint: 'Check that the cluster is up and KUBE_CONFIG_PATH points at it (`kubectl --kubeconfig "$KUBE_CONFIG_PATH" get nodes`).',
-    cause: err,
-  });
 }

@@ -6,7 +6,8 @@
 import { ROLLBACK_FIELD_MANAGER } from '../contract/field-managers.js';
 import { DeploymentSchema, templateImage, type Deployment } from './api-objects.js';
 import type { Verdict } from './classify.js';
-import { describeApiError, type KubeApi } from './kube-api.js';
+import { describeApiError } from './api-error.js';
+import type { KubeApi } from './kube-api.js';
 import { describeNodeState } from './node-state.js';
 import type { RolloutStage } from './progress.js';
 import type { RolloutDeps, RolloutOptions } from './rollout-options.js';

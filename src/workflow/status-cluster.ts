@@ -6,7 +6,8 @@
 import { LABEL_GROUP, LABEL_MANAGED_BY, LABEL_NAME, MANAGED_BY } from '../contract/pod-labels.js';
 import { CONTAINER_NAME } from '../contract/node-container.js';
 import { DeploymentSchema, findCondition, PodSchema, templateImage, type Pod } from '../rollout/api-objects.js';
-import { apiToolError, type KubeApi } from '../rollout/kube-api.js';
+import { apiToolError } from '../rollout/api-error.js';
+import type { KubeLister } from '../rollout/kube-read.js';
 import { readLastRollout, type LastRollout } from '../rollout/last-rollout.js';
 
 export interface ClusterPod {
@@ -33,7 +34,7 @@ export interface ClusterNode {
 }
 
 /** The nodes of `namespace` that have a Deployment, by name. A namespace that is gone has none. */
-export async function readClusterNodes(api: KubeApi, namespace: string): Promise<Map<string, ClusterNode>> {
+export async function readClusterNodes(api: KubeLister, namespace: string): Promise<Map<string, ClusterNode>> {
   const [deployments, pods] = await Promise.all([
     api.listDeployments(namespace, '').catch((err: unknown) => {
       throw apiToolError(`Listing the Deployments of namespace ${namespace}`, api.server, err);

@@ -62,10 +62,13 @@ export async function readStatus(inputs: StatusInputs, ctx: RunContext): Promise
   const { chosen, issues } = chooseTargets(known, inputs.target, plan.group);
   if (issues.length > 0) throw new ConfigError(`unknown target for group "${plan.group}"`, issues, { hint: 'name a target of the plan (or leave --target out for "all")' });
   const env = inputs.kubeconfig ? { ...ctx.env, KUBE_CONFIG_PATH: resolve(ctx.cwd, inputs.kubeconfig) } : ctx.env;
-  // started now, so the client's import overlaps the state reads
-  const apiReady = import('../rollout/kube-api.js').then((k) => {
-    const kc = k.loadKubeConfig(env);
-    return k.createKubeApi(kc, { requestMs: STATUS_REQUEST_MS, readAttempts: 2 });
+  // started now, so it overlaps the state reads; the full client only for a kubeconfig the
+  // fast reads do not cover (an exec plugin, an auth provider: kube-read.ts)
+  const apiReady = import('../rollout/kube-read.js').then(async (r) => {
+    const lister = await r.openKubeLister(env, { requestMs: STATUS_REQUEST_MS, attempts: 2 });
+    if (lister) return lister;
+    const k = await import('../rollout/kube-api.js');
+    return k.createKubeApi(k.loadKubeConfig(env), { requestMs: STATUS_REQUEST_MS, readAttempts: 2 });
   });
   apiReady.catch(() => {});
 
