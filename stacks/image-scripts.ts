@@ -1,6 +1,9 @@
 /**
  * The shell that pushes a node's image and reads its digest, run by tofu (the push as a
- * null_resource's local-exec, the digest as an `external` data source). skopeo reads
+ * null_resource's local-exec, the digest as an `external` data source). The push writes the
+ * digest the registry gave it into the run's directory (DEPLOY_RUN_DIR, one per run and
+ * target), and the digest read after it prints that one: the digest recorded in the state
+ * (stacks/node.ts) is the pushed one, whatever the tag points at by then (FR-003). skopeo reads
  * REGISTRY_AUTH_FILE itself, so credentials never enter the graph; DEPLOY_SKOPEO is the skopeo
  * the run found (src/tools/discover.ts). The text is part of the graph: a change to it changes
  * every graph (test/unit/stacks/graph-scripts.test.ts pins it). These return the shell as it
@@ -35,7 +38,9 @@ export function pushScript(image: PushedImage, tlsVerify: boolean): string {
     `archive=${shq(image.archive)}`,
     ...(image.build ? buildLines(image.name, image.build) : []),
     `if [ ! -r "$archive" ]; then echo "deploy: node ${image.name}: image archive $archive is missing or unreadable; build the node image, or fix image.archive in the group plan" >&2; exit 1; fi`,
-    `exec "\${DEPLOY_SKOPEO:-skopeo}" copy --quiet --retry-times 3${tls} "docker-archive:$archive" ${shq(`docker://${image.tagRef}`)}`,
+    // the digest the registry gives for this push, for the digest read after it (FR-003)
+    `set --; if [ -n "\${DEPLOY_RUN_DIR:-}" ]; then set -- --digestfile "$DEPLOY_RUN_DIR/${pushedDigestFile(image.name)}"; fi`,
+    `exec "\${DEPLOY_SKOPEO:-skopeo}" copy --quiet --retry-times 3${tls} "$@" "docker-archive:$archive" ${shq(`docker://${image.tagRef}`)}`,
   ].join('\n');
 }
 
@@ -56,13 +61,29 @@ function buildLines(name: string, build: ImageBuild): string[] {
 /** Text that a double-quoted sh word reproduces as it is. */
 const inDoubleQuotes = (s: string): string => s.replace(/[\\"$`]/g, (c) => `\\${c}`);
 
+/** The file in DEPLOY_RUN_DIR where the push of node `node` leaves the digest it pushed. */
+function pushedDigestFile(node: string): string {
+  return `${node}.pushed-digest`;
+}
+
 /**
- * Prints `{"digest":"sha256:..."}` of the tag given as its first argument ($1): the protocol of
- * tofu's `external` data source (a JSON object of strings on stdout).
+ * Prints `{"digest":"sha256:..."}` for the node named by its second argument ($2) and the tag
+ * given as its first ($1): the protocol of tofu's `external` data source (a JSON object of
+ * strings on stdout). After a push of this run (the read is deferred to the apply then), the
+ * digest that push wrote, without asking the registry again; otherwise (a plan) the digest
+ * the tag points at now, which the plan compares with the recorded one (a moved tag) and
+ * which fails with "manifest unknown" when the tag is gone (src/workflow/missing-tags.ts).
  */
 export function digestScript(tlsVerify: boolean): string {
   const tls = tlsVerify ? '' : ' --tls-verify=false';
-  return `exec "\${DEPLOY_SKOPEO:-skopeo}" inspect${tls} --format '{"digest":"{{.Digest}}"}' "docker://$1"`;
+  const pushed = `"$DEPLOY_RUN_DIR/${pushedDigestFile('$2')}"`;
+  return [
+    `if [ -n "\${DEPLOY_RUN_DIR:-}" ] && [ -r ${pushed} ]; then`,
+    `  IFS= read -r d <${pushed} || :`,
+    `  case "$d" in sha256:*) printf '{"digest":"%s"}\\n' "$d"; exit 0 ;; esac`,
+    'fi',
+    `exec "\${DEPLOY_SKOPEO:-skopeo}" inspect${tls} --format '{"digest":"{{.Digest}}"}' "docker://$1"`,
+  ].join('\n');
 }
 
 /** $0 of the digest read, as ps and error messages show it. */

@@ -1,9 +1,9 @@
 /**
- * One node of a target: push, digest, machine ID, claim, service account, Deployment,
+ * One node of a target: push, digest (read and recorded), machine ID, claim, service account, Deployment,
  * rollout step. Pure: no clock, no environment, no files.
  */
 import { Construct } from 'constructs';
-import type { ITerraformDependable } from 'cdktf';
+import { DataResource, type ITerraformDependable } from 'cdktf';
 import { Resource as NullResource } from '@cdktf/provider-null/lib/resource/index.js';
 import { Uuid } from '@cdktf/provider-random/lib/uuid/index.js';
 import { DataExternal } from '@cdktf/provider-external/lib/data-external/index.js';
@@ -29,10 +29,13 @@ export interface NodePushProps {
   readonly after: ITerraformDependable[];
 }
 
-/** The push of a node's image and the digest the registry gives for it. */
+/**
+ * The push of a node's image and the digest the registry gave for it, recorded in the state
+ * when the push happened (FR-003: "so that a later change of the tag does not change the pod").
+ */
 export class NodeImage extends Construct {
   readonly push: NullResource;
-  /** `<repository>@sha256:...`, known at plan time when the push does not change. */
+  /** `<repository>@sha256:...` as recorded at the push, known at plan time when the push does not change. */
   readonly imageByDigest: string;
 
   constructor(scope: Construct, id: string, props: NodePushProps) {
@@ -47,7 +50,9 @@ export class NodeImage extends Construct {
       provisioners: [{ type: 'local-exec', command: tfEscape(pushScript(node, target.registryTlsVerify)) }],
     });
     const digest = new DataExternal(this, 'digest' satisfies ImagePart, {
-      // read after the push: at apply time when the push changes, at plan time otherwise
+      // read after the push: at apply time when the push changes (the digest the push wrote),
+      // at plan time otherwise (the digest the tag points at now: a moved tag is reported,
+      // src/workflow/moved-tags.ts; a tag gone is pushed again, src/workflow/missing-tags.ts)
       dependsOn: [this.push],
       program: [
         '/bin/sh',
@@ -55,9 +60,18 @@ export class NodeImage extends Construct {
         tfEscape(digestScript(target.registryTlsVerify)),
         DIGEST_PROGRAM_NAME,
         node.tagRef,
+        node.name,
       ],
     });
-    this.imageByDigest = `${node.repository}@${digest.result.lookup('digest')}`;
+    // The digest of the push, held in the state: taken again only when the push is replaced,
+    // never because the tag points elsewhere now (ignore_changes). A state from before this
+    // record takes the tag's digest of its first plan, the one its Deployment already names.
+    // (a bare reference: tofu reads each replace_triggered_by string as an expression)
+    const pushed = new DataResource(this, 'pushed-digest' satisfies ImagePart, {
+      input: { digest: digest.result.lookup('digest') },
+      lifecycle: { ignoreChanges: ['input'], replaceTriggeredBy: [`${this.push.terraformResourceType}.${this.push.friendlyUniqueId}`] },
+    });
+    this.imageByDigest = `${node.repository}@${pushed.output.lookup('digest')}`;
   }
 }
 

@@ -9,8 +9,8 @@
 
 /** The parts of each per-node construct, by the construct ID's prefix. */
 export const NODE_PARTS = {
-  /** NodeImage (stacks/node.ts): the push of the image, and its digest read. */
-  image: ['push', 'digest'],
+  /** NodeImage (stacks/node.ts): the push of the image, its digest read, the digest recorded at the push. */
+  image: ['push', 'digest', 'pushed-digest'],
   /** NodeWorkload (stacks/node.ts): machine ID, claim, service account, Deployment, rollout step. */
   node: ['machine-id', 'state', 'account', 'deployment', 'rollout'],
 } as const;

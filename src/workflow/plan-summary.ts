@@ -6,6 +6,7 @@ import type { DegradeNote, TargetModel } from '../config/target-model.js';
 import { describeClaimLoss, findClaimLosses, type ClaimLoss, type ClaimLossOptions } from './claim-guard.js';
 import { nodeResourceOf, resourceNameOf, spirePartOf, type SpirePart } from '../contract/graph-ids.js';
 import type { PlannedResourceChange } from '../contract/planned-change.js';
+import { describeMovedTag, type MovedTag } from './moved-tags.js';
 
 /** What the summary reads of a planned change (src/tools/ gives more). */
 export type PlannedChange = Pick<PlannedResourceChange, 'address' | 'name' | 'actions' | 'actionReason' | 'wasTainted' | 'changedKeys' | 'replacePaths'>;
@@ -24,6 +25,8 @@ export interface NodeSummary {
   removed: boolean;
   /** the registry lost the node's tag: its image is pushed again (the same archive, the same digest) */
   tagGone: boolean;
+  /** the tag points at another digest than the one deploy pushed: reported, not followed (FR-003, moved-tags.ts) */
+  tagMoved?: MovedTag;
   /** the Deployment is made again or set back (drift), and the rollout step follows it (SC-001) */
   rolloutForDrift: boolean;
   /** the last rollout failed and was rolled back: this apply tries it again (US2 AS3) */
@@ -60,8 +63,11 @@ export function summarizePlan(
   planned: readonly PlannedChange[],
   hasChanges: boolean,
   claims: ClaimLossOptions = { destroy: false, allowed: new Set() },
-  /** Nodes whose push is planned again because the registry lost their tag (missing-tags.ts). */
-  facts: { readonly pushedAgain?: ReadonlySet<string> } = {},
+  /**
+   * Nodes whose push is planned again because the registry lost their tag (missing-tags.ts);
+   * nodes whose tag points elsewhere than their recorded digest (moved-tags.ts).
+   */
+  facts: { readonly pushedAgain?: ReadonlySet<string>; readonly movedTags?: ReadonlyMap<string, MovedTag> } = {},
 ): TargetSummary {
   const nodes = new Map<string, NodeSummary>();
   const other: TargetSummary['other'] = [];
@@ -116,6 +122,9 @@ export function summarizePlan(
     // drift is a Deployment made again or set back; a replaced one has its own reason (the claim)
     if (s.deployment !== 'create' && s.deployment !== 'update') s.rolloutForDrift = false;
     s.tagGone = facts.pushedAgain?.has(s.node) === true;
+    // only a digest read at plan time says where the tag points now: not one read after a push
+    const moved = facts.movedTags?.get(s.node);
+    if (moved !== undefined && s.push === 'none' && !s.tagGone && !s.removed) s.tagMoved = moved;
     s.words = describe(s, byName.get(s.node)?.tagRef, byName.get(s.node)?.build ? 'build and push' : 'push');
   }
   return {
@@ -167,6 +176,7 @@ function describe(s: NodeSummary, tagRef: string | undefined, push: string): str
   if (s.claim === 'create') parts.push('create its /var/lib claim');
   if (s.claim === 'update') parts.push('grow its /var/lib claim in place (the StorageClass must allow volume expansion; its provisioner resizes the volume)');
   if (s.claim === 'replace') parts.push('REPLACE its /var/lib claim (the data on it is lost)');
+  if (s.tagMoved !== undefined) parts.push(describeMovedTag(tagRef, s.tagMoved));
   if (s.retryAfterRollback) {
     parts.push('try the rollout again: the last rollout failed, so the state holds the image that failed while the cluster runs the previous one (or none, on a first deploy)');
   } else if (s.rolloutForDrift) parts.push('wait for its pod');

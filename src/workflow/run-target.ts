@@ -16,6 +16,7 @@ import { openBackend } from './backend.js';
 import { refuseClaimLosses } from './claim-guard.js';
 import { planDestroy } from './destroy-plan.js';
 import { planPushingGoneTags } from './missing-tags.js';
+import { movedTags } from './moved-tags.js';
 import { nodeNamesFrom } from './node-names.js';
 import { summarizePlan, type TargetSummary } from './plan-summary.js';
 import { writeSelfWrapper } from './self.js';
@@ -153,7 +154,11 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
           say,
         )
     ).catch(explained(mode === 'destroy' ? 'plan -destroy' : 'plan'));
-    const summary = summarizePlan(model, plan.changes, plan.hasChanges, { destroy: mode === 'destroy', allowed: opts.allowVolumeReplacement ?? new Set() }, { pushedAgain });
+    // FR-003: the digest each tag points at now against the one recorded at its push, from the
+    // state the plan was made from (no process; the plan file is read in-process)
+    const { readPlanState } = await import('../tools/plan-file.js');
+    const moved = mode === 'destroy' ? undefined : movedTags(await readPlanState(plan.planFile));
+    const summary = summarizePlan(model, plan.changes, plan.hasChanges, { destroy: mode === 'destroy', allowed: opts.allowVolumeReplacement ?? new Set() }, { pushedAgain, movedTags: moved });
     // law 10: the claim of a node that stays goes only when the operator named the node
     if (mode === 'apply') refuseClaimLosses(model, summary.claimLosses);
     // FR-009: the node names from the graph's output: as planned, or (no change, or after the

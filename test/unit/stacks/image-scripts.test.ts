@@ -21,8 +21,8 @@ beforeAll(async () => {
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-const run = (script: string, args: string[] = []) =>
-  execa('/bin/sh', ['-c', script, ...args], { reject: false, env: { PATH: process.env.PATH, DEPLOY_SKOPEO: skopeo } });
+const run = (script: string, args: string[] = [], env: Record<string, string> = {}) =>
+  execa('/bin/sh', ['-c', script, ...args], { reject: false, env: { PATH: process.env.PATH, DEPLOY_SKOPEO: skopeo, ...env } });
 const args = async () => (await readFile(join(dir, 'args'), 'utf8')).trimEnd().split('\n');
 
 describe('the push of a node image', () => {
@@ -33,6 +33,14 @@ describe('the push of a node image', () => {
     expect(r.exitCode, r.stderr).toBe(0);
     expect(await args()).toEqual(['copy', '--quiet', '--retry-times', '3', '--dest-tls-verify=false', `docker-archive:${archive}`, 'docker://reg.test:5000/ns/alpha:a1']);
     expect(pushScript({ name: 'alpha', archive, tagRef: 'r/a:1' }, true)).not.toContain('tls-verify');
+  });
+
+  it('GIVEN the run directory THEN skopeo writes the digest it pushed there, for the digest read after it (FR-003)', async () => {
+    const archive = join(dir, 'alpha.tar');
+    await writeFile(archive, 'x');
+    const r = await run(pushScript({ name: 'alpha', archive, tagRef: 'r/alpha:1' }, true), [], { DEPLOY_RUN_DIR: join(dir, 'run dir') });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(await args()).toEqual(['copy', '--quiet', '--retry-times', '3', '--digestfile', join(dir, 'run dir', 'alpha.pushed-digest'), `docker-archive:${archive}`, 'docker://r/alpha:1']);
   });
 
   it('GIVEN a missing archive THEN it fails naming the node and what to do, and skopeo does not run', async () => {
@@ -116,5 +124,22 @@ describe('the digest read', () => {
     expect(JSON.parse(r.stdout)).toEqual({ digest: 'sha256:abc' });
     expect(await args()).toEqual(['inspect', '--tls-verify=false', '--format', '{"digest":"{{.Digest}}"}', 'docker://reg.test:5000/ns/alpha:a1']);
     expect(digestScript(true)).not.toContain('tls-verify');
+  });
+
+  it('GIVEN the digest a push of this run wrote THEN it prints that one, and skopeo does not run (FR-003: the pushed digest, not the tag\'s later one)', async () => {
+    const runDir = await mkdtemp(join(dir, 'run-'));
+    await writeFile(join(runDir, 'alpha.pushed-digest'), 'sha256:0123abcd'); // skopeo writes no newline
+    await rm(join(dir, 'args'), { force: true });
+    const r = await run(digestScript(true), [DIGEST_PROGRAM_NAME, 'r/alpha:1', 'alpha'], { DEPLOY_RUN_DIR: runDir });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ digest: 'sha256:0123abcd' });
+    await expect(readFile(join(dir, 'args'))).rejects.toThrow();
+    // another node of the run (not pushed) and a file that holds no digest: the registry's answer
+    for (const [node, content] of [['beta', undefined], ['alpha', 'garbage\n']] as const) {
+      if (content !== undefined) await writeFile(join(runDir, `${node}.pushed-digest`), content);
+      const other = await run(digestScript(true), [DIGEST_PROGRAM_NAME, `r/${node}:1`, node], { DEPLOY_RUN_DIR: runDir });
+      expect(JSON.parse(other.stdout)).toEqual({ digest: 'sha256:abc' });
+      expect(await args()).toEqual(['inspect', '--format', '{"digest":"{{.Digest}}"}', `docker://r/${node}:1`]);
+    }
   });
 });

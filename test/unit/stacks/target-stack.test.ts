@@ -65,13 +65,15 @@ describe('the graph of a target', () => {
     expect(push.triggers).toEqual({ ref: 'reg.test:5000/fediversity/alpha:a1' });
     const cmd: string = push.provisioner[0]['local-exec'].command;
     expect(cmd).toContain(`archive='/plans/images/alpha.tar'`);
-    expect(cmd).toContain(`copy --quiet --retry-times 3 "docker-archive:$archive" 'docker://reg.test:5000/fediversity/alpha:a1'`);
+    expect(cmd).toContain(`copy --quiet --retry-times 3 "$@" "docker-archive:$archive" 'docker://reg.test:5000/fediversity/alpha:a1'`);
+    // the digest of this push, for the read after it (FR-003)
+    expect(cmd).toContain('--digestfile "$DEPLOY_RUN_DIR/alpha.pushed-digest"');
     expect(cmd).toContain('"$${DEPLOY_SKOPEO:-skopeo}"');
     expect(cmd).not.toContain('tls-verify'); // TLS on by default
     expect(nulls['image-beta/push'].provisioner[0]['local-exec'].command).toContain(`archive='/abs/beta.tar'`);
     const digest = byPath(json, 'data', 'external')['image-alpha/digest'];
     expect(digest.depends_on).toEqual([address(json, 'resource', 'null_resource', 'image-alpha/push')]);
-    expect(digest.program.slice(-2)).toEqual(['deploy-digest', 'reg.test:5000/fediversity/alpha:a1']);
+    expect(digest.program.slice(-3)).toEqual(['deploy-digest', 'reg.test:5000/fediversity/alpha:a1', 'alpha']);
     expect(digest.program[2]).toContain('inspect');
   });
 
@@ -182,11 +184,16 @@ describe('the graph of a target', () => {
     expect(pod(g.all!.json).terminationGracePeriodSeconds).toBe(30);
   });
 
-  it('names the image by the digest read after the push', () => {
+  it('names the image by the digest recorded at the push, which a moved tag does not change (FR-003)', () => {
     const json = g.all!.json;
     const digestAddr = address(json, 'data', 'external', 'image-alpha/digest');
+    const recorded = byPath(json, 'resource', 'terraform_data')['image-alpha/pushed-digest'];
+    expect(recorded.input).toEqual({ digest: `\${${digestAddr}.result["digest"]}` });
+    // taken again only when the push is replaced, never because the tag's digest differs now
+    expect(recorded.lifecycle).toEqual({ ignore_changes: ['input'], replace_triggered_by: [address(json, 'resource', 'null_resource', 'image-alpha/push')] });
+    const recordedAddr = address(json, 'resource', 'terraform_data', 'image-alpha/pushed-digest');
     const image = byPath(json, 'resource', 'kubernetes_manifest')['node-alpha/deployment'].manifest.spec.template.spec.containers[0].image;
-    expect(image).toBe(`reg.test:5000/fediversity/alpha@\${${digestAddr}.result["digest"]}`);
+    expect(image).toBe(`reg.test:5000/fediversity/alpha@\${${recordedAddr}.output["digest"]}`);
   });
 
   it('runs the rollout step after the Deployment, replaced when the pod template changes', () => {
@@ -195,7 +202,7 @@ describe('the graph of a target', () => {
     const step = nulls['node-alpha/rollout'];
     expect(step.depends_on).toEqual([address(json, 'resource', 'kubernetes_manifest', 'node-alpha/deployment')]);
     expect(Object.keys(step.triggers).sort()).toEqual(['image', 'machine_id', 'template']);
-    expect(step.triggers.image).toContain(address(json, 'data', 'external', 'image-alpha/digest'));
+    expect(step.triggers.image).toContain(address(json, 'resource', 'terraform_data', 'image-alpha/pushed-digest'));
     expect(step.provisioner[0]['local-exec'].command).toBe(`"$\${DEPLOY_BIN:-deploy}" rollout --namespace 'fediversity' --node 'alpha' --timeout 90s`);
     // a change of the pod spec (here: the runtime class) changes the template trigger
     const other = graphs(() => {}, { K8S_RUNTIME_CLASS: 'other' });

@@ -172,3 +172,23 @@ describe('summarizePlan with SPIRE', () => {
     expect(summarizePlan(all!, [], false).spire).toEqual([]);
   });
 });
+
+describe('summarizePlan and a moved tag (FR-003)', () => {
+  const moved = new Map([['alpha', { recorded: `sha256:${'a'.repeat(64)}`, current: `sha256:${'b'.repeat(64)}` }]]);
+
+  it('GIVEN a tag moved behind deploy\'s back THEN the plan names the node and both digests, and changes nothing', () => {
+    const s = summarizePlan(all!, [], false, undefined, { movedTags: moved });
+    const alpha = s.nodes.find((n) => n.node === 'alpha')!;
+    expect(alpha.tagMoved).toEqual(moved.get('alpha'));
+    expect(alpha.words).toBe(
+      `its tag reg/fediversity/alpha:a1 was moved in the registry (not by deploy): it points at sha256:${'b'.repeat(64)}; the Deployment keeps sha256:${'a'.repeat(64)}, the digest deploy pushed, and nothing follows the tag (FR-003); to run the other image, give the node a new tag`,
+    );
+    expect(formatTargetSummary(s).split('\n')[0]).toContain(': no changes');
+    expect(s.nodes.find((n) => n.node === 'beta')!.tagMoved).toBeUndefined();
+  });
+
+  it('GIVEN the push of that node is planned (its digest is read after it) THEN no moved tag is said', () => {
+    const s = summarizePlan(all!, [change('image-alpha_push_832904CE', ['delete', 'create'])], true, undefined, { movedTags: moved });
+    expect(s.nodes.find((n) => n.node === 'alpha')!.tagMoved).toBeUndefined();
+  });
+});

@@ -1,0 +1,62 @@
+/**
+ * The state a saved plan was made from, read straight out of the plan file: a zip archive
+ * whose entry `tfstate` is the state after the plan's refresh (the data sources read at plan
+ * time included). Read in-process, so the no-op plan, which runs no `tofu show -json`
+ * (src/tools/tofu.ts), costs no extra process for it. Values may be secret: callers take
+ * only what they need and never log the rest.
+ */
+import { readFile } from 'node:fs/promises';
+import { inflateRawSync } from 'node:zlib';
+
+const END_OF_DIRECTORY = 0x06054b50;
+const DIRECTORY_ENTRY = 0x02014b50;
+const LOCAL_HEADER = 0x04034b50;
+
+/** The bytes of entry `name` of a zip archive (stored or deflated), or undefined when it has none. */
+export function zipEntry(zip: Buffer, name: string): Buffer | undefined {
+  // the end-of-directory record: 22 bytes, after a comment of at most 65535
+  let end = -1;
+  for (let i = zip.length - 22; i >= Math.max(0, zip.length - 22 - 0xffff); i--) {
+    if (zip.readUInt32LE(i) === END_OF_DIRECTORY) {
+      end = i;
+      break;
+    }
+  }
+  if (end < 0) throw new Error('not a zip archive (no end-of-directory record)');
+  const entries = zip.readUInt16LE(end + 10);
+  let at = zip.readUInt32LE(end + 16);
+  for (let n = 0; n < entries; n++) {
+    if (zip.readUInt32LE(at) !== DIRECTORY_ENTRY) throw new Error('a zip directory entry is damaged');
+    const method = zip.readUInt16LE(at + 10);
+    const size = zip.readUInt32LE(at + 20);
+    const nameLength = zip.readUInt16LE(at + 28);
+    const skip = nameLength + zip.readUInt16LE(at + 30) + zip.readUInt16LE(at + 32);
+    const local = zip.readUInt32LE(at + 42);
+    if (zip.toString('utf8', at + 46, at + 46 + nameLength) === name) {
+      if (zip.readUInt32LE(local) !== LOCAL_HEADER) throw new Error(`the zip entry ${name} is damaged`);
+      const start = local + 30 + zip.readUInt16LE(local + 26) + zip.readUInt16LE(local + 28);
+      const data = zip.subarray(start, start + size);
+      if (method === 0) return data;
+      if (method === 8) return inflateRawSync(data);
+      throw new Error(`the zip entry ${name} uses compression method ${method}`);
+    }
+    at += 46 + skip;
+  }
+  return undefined;
+}
+
+/** One resource of a state file (version 4), as far as the callers read it. */
+export interface StateResource {
+  readonly mode: string;
+  readonly type: string;
+  readonly name: string;
+  readonly instances?: readonly { readonly attributes?: Record<string, unknown> }[];
+}
+
+/** The resources of the state a saved plan was made from (its entry `tfstate`). */
+export async function readPlanState(planFile: string): Promise<readonly StateResource[]> {
+  const state = zipEntry(await readFile(planFile), 'tfstate');
+  if (state === undefined) throw new Error(`the plan file ${planFile} holds no state (entry tfstate)`);
+  const parsed = JSON.parse(state.toString('utf8')) as { resources?: StateResource[] };
+  return parsed.resources ?? [];
+}

@@ -1,0 +1,61 @@
+/**
+ * The state inside a saved plan, read without tofu (src/tools/plan-file.ts). The archive below
+ * was written by Python's zipfile: `tfplan` stored, `tfstate` deflated, as Go's archive/zip
+ * (tofu) may write either. A real plan file is read by test/e2e/deploy-moved-tag.test.ts.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readPlanState, zipEntry } from '../../../src/tools/plan-file.js';
+
+const ZIP = Buffer.from(
+  'UEsDBBQAAAAAAAAAIQAmuUsYCgAAAAoAAAAGAAAAdGZwbGFucGxhbiBieXRlc1BLAwQUAAAACAAAACEAgBQ240UAAADPAAAABwAAAHRmc3RhdGWrVipKLc4vLUpOLVayiq5Wys1PSVWyUspNzEtMT01R0lEqqSwACZSkFhUlpuUX5canJJYkAsXzEnNB4hVKtbG11YPGEABQSwECFAMUAAAAAAAAACEAJrlLGAoAAAAKAAAABgAAAAAAAAAAAAAAgAEAAAAAdGZwbGFuUEsBAhQDFAAAAAgAAAAhAIAUNuNFAAAAzwAAAAcAAAAAAAAAAAAAAIABLgAAAHRmc3RhdGVQSwUGAAAAAAIAAgBpAAAAmAAAAAAA',
+  'base64',
+);
+const RESOURCE = '{"resources":[{"mode":"managed","type":"terraform_data","name":"x"}]}';
+
+describe('zipEntry', () => {
+  it('GIVEN a stored and a deflated entry THEN it returns the bytes of each, and undefined for a name it lacks', () => {
+    expect(zipEntry(ZIP, 'tfplan')?.toString()).toBe('plan bytes');
+    expect(zipEntry(ZIP, 'tfstate')?.toString()).toBe(RESOURCE.repeat(3));
+    expect(zipEntry(ZIP, 'tfstate-prev')).toBeUndefined();
+  });
+
+  it('GIVEN bytes that are no zip THEN it says so', () => {
+    expect(() => zipEntry(Buffer.from('not a plan, just text that is long enough'), 'tfstate')).toThrow(/not a zip archive/);
+  });
+});
+
+describe('readPlanState', () => {
+  it('GIVEN a plan file THEN it returns the resources of its state, and a file without one fails naming it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'plan-file-'));
+    try {
+      // a stored-only archive with one entry `tfstate` (the deflated one above holds invalid JSON: three objects)
+      const json = Buffer.from(RESOURCE);
+      const name = Buffer.from('tfstate');
+      const local = Buffer.alloc(30);
+      local.writeUInt32LE(0x04034b50, 0);
+      local.writeUInt32LE(json.length, 18);
+      local.writeUInt32LE(json.length, 22);
+      local.writeUInt16LE(name.length, 26);
+      const central = Buffer.alloc(46);
+      central.writeUInt32LE(0x02014b50, 0);
+      central.writeUInt32LE(json.length, 20);
+      central.writeUInt32LE(json.length, 24);
+      central.writeUInt16LE(name.length, 28);
+      const end = Buffer.alloc(22);
+      end.writeUInt32LE(0x06054b50, 0);
+      end.writeUInt16LE(1, 10);
+      end.writeUInt32LE(30 + name.length + json.length, 16);
+      await writeFile(join(dir, 'tfplan'), Buffer.concat([local, name, json, central, name, end]));
+      expect(await readPlanState(join(dir, 'tfplan'))).toEqual([{ mode: 'managed', type: 'terraform_data', name: 'x' }]);
+      const empty = Buffer.alloc(22);
+      empty.writeUInt32LE(0x06054b50, 0);
+      await writeFile(join(dir, 'other'), empty);
+      await expect(readPlanState(join(dir, 'other'))).rejects.toThrow(`the plan file ${join(dir, 'other')} holds no state (entry tfstate)`);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
