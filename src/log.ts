@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { z } from 'zod';
 
 /**
  * Every structured event deploy logs, as one union tagged by `kind`. The logger takes only
@@ -84,3 +85,24 @@ export function createLogger(opts: { env: NodeJS.ProcessEnv; level?: string; pre
   return pino({ level, base: undefined }, pino.destination({ dest: 2, sync: true }));
 }
 
+
+const logLineSchema = z.object({ level: z.number(), msg: z.string(), kind: z.string().optional() }).loose();
+
+/**
+ * One JSON line of a deploy logger (a child's: the rollout step, whose stderr tofu hands over
+ * as the step's output), as the level's name and the sentence; undefined for any other line.
+ */
+export function parseLogLine(line: string): { level: string; msg: string } | undefined {
+  if (!line.startsWith('{')) return undefined;
+  let json: unknown;
+  try {
+    json = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  const parsed = logLineSchema.safeParse(json);
+  if (!parsed.success) return undefined;
+  // pino's numbers (https://getpino.io/#/docs/api?id=loggerlevels)
+  const level = parsed.data.level >= 50 ? 'error' : parsed.data.level >= 40 ? 'warning' : parsed.data.level >= 30 ? 'info' : 'debug';
+  return { level, msg: parsed.data.msg };
+}

@@ -17,7 +17,7 @@ import { NetworkPolicyV1 } from '@cdktf/provider-kubernetes/lib/network-policy-v
 import type { TargetModel } from '../src/config/target-model.js';
 import { names } from '../src/config/names.js';
 import { LABEL_GROUP, LABEL_MANAGED_BY, MANAGED_BY } from '../src/contract/pod-labels.js';
-import { nodeConstructId, SPIRE_CONSTRUCT } from '../src/contract/graph-ids.js';
+import { nodeConstructId, SPIRE_CONSTRUCT, type TargetPart } from '../src/contract/graph-ids.js';
 import { NODE_NAMES_OUTPUT, SUBMISSION_OUTPUT, TARGET_NAMESPACE_OUTPUT } from '../src/contract/graph-outputs.js';
 import { NodeImage, NodeWorkload } from './node.js';
 import { SpireIdentity } from './spire-identity.js';
@@ -36,7 +36,7 @@ export class TargetStack extends TerraformStack {
 
     // A list filtered by name, not a get: the provider's single-object read answers a
     // missing object with "Provider produced null object" instead of an error of ours.
-    const runtimeClass = new DataKubernetesResources(this, 'runtime-class', {
+    const runtimeClass = new DataKubernetesResources(this, 'runtime-class' satisfies TargetPart, {
       apiVersion: 'node.k8s.io/v1',
       kind: 'RuntimeClass',
       fieldSelector: `metadata.name=${model.runtimeClass}`,
@@ -65,14 +65,14 @@ export class TargetStack extends TerraformStack {
     });
 
     const labels = { [LABEL_MANAGED_BY]: MANAGED_BY, [LABEL_GROUP]: model.group };
-    const namespace = new NamespaceV1(this, 'namespace', {
+    const namespace = new NamespaceV1(this, 'namespace' satisfies TargetPart, {
       metadata: { name: model.namespace, labels },
       // after every push, so that a failed push changes nothing in the cluster
       dependsOn: images.map((i) => i.push),
     });
     const ns = namespace.metadata.name;
 
-    const policy = new NetworkPolicyV1(this, 'network-policy', {
+    const policy = new NetworkPolicyV1(this, 'network-policy' satisfies TargetPart, {
       metadata: { name: names.networkPolicy(), namespace: ns, labels },
       spec: {
         // every pod of the namespace admits ingress only from pods of the same namespace (FR-010)

@@ -44,7 +44,7 @@ export function registerRollout(program: Command, ctx: CliContext): void {
     .addHelpText(
       'after',
       '\nExit codes: 0 ready; 4 failed and rolled back; 5 failed, no previous revision; 6 rollback failed; 3 API error; 130 interrupted.\n' +
-        'Environment: KUBE_CONFIG_PATH (kubeconfig), DEPLOY_RUN_DIR (default --report-dir).',
+        'Environment: KUBE_CONFIG_PATH (kubeconfig), DEPLOY_RUN_DIR (default --report-dir), DEPLOY_PROGRESS=json (set by deploy apply: progress and outcome as JSON lines on stderr, for its view).',
     )
     .action(async (raw: Record<string, string | boolean | undefined>) => {
       const timeoutMs = await parseDuration(String(raw.timeout));
@@ -69,7 +69,7 @@ export function registerRollout(program: Command, ctx: CliContext): void {
 }
 
 async function runRolloutVerb(flags: RolloutFlags, ctx: CliContext): Promise<void> {
-  const [{ runRollout }, { createKubeApi, loadKubeConfig }, { createProgress }, report, { formatRolloutLine, formatRolloutEvidence }, { recordLastRollout }] = await Promise.all([
+  const [{ runRollout }, { createKubeApi, loadKubeConfig }, { createProgress, createStepProgress, stepOutcomeLine, PROGRESS_ENV, PROGRESS_JSON }, report, { formatRolloutLine, formatRolloutEvidence }, { recordLastRollout }] = await Promise.all([
     import('../rollout/run-rollout.js'),
     import('../rollout/kube-api.js'),
     import('../rollout/progress.js'),
@@ -80,10 +80,13 @@ async function runRolloutVerb(flags: RolloutFlags, ctx: CliContext): Promise<voi
   const api = createKubeApi(loadKubeConfig(ctx.env));
   // in a run directory the step says it is running until its report is written (report.ts)
   const done = flags.reportDir ? await report.markStepRunning(flags.reportDir, flags.namespace, flags.node) : async () => {};
+  // under `deploy apply` (its environment says so) the apply's view shows the progress and
+  // the summary: the step writes machine lines instead of lines for people
+  const forApply = ctx.env[PROGRESS_ENV] === PROGRESS_JSON && !flags.json;
   try {
     const result = await runRollout(
       { namespace: flags.namespace, node: flags.node, timeoutMs: flags.timeout, rollbackTimeoutMs: flags.rollbackTimeout ?? flags.timeout },
-      { api, signal: ctx.signal, progress: createProgress(ctx.stderr, flags.node), logger: ctx.logger() },
+      { api, signal: ctx.signal, progress: forApply ? createStepProgress(ctx.stderr, flags.node) : createProgress(ctx.stderr, flags.node), logger: ctx.logger() },
     );
     if (flags.reportDir) await report.writeRolloutReport(flags.reportDir, result);
     // for `deploy status`, from any machine: the outcome on the Deployment (last-rollout.ts);
@@ -92,6 +95,7 @@ async function runRolloutVerb(flags: RolloutFlags, ctx: CliContext): Promise<voi
       ctx.logger().warn({ kind: 'rollout-report-unrecorded', node: flags.node, namespace: flags.namespace, err: String((err as Error)?.message ?? err) }, 'the rollout outcome could not be written on the Deployment; deploy status will not show it'),
     );
     if (flags.json) ctx.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    else if (forApply) ctx.stderr.write(stepOutcomeLine(result));
     else {
       const lines = [formatRolloutLine(result), ...(result.outcome === 'ready' ? [] : formatRolloutEvidence(result))];
       ctx.stdout.write(`${lines.join('\n')}\n`);

@@ -72,3 +72,52 @@ export function spirePartOf(name: string): SpirePart | undefined {
 export function resourceNameOf(address: string): string {
   return address.split('.').pop() ?? address;
 }
+
+/** The target's own resources, by construct ID (stacks/target-stack.ts: top level, no hash). */
+export const TARGET_PARTS = ['runtime-class', 'namespace', 'network-policy'] as const;
+export type TargetPart = (typeof TARGET_PARTS)[number];
+
+/**
+ * What a graph address is about, for people: a part of a node, or of the target (its own, or
+ * its SPIRE part); undefined for anything else (a provider, an unknown name). The one way from
+ * an address to (node, part): the apply's views (src/workflow/view/) and the plan summary.
+ */
+export type GraphPart =
+  | { readonly scope: 'node'; readonly node: string; readonly part: NodePart }
+  | { readonly scope: 'target'; readonly part: TargetPart | SpirePart };
+
+export function graphPartOf(address: string): GraphPart | undefined {
+  const name = resourceNameOf(address);
+  const n = nodeResourceOf(name);
+  if (n) return { scope: 'node', node: n.node, part: n.part };
+  const spire = spirePartOf(name);
+  if (spire) return { scope: 'target', part: spire };
+  return (TARGET_PARTS as readonly string[]).includes(name) ? { scope: 'target', part: name as TargetPart } : undefined;
+}
+
+/** The parts of a node as people name them (the views, tofu's errors). */
+export const NODE_PART_WORDS: Record<NodePart, string> = {
+  push: 'image push',
+  digest: 'image digest',
+  'machine-id': 'machine ID',
+  state: '/var/lib claim',
+  account: 'service account',
+  deployment: 'Deployment',
+  rollout: 'rollout step',
+};
+
+/** The target's parts as people name them. */
+export const TARGET_PART_WORDS: Record<TargetPart | SpirePart, string> = {
+  'runtime-class': 'RuntimeClass',
+  namespace: 'namespace',
+  'network-policy': 'NetworkPolicy',
+  handoff: 'SPIRE hand-off',
+  'agent-config-map': 'ConfigMap spire-agent',
+};
+
+/** A graph address in words (`charlie: rollout step`, `NetworkPolicy`), or undefined when it is no part we know. */
+export function describeGraphAddress(address: string): string | undefined {
+  const g = graphPartOf(address);
+  if (!g) return undefined;
+  return g.scope === 'node' ? `${g.node}: ${NODE_PART_WORDS[g.part]}` : TARGET_PART_WORDS[g.part];
+}

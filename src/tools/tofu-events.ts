@@ -8,6 +8,7 @@
  * it can be saved to a private file, never printed.
  */
 import { z } from 'zod';
+import { describeGraphAddress } from '../contract/graph-ids.js';
 
 export type ChangeAction = 'noop' | 'create' | 'read' | 'update' | 'replace' | 'delete' | 'move' | 'import' | 'forget' | 'open' | 'close' | 'renew' | string;
 
@@ -214,8 +215,9 @@ export function describeTofuEvent(e: TofuEvent): string {
   }
 }
 
+/** A diagnostic for people: its resource named as the node and part (`mail: image push`), not by address. */
 export function formatDiagnostic(d: TofuDiagnostic): string {
-  const where = d.address ?? d.where;
+  const where = (d.address === undefined ? undefined : (describeGraphAddress(d.address) ?? d.address)) ?? d.where;
   const head = `${d.severity === 'error' ? 'Error' : 'Warning'}${where ? ` (${where})` : ''}: ${d.summary}`;
   const detail = d.detail.trim();
   return detail ? `${head}: ${detail}` : head;

@@ -6,6 +6,7 @@
 import { InterruptedError, ToolError, type ErrorDetails } from '../errors.js';
 import { INSTALL_HINTS } from './discover.js';
 import type { RunResult } from './run.js';
+import { describeGraphAddress } from '../contract/graph-ids.js';
 import { formatDiagnostic, type TofuDiagnostic } from './tofu-events.js';
 
 /** A failed tofu command: its diagnostics and the resources that failed. */
@@ -67,7 +68,8 @@ export function tofuInterrupted(facts: FailureFacts, cause: InterruptedError, ki
 function describeFailure(facts: FailureFacts, r: RunResult, errors: readonly TofuDiagnostic[]): string {
   const lines: string[] = [];
   const end = r.signal ? `killed by ${r.signal}` : `exit code ${r.exitCode}`;
-  const names = [...new Set([...facts.failed, ...errors.map((d) => d.address).filter((a): a is string => !!a)])];
+  // the graph's resources by node and part (`mail: image push`), as every message says them
+  const names = [...new Set([...facts.failed, ...errors.map((d) => d.address).filter((a): a is string => !!a)].map((a) => describeGraphAddress(a) ?? a))];
   lines.push(`tofu ${facts.verb} failed in ${facts.dir} (${end})${names.length ? ` at ${names.join(', ')}` : ''}:`);
   for (const d of errors.slice(0, 10)) lines.push(`  - ${formatDiagnostic(d).split('\n').slice(0, 6).join('\n    ')}`);
   if (errors.length > 10) lines.push(`  - ... and ${errors.length - 10} more errors`);

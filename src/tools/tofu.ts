@@ -26,7 +26,7 @@ import { planJsonSchema, readShownPlan, type PlannedOutput, type ShownPlan } fro
 import { readTofuJson, TEN_MINUTES, type TofuOptions } from './tofu-process.js';
 
 export type { ChangeAction, ChangeSummary, TofuDiagnostic, TofuEvent } from './tofu-events.js';
-export { describeTofuEvent } from './tofu-events.js';
+export { describeTofuEvent, formatDiagnostic } from './tofu-events.js';
 export { TofuError } from './tofu-failure.js';
 export { formatAttributePath, type PlannedOutput } from './tofu-plan-json.js';
 /** One resource instance the plan changes (from `tofu show -json <planfile>`): src/contract/planned-change.ts. */

@@ -18,8 +18,11 @@ import { planDestroy } from './destroy-plan.js';
 import { planPushingGoneTags } from './missing-tags.js';
 import { movedTags } from './moved-tags.js';
 import { nodeNamesFrom } from './node-names.js';
-import { summarizePlan, type TargetSummary } from './plan-summary.js';
+import { summarizePlan, type NodeSummary, type TargetSummary } from './plan-summary.js';
 import { writeSelfWrapper } from './self.js';
+import { graphPartOf } from '../contract/graph-ids.js';
+import type { RunView } from './view/run-view.js';
+import { PROGRESS_ENV, PROGRESS_JSON } from '../rollout/progress.js';
 import type { RolloutReport } from '../rollout/report.js';
 import type { RunTools } from '../tools/preflight.js';
 
@@ -50,6 +53,8 @@ export interface TargetRunOptions {
   readonly signal: AbortSignal;
   /** Progress lines for people (stderr). */
   readonly progress: (line: string) => void;
+  /** The run's view: the rows of each node and target, fed with tofu's events. */
+  readonly view: RunView;
 }
 
 export interface TargetRunResult {
@@ -117,12 +122,28 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
       DEPLOY_BIN: await writeSelfWrapper(runDir),
       DEPLOY_RUN_DIR: runDir,
       TF_IN_AUTOMATION: '1',
+      // the rollout steps write their progress as JSON lines for the view (src/rollout/progress.ts)
+      [PROGRESS_ENV]: PROGRESS_JSON,
     };
     const verbose = ['debug', 'trace'].includes(opts.env.DEPLOY_LOG_LEVEL ?? '');
-    const show = (quiet: ReadonlySet<string>) => (e: import('../tools/tofu.js').TofuEvent) => {
-      if (!verbose && (quiet.has(e.kind) || (e.kind === 'diagnostic' && e.diagnostic.severity !== 'error' && quiet.has('warning')))) return;
-      const line = tofu.describeTofuEvent(e);
-      if (line) opts.progress(`[${model.target}] ${line}`);
+    // Every event feeds the view's rows (a line per node: src/workflow/view/). tofu's own
+    // lines (one per resource and phase, with the graph's addresses) only at
+    // DEPLOY_LOG_LEVEL=debug; otherwise its errors, its warnings (not init's: provider lookups,
+    // the lock file's checksum) and whatever is not tofu JSON (a crash).
+    const show = (quietWarnings: boolean) => (e: import('../tools/tofu.js').TofuEvent) => {
+      opts.view.tofu(model.target, e);
+      if (verbose) {
+        const line = tofu.describeTofuEvent(e);
+        if (line) opts.progress(`[${model.target}] ${line}`);
+        return;
+      }
+      if (e.kind === 'unparsed') opts.progress(`[${model.target}] ${e.line}`);
+      if (e.kind !== 'diagnostic' || (e.diagnostic.severity !== 'error' && quietWarnings)) return;
+      const d = e.diagnostic;
+      // a rollout step's failure: its row and the rollout summary say it (tofu's words are the
+      // step's whole output); any other diagnostic names the node and part (formatDiagnostic)
+      if (d.address !== undefined && isRolloutStep(d.address)) return;
+      opts.progress(`[${model.target}] ${tofu.formatDiagnostic(d)}`);
     };
     const base = {
       dir: graphDir,
@@ -130,12 +151,11 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
       signal,
       tofuPath,
       lockHeld: true,
-      // what people need to follow a run; DEPLOY_LOG_LEVEL=debug shows everything tofu says
-      onEvent: show(new Set(['version', 'log', 'drift', 'refresh'])),
+      onEvent: show(false),
     };
     opts.progress(`[${model.target}] tofu init (graph ${graphDir})`);
     // init's chatter (provider lookups, the lock file's checksum warning) is noise here
-    await tofu.initGraph({ ...base, onEvent: show(new Set(['version', 'log', 'warning'])) });
+    await tofu.initGraph({ ...base, onEvent: show(true) });
     if (mode === 'apply') await checkSubmission(model, await tofu.readOutputs(base));
 
     opts.progress(`[${model.target}] tofu plan${mode === 'destroy' ? ' -destroy' : ''}`);
@@ -169,12 +189,20 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
     }
 
     opts.progress(`[${model.target}] tofu apply`);
+    const pushes = await describePushes(model);
+    opts.view.planned({
+      target: model.target,
+      namespace: model.namespace,
+      changes: summary.other.length > 0 || summary.spire.length > 0,
+      nodes: summary.nodes.map((n) => ({ node: n.node, words: n.words, changes: nodeChanges(n), push: pushes.get(n.node) })),
+    });
     let failure: unknown;
     try {
       await tofu.applyPlan({ ...base, planFile: plan.planFile });
     } catch (err) {
       failure = spireFailure(err, 'apply', model.spire?.node) ?? err;
     }
+    opts.view.ended(model.target, failure === undefined);
     const { readRolloutReports, rolloutsExitCode, waitForRunningSteps } = await import('../rollout/report.js');
     if (failure !== undefined) {
       // on an interrupt tofu stops reading the rollout steps at once, while they are still
@@ -198,6 +226,38 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
     await spire?.close();
     await rm(runDir, { recursive: true, force: true }).catch(() => {});
   }
+}
+
+function isRolloutStep(address: string): boolean {
+  const g = graphPartOf(address);
+  return g?.scope === 'node' && g.part === 'rollout';
+}
+
+/**
+ * What each node's push moves, for its row: the archive's size, or, for a node whose archive
+ * and tag an earlier node of the target pushes, the repository its layers are mounted from
+ * (the graph orders such pushes: stacks/target-stack.ts).
+ */
+async function describePushes(model: TargetModel): Promise<Map<string, string>> {
+  const first = new Map<string, string>();
+  const words = new Map<string, string>();
+  for (const n of model.nodes) {
+    const shared = `${n.archive}\n${n.tag}`;
+    const from = first.get(shared);
+    if (from !== undefined) {
+      words.set(n.name, `layers mounted from ${from}`);
+      continue;
+    }
+    first.set(shared, n.repository);
+    const size = await stat(n.archive).then((s) => s.size, () => undefined);
+    if (size !== undefined) words.set(n.name, `${(size / 1e6).toFixed(1)} MB archive`);
+  }
+  return words;
+}
+
+/** Whether the plan changes anything of the node (its row then waits for the apply's events). */
+function nodeChanges(n: NodeSummary): boolean {
+  return n.removed || [n.push, n.deployment, n.claim, n.rollout].some((c) => c !== 'none');
 }
 
 /**

@@ -35,10 +35,10 @@ export async function runVerb(mode: Mode, flags: VerbInputs, ctx: RunContext): P
   const who = runIdentity(ctx.env);
   const logger = ctx.logger();
   const started = Date.now();
-  const progress = (line: string) => {
-    const s = ((Date.now() - started) / 1000).toFixed(0).padStart(4);
-    ctx.stderr.write(`[${s}s] ${line}\n`);
-  };
+  // a line per node, in place on a terminal, plain lines elsewhere (src/workflow/view/)
+  const { openRunView } = await import('./view/run-view.js');
+  const view = await openRunView(ctx.stderr, ctx.env, started);
+  const progress = (line: string) => view.note(line);
   // The SPIRE steps' key, by path only: each target's run stages its own copy. Without the
   // SPIRE coordinates a set SSH_PRIVATE_KEY_FILE still serves to retire an earlier hand-off.
   const keyText = coords.spire?.sshPrivateKeyFile ?? (ctx.env.SSH_PRIVATE_KEY_FILE || undefined);
@@ -46,12 +46,17 @@ export async function runVerb(mode: Mode, flags: VerbInputs, ctx: RunContext): P
   const results: (TargetRunResult & { copies: readonly NodeCopy[] })[] = [];
   // Targets one after the other: each has its own state and namespace, and a failure of
   // one should be read before the next one changes anything.
-  for (const model of targets) {
-    // a destroy makes no copy; plan and apply say which nodes another target already runs
-    const copies = mode === 'destroy' ? [] : await nodeCopiesOf(model, groupTargets, mode === 'plan' ? targets : [], ctx, progress);
-    const r = await runTarget({ mode, model, tools, graphsDir: graphsDir(flags, ctx), kubeconfig, sshPrivateKeyFile, allowVolumeReplacement, env: ctx.env, who, logger, signal: ctx.signal, progress });
-    results.push({ ...r, copies });
-    if (r.exitCode !== ExitCode.ok) break;
+  try {
+    for (const model of targets) {
+      // a destroy makes no copy; plan and apply say which nodes another target already runs
+      const copies = mode === 'destroy' ? [] : await nodeCopiesOf(model, groupTargets, mode === 'plan' ? targets : [], ctx, progress);
+      const r = await runTarget({ mode, model, tools, graphsDir: graphsDir(flags, ctx), kubeconfig, sshPrivateKeyFile, allowVolumeReplacement, env: ctx.env, who, logger, signal: ctx.signal, progress, view });
+      results.push({ ...r, copies });
+      if (r.exitCode !== ExitCode.ok) break;
+    }
+  } finally {
+    // the rows stay on the screen, above the summary (and above an error's words)
+    view.close();
   }
   const ran = results.map((r) => r.summary.target);
   const notRun = targets.map((t) => t.target).filter((t) => !ran.includes(t));

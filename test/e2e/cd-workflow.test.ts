@@ -408,6 +408,9 @@ describe('the CD workflow under act', () => {
     expect(run.output).toContain('Job failed');
     expect(run.output).toContain('### deploy apply: exit 4 (a rollout failed and the Deployment was set back to the previous image)');
     expect(run.output).toMatch(/\| all \| \S+ \| mail \| [^|]+ \| rolled-back: [^|]*broken\.service/);
+    // issue 21: without a terminal, plain lines with the nodes' names; no CDKTF construct ID
+    // (`node-mail_rollout_0A1B2C3D`), not even in the failed rollout step's error
+    expect(run.output).not.toMatch(/[a-z0-9-]+_[a-z-]+_[0-9A-F]{8}\b/);
     expect(run.output).toContain('::error::deploy apply exited with code 4');
     expect(run.output).toMatch(/exit(code '4'| status 4)/);
     expect(run.output).toContain('cleanup: removed the secret files');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nodeConstructId, nodeResourceOf, resourceNameOf, spirePartOf } from '../../../src/contract/graph-ids.js';
+import { describeGraphAddress, graphPartOf, nodeConstructId, nodeResourceOf, resourceNameOf, spirePartOf } from '../../../src/contract/graph-ids.js';
 
 describe('graph resource names -> (node, part)', () => {
   it('GIVEN the names CDKTF makes for a node THEN each gives its construct, node and part', () => {
@@ -25,5 +25,17 @@ describe('graph resource names -> (node, part)', () => {
   it('GIVEN an address THEN its last step is the name', () => {
     expect(resourceNameOf('data.external.image-web_digest_0A1B2C3D')).toBe('image-web_digest_0A1B2C3D');
     expect(resourceNameOf('null_resource.spire_handoff_0A1B2C3D')).toBe('spire_handoff_0A1B2C3D');
+  });
+
+  it('GIVEN any address of the graph THEN graphPartOf gives its node and part, or the target part; describeGraphAddress says it in words', () => {
+    expect(graphPartOf('kubernetes_manifest.node-mail_deployment_A2CE01B5')).toEqual({ scope: 'node', node: 'mail', part: 'deployment' });
+    expect(graphPartOf('data.external.image-web_digest_0A1B2C3D')).toEqual({ scope: 'node', node: 'web', part: 'digest' });
+    expect(graphPartOf('kubernetes_namespace_v1.namespace')).toEqual({ scope: 'target', part: 'namespace' });
+    expect(graphPartOf('null_resource.spire_handoff_0A1B2C3D')).toEqual({ scope: 'target', part: 'handoff' });
+    expect(graphPartOf('provider["registry.opentofu.org/hashicorp/null"]')).toBeUndefined();
+    expect(describeGraphAddress('kubernetes_manifest.node-mail_deployment_A2CE01B5')).toBe('mail: Deployment');
+    expect(describeGraphAddress('null_resource.image-web_push_0A1B2C3D')).toBe('web: image push');
+    expect(describeGraphAddress('kubernetes_network_policy_v1.network-policy')).toBe('NetworkPolicy');
+    expect(describeGraphAddress('null_resource.step')).toBeUndefined();
   });
 });

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createProgress } from '../../../src/rollout/progress.js';
+import { createProgress, createStepProgress, parseStepProgressLine, stepOutcomeLine } from '../../../src/rollout/progress.js';
 
 function sink() {
   const s = new PassThrough();
@@ -45,5 +45,23 @@ describe('progress', () => {
       'web: rolling back: ready (web-1) 4s/300s',
       '',
     ]);
+  });
+
+  it('under deploy apply: machine lines on each change and every 10 s, that the apply parses back; a line for people is none', () => {
+    const out = sink();
+    const p = createStepProgress(out.s, 'web');
+    p.show('rollout', booting, 1000, 300_000);
+    p.show('rollout', booting, 2000, 300_000);
+    p.show('rollout', booting, 12_000, 300_000);
+    p.show('rollout', { kind: 'failed', reason: 'systemd-degraded', message: 'degraded\nmore', failedUnits: ['broken.service'], systemdState: 'degraded' }, 13_000, 300_000);
+    out.s.write(stepOutcomeLine({ node: 'web', outcome: 'rolled-back', reason: 'systemd-degraded', failedUnits: ['broken.service'], message: 'degraded\nmore', durations: { totalMs: 20_000 } as never }));
+    const lines = out.text().trimEnd().split('\n');
+    expect(lines.map((l) => parseStepProgressLine(l))).toEqual([
+      { deployRolloutStep: 1, event: 'progress', node: 'web', stage: 'rollout', verdict: 'waiting', phase: 'booting', systemd: 'starting', detail: 'systemd is booting (systemd: starting)', elapsedMs: 1000, limitMs: 300_000 },
+      { deployRolloutStep: 1, event: 'progress', node: 'web', stage: 'rollout', verdict: 'waiting', phase: 'booting', systemd: 'starting', detail: 'systemd is booting (systemd: starting)', elapsedMs: 12_000, limitMs: 300_000 },
+      { deployRolloutStep: 1, event: 'progress', node: 'web', stage: 'rollout', verdict: 'failed', phase: 'systemd-degraded', systemd: 'degraded', detail: 'degraded', elapsedMs: 13_000, limitMs: 300_000 },
+      { deployRolloutStep: 1, event: 'outcome', node: 'web', outcome: 'rolled-back', reason: 'systemd-degraded', failedUnits: ['broken.service'], message: 'degraded', totalMs: 20_000 },
+    ]);
+    for (const people of ['web: booting 1s/300s', '{"deployRolloutStep":2}', '{"deployRolloutStep":1,"event":"progress"}', '{not json deployRolloutStep']) expect(parseStepProgressLine(people), people).toBeUndefined();
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeTofuEvent, parseTofuLine } from '../../../src/tools/tofu-events.js';
+import { describeTofuEvent, formatDiagnostic, parseTofuLine } from '../../../src/tools/tofu-events.js';
 
 // Lines in the shape OpenTofu 1.12 prints with -json (internal/command/views/json).
 const resource = { addr: 'null_resource.step', module: '', resource: 'null_resource.step', implied_provider: 'null', resource_type: 'null_resource', resource_name: 'step', resource_key: null };
@@ -34,6 +34,11 @@ describe('parseTofuLine', () => {
     ).event;
     expect(e).toEqual({ kind: 'diagnostic', diagnostic: { severity: 'error', summary: 'boom', detail: 'it broke', address: 'null_resource.step', where: 'cdk.tf.json:7' } });
     expect(describeTofuEvent(e)).toBe('Error (null_resource.step): boom: it broke');
+  });
+
+  it("names a resource of the graph by its node and part, never by the construct ID", () => {
+    const d = { severity: 'error', summary: 'local-exec provisioner error', detail: 'exit status 1', address: 'null_resource.image-mail_push_0A1B2C3D', where: undefined } as const;
+    expect(formatDiagnostic(d)).toBe('Error (mail: image push): local-exec provisioner error: exit status 1');
   });
 
   it('never carries output values, only their names', () => {
