@@ -157,8 +157,15 @@ export function createRunRows(): RunRows {
     // a step's own output (a build's, a push's; a log line of the rollout step in its words):
     // the last line stays on the row
     const logged = parseLogLine(text);
-    const words = logged === undefined ? text : logged.level === 'info' ? logged.msg : `${logged.level}: ${logged.msg}`;
-    return [...set(row, { output: words }, at, `${part}: ${words}`)];
+    if (logged !== undefined) {
+      const words = logged.level === 'info' ? logged.msg : `${logged.level}: ${logged.msg}`;
+      return set(row, { output: words }, at, `${part}: ${words}`);
+    }
+    // the push step names its node itself (`<node>: build: ...`, `deploy: node <node>: ...`:
+    // stacks/image-scripts.ts); the row says the node once
+    const own = node === undefined ? undefined : [`${node}: `, `deploy: node ${node}: `].find((p) => text.startsWith(p));
+    const words = own === undefined ? text : text.slice(own.length);
+    return set(row, { output: words }, at, own === undefined ? `${part}: ${words}` : words);
   }
 
   function onStepProgress(stepRow: Row, p: StepProgress, at: number): Said[] {

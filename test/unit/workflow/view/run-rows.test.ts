@@ -94,6 +94,12 @@ describe('the rows of a run (events in, a row per node and per target out)', () 
     expect(run([planned, { kind: 'ended', at: 3, target: 'all', ok: false }]).lines).toEqual(['namespace shop: not applied', 'mail: not applied']);
   });
 
+  it("GIVEN the push step's lines that name their node (a build's output) THEN the node is said once", () => {
+    const { rows, lines } = run([planned, tofu(1, start(PUSH)), tofu(2, output(PUSH, 'deploy: node mail: building its image: make image')), tofu(3, output(PUSH, 'mail: build: compiling'))]);
+    expect(lines.slice(1)).toEqual(['mail: building its image: make image', 'mail: build: compiling']);
+    expect(rows.find((r) => r.node === 'mail')!.output).toBe('build: compiling');
+  });
+
   it("GIVEN a log line of the rollout step (pino JSON) THEN its sentence is said, not the JSON; the step's next progress replaces it on the row", () => {
     const logged = '{"level":40,"time":1,"kind":"rollout-watch-reconnecting","msg":"watch reconnecting"}';
     const { rows, lines } = run([planned, tofu(1, start(ROLLOUT)), tofu(2, output(ROLLOUT, logged))]);
