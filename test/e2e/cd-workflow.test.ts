@@ -344,7 +344,8 @@ describe('the CD workflow under act', () => {
       const run = await runWorkflow(goodPlan, 'cancel', {
         env: { K8S_RUNTIME_CLASS: bogus, DEPLOY_ROLLOUT_TIMEOUT: '600s' },
         watch: (output, cancel) => {
-          if (cancelling || !/node-(web|mail)_rollout_[0-9A-F]{8}: create started/.test(output)) return;
+          // the view's plain line when tofu starts a node's rollout step
+          if (cancelling || !/\[all\] (web|mail): waiting for the pod/.test(output)) return;
           cancelling = true;
           // inside the step's wait; then the lock, then the cancel (act's Ctrl-C)
           setTimeout(() => {
