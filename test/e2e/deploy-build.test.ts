@@ -44,7 +44,7 @@ describe('FR-002: the graph builds the node image on the deployer (image.build)'
     // the build comes before the push's end and the rollout
     const lines = r.stderr.split('\n');
     const buildAt = lines.findIndex((l) => l.includes('deploy: node web: building its image'));
-    const pushedAt = lines.findIndex((l) => /image-web_push.*: create done/.test(l));
+    const pushedAt = lines.findIndex((l) => /\] web: image pushed in /.test(l));
     expect(buildAt, r.stderr).toBeGreaterThanOrEqual(0);
     expect(pushedAt, r.stderr).toBeGreaterThan(buildAt);
     expect((await lstat(join(h.dir, 'images', 'web.tar'))).isSymbolicLink()).toBe(true);

@@ -118,7 +118,7 @@ export function createRunRows(): RunRows {
     return r;
   }
   /** Sets the row's state; a sentence when the words changed (the detail alone says nothing). */
-  function set(row: Row, change: Partial<Row>, at: number, sentence?: string): Said[] {
+  function set(row: Row, change: Partial<Row>, at: number, sentence?: string, how: { asIs?: boolean } = {}): Said[] {
     const status = change.status ?? row.status;
     const wordsChanged = change.words !== undefined && change.words !== row.words;
     const next: Row = {
@@ -130,7 +130,7 @@ export function createRunRows(): RunRows {
     };
     rows.set(key(row.target, row.node), next);
     if (!wordsChanged && sentence === undefined) return [];
-    return [{ row: next, line: `${row.label}: ${sentence ?? next.words}` }];
+    return [{ row: next, line: how.asIs === true && sentence !== undefined ? sentence : `${row.label}: ${sentence ?? next.words}` }];
   }
 
   function onPlanned(p: PlannedTarget, at: number): Said[] {
@@ -161,11 +161,11 @@ export function createRunRows(): RunRows {
       const words = logged.level === 'info' ? logged.msg : `${logged.level}: ${logged.msg}`;
       return set(row, { output: words }, at, `${part}: ${words}`);
     }
-    // the push step names its node itself (`<node>: build: ...`, `deploy: node <node>: ...`:
-    // stacks/image-scripts.ts); the row says the node once
+    // a line of the push step that names its node itself (`<node>: build: ...`, `deploy: node
+    // <node>: ...`: stacks/image-scripts.ts) is said as it is; the row shows it without the name
     const own = node === undefined ? undefined : [`${node}: `, `deploy: node ${node}: `].find((p) => text.startsWith(p));
-    const words = own === undefined ? text : text.slice(own.length);
-    return set(row, { output: words }, at, own === undefined ? `${part}: ${words}` : words);
+    if (own === undefined) return set(row, { output: text }, at, `${part}: ${text}`);
+    return set(row, { output: text.slice(own.length) }, at, text, { asIs: true });
   }
 
   function onStepProgress(stepRow: Row, p: StepProgress, at: number): Said[] {

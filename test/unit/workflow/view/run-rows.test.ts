@@ -94,9 +94,9 @@ describe('the rows of a run (events in, a row per node and per target out)', () 
     expect(run([planned, { kind: 'ended', at: 3, target: 'all', ok: false }]).lines).toEqual(['namespace shop: not applied', 'mail: not applied']);
   });
 
-  it("GIVEN the push step's lines that name their node (a build's output) THEN the node is said once", () => {
+  it("GIVEN the push step's lines that name their node (a build's output) THEN they are said as they are, the row shows them without the name", () => {
     const { rows, lines } = run([planned, tofu(1, start(PUSH)), tofu(2, output(PUSH, 'deploy: node mail: building its image: make image')), tofu(3, output(PUSH, 'mail: build: compiling'))]);
-    expect(lines.slice(1)).toEqual(['mail: building its image: make image', 'mail: build: compiling']);
+    expect(lines.slice(1)).toEqual(['deploy: node mail: building its image: make image', 'mail: build: compiling']);
     expect(rows.find((r) => r.node === 'mail')!.output).toBe('build: compiling');
   });
 
