@@ -87,9 +87,14 @@ describe('the live view of deploy apply', () => {
   });
 
   const deployArgv = (plan: string) => [join(repoRoot, 'bin', 'deploy'), 'apply', '--plan', plan, '--target', 'all'];
+  /** The terminal's environment: not under CI, where deploy prints plain lines even on a terminal. */
+  const terminalEnv = (extra: NodeJS.ProcessEnv) => {
+    const { CI: _ci, ...rest } = h.env;
+    return { ...rest, ...extra };
+  };
 
   it('GIVEN a terminal WHEN a 3-node group is applied THEN the screen has one line per node, each ending `ready`, in colour, and no construct ID', async () => {
-    const r = await term.run(deployArgv(goodPlan), { ...h.env, NO_COLOR: '' });
+    const r = await term.run(deployArgv(goodPlan), terminalEnv({ NO_COLOR: '' }));
     expect(r.exitCode, r.screen).toBe(0);
     for (const n of NODES) {
       const lines = nodeLines(r.screen, n);
@@ -125,7 +130,7 @@ describe('the live view of deploy apply', () => {
     const broken = await images.broken();
     const good = await images.good();
     const plan = await h.writePlan('broken', { alpha: { image: good }, bravo: { image: good }, charlie: { image: broken } });
-    const r = await term.run(deployArgv(plan), { ...h.env, NO_COLOR: '1' });
+    const r = await term.run(deployArgv(plan), terminalEnv({ NO_COLOR: '1' }));
     expect(r.exitCode, r.screen).toBe(4);
     const lines = nodeLines(r.screen, 'charlie');
     expect(lines, r.screen).toHaveLength(1);

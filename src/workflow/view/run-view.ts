@@ -25,9 +25,18 @@ export function wantsColour(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv)
   return stream.isTTY === true && !env.NO_COLOR;
 }
 
-/** The live view on a terminal, plain lines elsewhere. */
+/**
+ * The live view on a terminal, plain lines elsewhere; plain lines also under CI (`CI` set and
+ * not empty), whose log keeps every byte: act's host runner gives each step a terminal (and
+ * sets CI=true), and a CI log viewer does not redraw lines in place.
+ */
+export function wantsLiveView(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): boolean {
+  return stream.isTTY === true && env.TERM !== 'dumb' && !env.CI;
+}
+
+/** The live view on a terminal, plain lines elsewhere (wantsLiveView). */
 export async function openRunView(stream: Writable & { isTTY?: boolean }, env: NodeJS.ProcessEnv, started: number): Promise<RunView> {
-  if (stream.isTTY === true && env.TERM !== 'dumb') {
+  if (wantsLiveView(stream, env)) {
     const { createTtyView } = await import('./tty-view.js');
     return createTtyView(stream, { colour: wantsColour(stream, env), started });
   }

@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { fitWidth, renderRows } from '../../../../src/workflow/view/tty-view.js';
-import { openRunView, wantsColour } from '../../../../src/workflow/view/run-view.js';
+import { openRunView, wantsColour, wantsLiveView } from '../../../../src/workflow/view/run-view.js';
 import type { Row } from '../../../../src/workflow/view/run-rows.js';
 
 const row = (over: Partial<Row>): Row => ({ target: 'all', node: 'mail', label: 'mail', status: 'active', words: 'waiting for the pod: booting', detail: '', since: 0, startedAt: 0, endedAt: undefined, output: '', ...over });
@@ -39,6 +39,13 @@ describe('the frame of the live view', () => {
     expect(wantsColour({ isTTY: true }, { NO_COLOR: '1' })).toBe(false);
     expect(wantsColour({ isTTY: true }, { NO_COLOR: '' })).toBe(true);
     expect(wantsColour({ isTTY: false }, {})).toBe(false);
+  });
+
+  it('GIVEN a terminal THEN the live view, but plain lines with TERM=dumb or under CI (act gives its steps a terminal)', () => {
+    expect(wantsLiveView({ isTTY: true }, {})).toBe(true);
+    expect(wantsLiveView({ isTTY: true }, { TERM: 'dumb' })).toBe(false);
+    expect(wantsLiveView({ isTTY: true }, { CI: 'true' })).toBe(false);
+    expect(wantsLiveView({ isTTY: false }, {})).toBe(false);
   });
 
   it('GIVEN a stream that is no terminal THEN the view writes plain lines with the clock', async () => {
