@@ -99,6 +99,7 @@ export function graphPartOf(address: string): GraphPart | undefined {
 export const NODE_PART_WORDS: Record<NodePart, string> = {
   push: 'image push',
   digest: 'image digest',
+  'pushed-digest': 'digest of the push',
   'machine-id': 'machine ID',
   state: '/var/lib claim',
   account: 'service account',

@@ -220,7 +220,9 @@ export function createRunRows(): RunRows {
     // a row that ended (ready, rolled back) keeps its words: a later deletion is the old step's
     if (FINAL.has(row.status) && e.kind !== 'apply-errored') return [];
     switch (g.part) {
+      // the digests are read and recorded on the way: the push and the rollout say the node's state
       case 'digest':
+      case 'pushed-digest':
         return [];
       case 'push':
         if (e.action === 'delete') return [];
