@@ -4,7 +4,7 @@
  */
 import type { DegradeNote, TargetModel } from '../config/target-model.js';
 import { describeClaimLoss, findClaimLosses, type ClaimLoss, type ClaimLossOptions } from './claim-guard.js';
-import { nodeResourceOf, resourceNameOf, spirePartOf, type SpirePart } from '../contract/graph-ids.js';
+import { describeGraphAddress, nodeResourceOf, resourceNameOf, spirePartOf, type SpirePart } from '../contract/graph-ids.js';
 import type { PlannedResourceChange } from '../contract/planned-change.js';
 import { describeMovedTag, type MovedTag } from './moved-tags.js';
 
@@ -190,8 +190,9 @@ export function formatTargetSummary(t: TargetSummary): string {
   // each lost /var/lib on a line of its own, so that no one reads past it
   for (const l of t.claimLosses) lines.push(`  ${describeClaimLoss(l)}`);
   for (const w of t.spire) lines.push(`  spire: ${w}`);
-  // the SPIRE resources said in words above are not listed again
-  for (const o of t.other) if (spirePartOf(resourceNameOf(o.address)) === undefined) lines.push(`  ${o.address}: ${o.change}`);
+  // the SPIRE resources said in words above are not listed again; the rest in the view's words
+  // (graph-ids.ts), the address itself only for a resource the contract does not know
+  for (const o of t.other) if (spirePartOf(resourceNameOf(o.address)) === undefined) lines.push(`  ${describeGraphAddress(o.address) ?? o.address}: ${o.change}`);
   if (t.degrade.length > 0) {
     lines.push('  not honoured by the k8s method:');
     for (const d of t.degrade) lines.push(`    ${d.node}: ${d.message}`);

@@ -110,7 +110,8 @@ describe('summarizePlan', () => {
     const s = summarizePlan(all!, [{ address: 'kubernetes_namespace_v1.namespace', name: 'namespace', actions: ['create'], actionReason: undefined }], true);
     const text = formatTargetSummary(s);
     expect(text).toContain('target all (namespace fediversity, state g1-all): changes');
-    expect(text).toContain('kubernetes_namespace_v1.namespace: create');
+    expect(text).toContain('  namespace: create');
+    expect(text).not.toContain('kubernetes_namespace_v1');
     expect(text).toContain('not honoured by the k8s method:');
     expect(text).toContain('beta: /etc/keys is not under /var/lib');
   });
