@@ -87,11 +87,12 @@ describe('the live view of deploy apply', () => {
   });
 
   const deployArgv = (plan: string) => [join(repoRoot, 'bin', 'deploy'), 'apply', '--plan', plan, '--target', 'all'];
-  /** The terminal's environment: not under CI, where deploy prints plain lines even on a terminal. */
-  const terminalEnv = (extra: NodeJS.ProcessEnv) => {
-    const { CI: _ci, ...rest } = h.env;
-    return { ...rest, ...extra };
-  };
+  /**
+   * The terminal's environment: not under CI, where deploy prints plain lines even on a
+   * terminal. CI is set to undefined rather than left out: execa adds the test's own
+   * environment (CI=true under .ci/run), and an undefined value is what keeps it out.
+   */
+  const terminalEnv = (extra: NodeJS.ProcessEnv) => ({ ...h.env, CI: undefined, ...extra });
 
   it('GIVEN a terminal WHEN a 3-node group is applied THEN the screen has one line per node, each ending `ready`, in colour, and no construct ID', async () => {
     const r = await term.run(deployArgv(goodPlan), terminalEnv({ NO_COLOR: '' }));
