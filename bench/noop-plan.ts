@@ -3,8 +3,11 @@
  * no-op question asked in every way, the variants interleaved round by round (the first
  * round warms caches and is discarded):
  *
- *   deploy          `deploy plan` (the default: the patched kubernetes provider)
- *   deploy-stock    `deploy plan` with DEPLOY_PROVIDER_PATCHES=none
+ *   deploy          `deploy plan` as operators run it: the verified no-op check answers
+ *                   (src/workflow/noop-check.ts); each run must say it did (verifiedNoop)
+ *   deploy-full     `deploy plan` with DEPLOY_FAST_PLAN=off: the full plan (init, refresh),
+ *                   patched kubernetes provider
+ *   deploy-stock    the full plan with DEPLOY_PROVIDER_PATCHES=none
  *   tofu-stock      bare `tofu plan` of the same graph and state, stock providers (P1's base)
  *   tofu-p<N>       bare `tofu plan -parallelism=<N>`, patched providers (BENCH_PARALLELISM)
  *   helm            `helm upgrade --dry-run=server` of bench/helm-chart holding the same
@@ -49,8 +52,13 @@ export interface NoopPlanResults {
   p1: number;
   /** P6: deploy (patched) / helm upgrade --dry-run=server */
   p6: number;
-  /** deploy with the stock provider / deploy with the patched one */
+  /** the full plan: with the stock provider / with the patched one */
   patchGain: number;
+  /** the full plan (DEPLOY_FAST_PLAN=off) / the verified no-op check */
+  fastPathGain: number;
+  /** P1 and P6 of the full plan, for comparison */
+  fullP1: number;
+  fullP6: number;
   profiles: { patched: PlanProfile; stock: PlanProfile };
 }
 
@@ -115,17 +123,22 @@ export async function benchNoopPlan(opts: NoopPlanOptions): Promise<NoopPlanResu
     if (r.exitCode !== 0) throw new Error(`tofu plan ${extra.join(' ')} (${rc}) exited ${r.exitCode} (2 = changes): ${(r.stderr || r.stdout).split('\n').slice(-20).join('\n')}`);
     return ms;
   };
-  const deployPlan = (env: NodeJS.ProcessEnv) => async () => {
+  const deployPlan = (env: NodeJS.ProcessEnv, verified: boolean) => async () => {
     const r = await runDeploy(['plan', '--plan', opts.plan, '--json'], env);
     if (r.exitCode !== 0) throw new Error(`deploy plan exited ${r.exitCode}: ${(r.stderr || r.stdout).split('\n').slice(-20).join('\n')}`);
     if (r.json?.targets?.some((t: any) => t.changes)) throw new Error('deploy plan after apply shows changes');
+    // the fast variant must have been answered by the check, the full ones by tofu
+    const answered = r.json?.targets?.every((t: any) => t.verifiedNoop === true) === true;
+    if (answered !== verified) throw new Error(`deploy plan was ${answered ? '' : 'not '}answered by the verified no-op check: ${r.stderr.split('\n').filter((l) => /full plan|verified/.test(l)).join(' / ')}`);
     return r.ms;
   };
+  const full = { ...opts.env, DEPLOY_FAST_PLAN: 'off' };
   const variants: [string, () => Promise<number>][] = [
-    ['deploy', deployPlan(opts.env)],
+    ['deploy', deployPlan(opts.env, true)],
+    ['deploy-full', deployPlan(full, false)],
     // a state directory of its own (the state is the backend's): its graph directory keeps the
     // stock providers' lock, so neither variant re-installs providers at every round
-    ['deploy-stock', deployPlan({ ...opts.env, DEPLOY_PROVIDER_PATCHES: 'none', DEPLOY_STATE_DIR: join(opts.work, 'state-stock') })],
+    ['deploy-stock', deployPlan({ ...full, DEPLOY_PROVIDER_PATCHES: 'none', DEPLOY_STATE_DIR: join(opts.work, 'state-stock') }, false)],
     ['tofu-stock', bareTofu(stockDir, STOCK, [])],
     ...opts.parallelism.map((p): [string, () => Promise<number>] => [`tofu-p${p}`, bareTofu(patchedDir, PATCHED, [`-parallelism=${p}`])]),
     ['helm', helm.run],
@@ -148,5 +161,14 @@ export async function benchNoopPlan(opts: NoopPlanOptions): Promise<NoopPlanResu
     patched: await profilePlan(opts.env.DEPLOY_TOFU!, patchedDir, tofuEnv(opts, PATCHED)),
     stock: await profilePlan(opts.env.DEPLOY_TOFU!, stockDir, tofuEnv(opts, STOCK)),
   };
-  return { variants: out, p1: m('deploy') / m('tofu-stock'), p6: m('deploy') / m('helm'), patchGain: m('deploy-stock') / m('deploy'), profiles };
+  return {
+    variants: out,
+    p1: m('deploy') / m('tofu-stock'),
+    p6: m('deploy') / m('helm'),
+    patchGain: m('deploy-stock') / m('deploy-full'),
+    fastPathGain: m('deploy-full') / m('deploy'),
+    fullP1: m('deploy-full') / m('tofu-stock'),
+    fullP6: m('deploy-full') / m('helm'),
+    profiles,
+  };
 }

@@ -47,7 +47,8 @@ export type RolloutLogEvent =
 /** plan/apply/destroy of one target. */
 export type TargetLogEvent =
   | { kind: 'rollout-steps-unreported'; steps: readonly string[] }
-  | { kind: 'target-applied'; target: string; rollouts: number };
+  | { kind: 'target-applied'; target: string; rollouts: number }
+  | { kind: 'noop-record'; err: string };
 
 export type LogEvent = StateLogEvent | RolloutLogEvent | TargetLogEvent;
 

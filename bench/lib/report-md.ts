@@ -43,6 +43,9 @@ export function figures(r: BenchResults): Figure[] {
   if (f) {
     out.push({ id: 'P1', what: `no-op plan, ${r.nodes} nodes: \`deploy plan\` / bare \`tofu plan\`${f.noop ? ' (stock provider 2.38.0)' : ''}`, result: `${showSecs(f.plan.deploy)} / ${showSecs(f.plan.tofu)} = **${f.plan.ratio.toFixed(2)}**`, goal: 'ratio <= 0.4', met: f.plan.ratio <= 0.4 });
     const v = f.noop?.variants;
+    if (v?.['deploy-full'] && f.noop?.fullP1 !== undefined) {
+      out.push({ id: 'P1', what: `(the full plan, DEPLOY_FAST_PLAN=off) / bare \`tofu plan\``, result: `${showSecs(v['deploy-full'].ms)} / ${showSecs(f.plan.tofu)} = **${f.noop.fullP1.toFixed(2)}**`, goal: '(for comparison)', met: null });
+    }
     if (v?.helm) out.push({ id: 'P6', what: `the same no-op plan / \`helm upgrade --dry-run=server\` of the same objects (Helm 4)`, result: `${showSecs(v.deploy!.ms)} / ${showSecs(v.helm.ms)} = **${f.noop!.p6.toFixed(2)}**`, goal: 'ratio <= 2', met: f.noop!.p6 <= 2 });
     const one = f.scale.find((s) => s.size === 1);
     const ten = f.scale.find((s) => s.size === 10);
@@ -71,7 +74,9 @@ function indent(text: string, max = 25): string {
 function noopSection(n: NoopPlanResults, nodes: number): string[] {
   const md = ['## P1, P6: the no-op plan every way', '', `Group of ${nodes} nodes, no changes; the variants interleaved round by round.`, '', '| variant | time (median, min-max) | runs (s) |', '|---|---|---|'];
   for (const [name, x] of Object.entries(n.variants)) md.push(`| ${name} | ${showSecs(x.ms)} | ${x.runs.map((ms) => secs(ms)).join(', ')} |`);
-  md.push('', `\`deploy plan\` with the stock provider / with the patched one: ${n.patchGain.toFixed(2)}.`, '');
+  md.push('', `The full plan (DEPLOY_FAST_PLAN=off) with the stock provider / with the patched one: ${n.patchGain.toFixed(2)}.`);
+  if (n.fastPathGain !== undefined) md.push(`The full plan / the verified no-op check: ${n.fastPathGain.toFixed(2)}; the full plan against Helm (P6's ratio without the check): ${n.fullP6.toFixed(2)}.`);
+  md.push('');
   md.push('Profile of one bare `tofu plan -json` per provider build (refresh or read per resource type; CPU per program sampled every 100 ms; processes started, by strace):', '');
   md.push('| build | wall | before the first refresh | after the last | refresh (data: read) per type: count, sum, median (max) | CPU s (processes) | execve |', '|---|---|---|---|---|---|---|');
   for (const [build, p] of Object.entries(n.profiles)) {

@@ -5,7 +5,8 @@ export const ENVIRONMENT_HELP = `
 Environment (flags override it):
 ${COORDINATES.map((c) => `  ${c.env.padEnd(24)} ${c.help}`).join('\n')}
   K8S_REGISTRY_TLS_VERIFY  false for a plain-http registry (default: true)
-  REGISTRY_AUTH_FILE       registry credentials (containers-auth.json), read by skopeo only
+  REGISTRY_AUTH_FILE       registry credentials (containers-auth.json), read by skopeo (and by the
+                           no-op check's tag reads; a credential helper sends the plan to tofu)
   TF_HTTP_ADDRESS          an OpenTofu http state backend (base address: <address>/<group>-<target>); unset: the embedded one
   DEPLOY_STATE             "embedded": allow the embedded backend where CI, GITHUB_ACTIONS or FORGEJO_ACTIONS
                            is set (plan/apply/destroy refuse it there, exit 2: a runner's home may not last)
@@ -16,6 +17,8 @@ ${COORDINATES.map((c) => `  ${c.env.padEnd(24)} ${c.help}`).join('\n')}
                            is checked before the run starts (exit 3 naming what is missing)
   DEPLOY_PROVIDERS         download: tofu init downloads the providers (default: the cache's mirror)
   DEPLOY_PROVIDER_PATCHES  none: the stock providers of \`npm run tools\` (default all: the patched ones)
+  DEPLOY_FAST_PLAN         off: every plan and apply runs tofu's full plan (default: a target unchanged
+                           since its last verified plan or apply is answered "no changes" without a refresh)
 
 Workload identity with SPIRE (off unless K8S_SPIRE_NODE is set; see the README). The plan's
 roster.spiffeProvider must name the spire node exactly when K8S_SPIRE_NODE is set, and a node

@@ -24,6 +24,8 @@ export interface KubeLister {
   readonly server: string;
   listDeployments(namespace: string, fieldSelector: string): Promise<ListResult>;
   listPods(namespace: string, labelSelector: string): Promise<ListResult>;
+  /** Any list by its API path (`/api/v1/namespaces/x/serviceaccounts`), for the verified no-op check. */
+  list(what: string, path: string, query?: Record<string, string>): Promise<ListResult>;
 }
 
 const KubeconfigSchema = z.looseObject({
@@ -113,6 +115,7 @@ export async function openKubeLister(env: NodeJS.ProcessEnv, opts: { readonly re
     server: cluster.server,
     listDeployments: (ns, fieldSelector) => list('list Deployments', `/apis/apps/v1/namespaces/${encodeURIComponent(ns)}/deployments`, nonEmpty('fieldSelector', fieldSelector)),
     listPods: (ns, labelSelector) => list('list Pods', `/api/v1/namespaces/${encodeURIComponent(ns)}/pods`, nonEmpty('labelSelector', labelSelector)),
+    list: (what, path, query = {}) => list(what, path, query),
   };
 }
 

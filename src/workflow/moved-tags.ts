@@ -26,21 +26,31 @@ const DIGEST = /^sha256:[0-9a-f]{64}$/;
  * ignores it (plan-summary.ts).
  */
 export function movedTags(resources: readonly StateResource[]): ReadonlyMap<string, MovedTag> {
-  const recorded = new Map<string, string>();
   const current = new Map<string, string>();
   for (const r of resources) {
     const part = nodeResourceOf(r.name);
-    if (part?.construct !== 'image') continue;
-    const attributes = r.instances?.[0]?.attributes;
-    if (r.mode === 'managed' && r.type === 'terraform_data' && part.part === 'pushed-digest') {
-      // a dynamic value in the state: {value, type}
-      const d = digestOf((attributes?.output as { value?: unknown } | undefined)?.value);
-      if (d !== undefined) recorded.set(part.node, d);
-    } else if (r.mode === 'data' && r.type === 'external' && part.part === 'digest') {
-      const d = digestOf(attributes?.result);
-      if (d !== undefined) current.set(part.node, d);
-    }
+    if (part?.construct !== 'image' || r.mode !== 'data' || r.type !== 'external' || part.part !== 'digest') continue;
+    const d = digestOf(r.instances?.[0]?.attributes?.result);
+    if (d !== undefined) current.set(part.node, d);
   }
+  return movedFrom(recordedPushDigests(resources), current);
+}
+
+/** Each node's digest recorded at its push (the `pushed-digest` record of the state). */
+export function recordedPushDigests(resources: readonly StateResource[]): Map<string, string> {
+  const recorded = new Map<string, string>();
+  for (const r of resources) {
+    const part = nodeResourceOf(r.name);
+    if (part?.construct !== 'image' || r.mode !== 'managed' || r.type !== 'terraform_data' || part.part !== 'pushed-digest') continue;
+    // a dynamic value in the state: {value, type}
+    const d = digestOf((r.instances?.[0]?.attributes?.output as { value?: unknown } | undefined)?.value);
+    if (d !== undefined) recorded.set(part.node, d);
+  }
+  return recorded;
+}
+
+/** The nodes whose tag points now (`current`) at another digest than the recorded one. */
+export function movedFrom(recorded: ReadonlyMap<string, string>, current: ReadonlyMap<string, string>): Map<string, MovedTag> {
   const moved = new Map<string, MovedTag>();
   for (const [node, r] of recorded) {
     const c = current.get(node);

@@ -48,6 +48,8 @@ export interface TargetSummary {
   /** every /var/lib claim the plan deletes or replaces, and whether the run may (claim-guard.ts) */
   claimLosses: ClaimLoss[];
   degrade: readonly DegradeNote[];
+  /** answered by the verified no-op check, without a tofu refresh (noop-check.ts) */
+  verifiedNoop?: boolean;
 }
 
 function changeOf(actions: readonly string[]): Change {

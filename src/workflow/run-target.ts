@@ -153,6 +153,23 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
       lockHeld: true,
       onEvent: show(false),
     };
+    const say = (line: string) => opts.progress(`[${model.target}] ${line}`);
+    // The verified no-op check (noop-check.ts): "no changes" without tofu when that is certain
+    const noop = await import('./noop-check.js');
+    const noopCtx = { model, graphDir, tools: opts.tools, kubeconfig: opts.kubeconfig, env: opts.env, backend, signal };
+    const fastOff = mode === 'destroy' ? 'destroy' : noop.fastPlanAllowed(noopCtx);
+    let printBefore: import('./noop-check.js').TargetPrint | undefined;
+    if (fastOff === undefined) {
+      const verdict = await noop.checkNoop(noopCtx);
+      if (verdict.verified) {
+        say(verdict.words);
+        if (mode === 'apply') checkSubmission(model, verdict.outputs);
+        const summary = summarizePlan(model, [], false, { destroy: false, allowed: opts.allowVolumeReplacement ?? new Set() }, { movedTags: verdict.movedTags });
+        return { summary: { ...summary, verifiedNoop: true }, rollouts: [], applied: false, nodeNames: nodeNamesFrom(verdict.outputs), exitCode: ExitCode.ok, graphDir };
+      }
+      say(`full plan: ${verdict.reason}`);
+      printBefore = verdict.print;
+    }
     opts.progress(`[${model.target}] tofu init (graph ${graphDir})`);
     // init's chatter (provider lookups, the lock file's checksum warning) is noise here
     await tofu.initGraph({ ...base, onEvent: show(true) });
@@ -164,7 +181,6 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
     const explained = (verb: string) => (err: unknown): never => {
       throw spireFailure(err, verb, model.spire?.node) ?? err;
     };
-    const say = (line: string) => opts.progress(`[${model.target}] ${line}`);
     const { plan, pushedAgain } = await (mode === 'destroy'
       ? planDestroy((refresh) => tofu.planGraph({ ...base, destroy: true, refresh }), say).then((p) => ({ plan: p, pushedAgain: new Set<string>() }))
       : planPushingGoneTags(
@@ -184,6 +200,10 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
     // FR-009: the node names from the graph's output: as planned, or (no change, or after the
     // apply) as the state holds them; a destroy leaves none
     const nodeNames = async (planned: typeof plan.outputs) => (mode === 'destroy' ? undefined : nodeNamesFrom(planned ?? (await tofu.readOutputs(base))));
+    if (!plan.hasChanges && pushedAgain.size === 0 && printBefore !== undefined) {
+      // verified by tofu's refresh: the print taken before it is the target's no-op state
+      await noop.recordNoop(noopCtx, printBefore, 'plan').catch((err: Error) => logger.warn({ kind: 'noop-record', err: err.message }, 'the no-op record was not written'));
+    }
     if (mode === 'plan' || !plan.hasChanges) {
       return { summary, rollouts: [], applied: false, nodeNames: await nodeNames(plan.outputs), exitCode: ExitCode.ok, graphDir };
     }
@@ -196,6 +216,8 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
       changes: summary.other.length > 0 || summary.spire.length > 0,
       nodes: summary.nodes.map((n) => ({ node: n.node, words: n.words, changes: nodeChanges(n), push: pushes.get(n.node) })),
     });
+    // the target changes now: its record no longer says anything (a new one follows success)
+    await noop.forgetNoop(noopCtx);
     let failure: unknown;
     try {
       await tofu.applyPlan({ ...base, planFile: plan.planFile });
@@ -219,6 +241,11 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
       throw failure;
     }
     logger.debug({ kind: 'target-applied', target: model.target, rollouts: rollouts.length }, 'applied');
+    if (fastOff === undefined && rolloutCode === ExitCode.ok) {
+      // taken after the rollout, kept only when every writer of the objects is deploy's own
+      const print = await noop.printTarget(noopCtx);
+      if (print !== undefined) await noop.recordNoop(noopCtx, print, 'apply').catch((err: Error) => logger.warn({ kind: 'noop-record', err: err.message }, 'the no-op record was not written'));
+    }
     return { summary, rollouts, applied: true, nodeNames: await nodeNames(undefined), exitCode: rolloutCode, graphDir };
   } finally {
     await lock?.release();

@@ -34,7 +34,7 @@ export interface ClusterNode {
 }
 
 /** The nodes of `namespace` that have a Deployment, by name. A namespace that is gone has none. */
-export async function readClusterNodes(api: KubeLister, namespace: string): Promise<Map<string, ClusterNode>> {
+export async function readClusterNodes(api: Pick<KubeLister, 'server' | 'listDeployments' | 'listPods'>, namespace: string): Promise<Map<string, ClusterNode>> {
   const [deployments, pods] = await Promise.all([
     api.listDeployments(namespace, '').catch((err: unknown) => {
       throw apiToolError(`Listing the Deployments of namespace ${namespace}`, api.server, err);

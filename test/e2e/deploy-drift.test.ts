@@ -33,6 +33,9 @@ describe('SC-001 after drift: a Deployment deleted behind the graph, a tag gone 
     await h.kubectlOk(['delete', 'deployment', 'web', '--wait=true']);
     const r = await h.deploy('plan', plan, ['--target', 'all']);
     expect(r.exitCode, r.stderr).toBe(0);
+    // through the verified no-op check (issue 22): the apply's record no longer holds, and the full plan runs
+    expect(r.stderr).toContain('full plan: Deployment/web is gone from the cluster since the apply of');
+    expect(r.json.targets[0].verifiedNoop).toBeUndefined();
     const web = r.json.targets[0].nodes.find((n: any) => n.node === 'web');
     expect(web.words).toBe('create its Deployment (it is gone from the cluster); wait for its pod');
     expect(web).toMatchObject({ deployment: 'create', rollout: 'replace', rolloutForDrift: true });
@@ -49,6 +52,22 @@ describe('SC-001 after drift: a Deployment deleted behind the graph, a tag gone 
     expect(await h.exec('web', 'cat /var/lib/drift-marker')).toBe('kept');
     const again = await h.deploy('plan', plan, ['--target', 'all']);
     expect(again.json.targets[0].changes, again.stdout).toBe(false);
+    // the apply's record answers this plan without a refresh
+    expect(again.stderr).toContain('no changes, verified without a refresh');
+    expect(again.json.targets[0].verifiedNoop).toBe(true);
+  });
+
+  it('GIVEN an annotation added by hand WHEN planned THEN the check sends the plan to tofu (no change there), and that plan makes the next one verified again', async () => {
+    await h.kubectlOk(['annotate', 'deployment', 'web', 'edited-by=hand']);
+    const r = await h.deploy('plan', plan, ['--target', 'all']);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stderr).toContain('full plan: Deployment/web changed in the cluster since the apply of');
+    // the graph does not set that annotation: tofu plans nothing
+    expect(r.json.targets[0].changes, r.stdout).toBe(false);
+    expect(r.json.targets[0].verifiedNoop).toBeUndefined();
+    const again = await h.deploy('plan', plan, ['--target', 'all']);
+    expect(again.stderr).toContain('as the plan of');
+    expect(again.json.targets[0].verifiedNoop).toBe(true);
   });
 
   it('GIVEN the tag gone from the registry WHEN planned THEN the plan names the node and pushes it again; the apply pushes it, keeps the pod, and the next plan is a no-op', async () => {
@@ -62,6 +81,7 @@ describe('SC-001 after drift: a Deployment deleted behind the graph, a tag gone 
 
     const p = await h.deploy('plan', plan, ['--target', 'all']);
     expect(p.exitCode, p.stderr).toBe(0);
+    expect(p.stderr).toContain(`full plan: node web: its tag ${ref} is gone from the registry`);
     expect(p.stderr).toContain(`the registry no longer has the image of node web (${ref}): its push is planned again`);
     const web = p.json.targets[0].nodes.find((n: any) => n.node === 'web');
     expect(web).toMatchObject({ push: 'replace', tagGone: true });
@@ -75,5 +95,6 @@ describe('SC-001 after drift: a Deployment deleted behind the graph, a tag gone 
     const again = await h.deploy('plan', plan, ['--target', 'all']);
     expect(again.exitCode, again.stderr).toBe(0);
     expect(again.json.targets[0].changes, again.stdout).toBe(false);
+    expect(again.json.targets[0].verifiedNoop).toBe(true);
   });
 });

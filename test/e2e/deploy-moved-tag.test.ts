@@ -55,9 +55,13 @@ describe('FR-003: a tag moved in the registry by someone else is reported, never
     expect(web.tagMoved).toEqual({ recorded: pushed, current: moved });
     expect(web.words).toBe(expectedWords());
     expect(web).toMatchObject({ push: 'none', deployment: 'none', rollout: 'none' });
-    // and in the human summary
-    const human = await h.deploy('plan', plan, ['--target', 'all'], {}, { json: false });
+    // answered by the verified no-op check (the apply's record; the tag read in-process)
+    expect(t.verifiedNoop, r.stderr).toBe(true);
+    // and in the human summary, by the full plan too (DEPLOY_FAST_PLAN=off: tofu and skopeo)
+    const human = await h.deploy('plan', plan, ['--target', 'all'], { DEPLOY_FAST_PLAN: 'off' }, { json: false });
     expect(human.exitCode, human.stderr).toBe(0);
+    expect(human.stderr).toContain('tofu plan');
+    expect(human.stderr).not.toContain('verified without a refresh');
     expect(human.stdout).toContain(`  web: ${expectedWords()}`);
   });
 

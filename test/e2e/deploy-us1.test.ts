@@ -91,6 +91,13 @@ describe('US1: deploy a node to a cluster as an image', () => {
     expect(r.json.targets[0].changes).toBe(false);
     expect(r.json.targets[0].nodes.map((n: any) => n.words)).toEqual(['no change', 'no change']);
     expect(r.json.targets[0].nodeNames).toEqual(['mail', 'web']);
+    // answered without a refresh (issue 22), and the same as the full plan's answer
+    expect(r.json.targets[0].verifiedNoop, r.stderr).toBe(true);
+    const full = await h.deploy('plan', plan, ['--target', 'all'], { DEPLOY_FAST_PLAN: 'off' });
+    expect(full.exitCode, full.stderr).toBe(0);
+    expect(full.json.targets[0].verifiedNoop).toBeUndefined();
+    const { verifiedNoop: _, ...fast } = r.json.targets[0];
+    expect({ ...full.json.targets[0], graphDir: fast.graphDir }).toEqual(fast);
   });
 
   it('FR-009: plan --json carries the node names as planned: a plan without mail names only web, and nothing is applied', async () => {
@@ -109,6 +116,7 @@ describe('US1: deploy a node to a cluster as an image', () => {
     expect(r.exitCode, r.stderr).toBe(0);
     const t = r.json.targets[0];
     expect(t.applied).toBe(false);
+    expect(t.verifiedNoop, r.stderr).toBe(true);
     expect(t.nodeNames).toEqual(['mail', 'web']);
     expect(t.rollouts).toEqual([]);
     expect(t.nodes.every((n: any) => n.push === 'none' && n.deployment === 'none' && n.rollout === 'none')).toBe(true);

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readTagDigests } from '../../src/tools/registry-digest.js';
 import { buildImage, freePort, parseKeyValues, registry, type BuiltImage } from './images-scripts.js';
 
 let stateDir: string;
@@ -81,6 +82,14 @@ describe('registry.sh with the good node image', () => {
       headers: { accept: 'application/vnd.docker.distribution.manifest.v2+json' },
     });
     expect(byDigest.status).toBe(200);
+    // AND the in-process client of the no-op check (one for all nodes) reads the same digest,
+    // over plain http with TLS verification off, and says a tag that is not there is gone
+    const missing = `127.0.0.1:${port}/fediversity/node:not-pushed`;
+    const read = await readTagDigests([ref, missing], { tlsVerify: false, env: { HOME: stateDir } });
+    expect(read.get(ref)).toEqual({ kind: 'digest', digest });
+    expect(read.get(missing)).toEqual({ kind: 'gone' });
+    // with TLS verification on, a plain-http registry is no answer (the full plan's skopeo says why)
+    expect((await readTagDigests([ref], { tlsVerify: true, env: { HOME: stateDir } })).get(ref)?.kind).toBe('unsure');
 
     // WHEN the registry restarts
     const down = await registry(['down'], { env });
@@ -138,6 +147,11 @@ describe('registry.sh with the good node image', () => {
     const pushed = await pushWithDigestFile(ref, ['--dest-authfile', authFile]);
     expect(pushed.result.exitCode, pushed.result.stderr).toBe(0);
     expect(await inspectDigest(ref, ['--authfile', authFile])).toBe(pushed.digest);
+    // AND the in-process client reads it with the auth file's credentials, and without them is unsure
+    const withAuth = await readTagDigests([ref], { tlsVerify: false, env: { HOME: stateDir, REGISTRY_AUTH_FILE: authFile } });
+    expect(withAuth.get(ref)).toEqual({ kind: 'digest', digest: pushed.digest });
+    const noAuth = await readTagDigests([ref], { tlsVerify: false, env: { HOME: stateDir } });
+    expect(noAuth.get(ref)?.kind).toBe('unsure');
     await rm(dir, { recursive: true, force: true });
 
     // AND a second up needs no password again (auth kept)

@@ -1,0 +1,304 @@
+/**
+ * The verified no-op check (issue 22): answer "no changes" without a tofu refresh when that is
+ * certain, and run the full plan on any doubt.
+ *
+ * A plan that found no changes, or an apply that ended well, leaves a record on this machine
+ * (`<DEPLOY_STATE_DIR>/noop/<state key>.json`): what the run was made of (the graph's bytes,
+ * tofu, the providers' settings, the kubeconfig, the backend), the state's lineage and serial,
+ * and a print of every object of the target as the cluster held it (the namespace, the
+ * RuntimeClass, and every Deployment, claim, service account and NetworkPolicy of the
+ * namespace). The next plan is answered without tofu when all of these hold:
+ *   - the graph is byte-identical and tofu, its providers, the kubeconfig and the backend are
+ *     the same ones;
+ *   - the state has the same lineage and serial (nobody applied since, from anywhere);
+ *   - one LIST per kind shows the same objects, each with the same uid and the same fields
+ *     but for what only the cluster writes (resourceVersion, managedFields, status, the
+ *     Deployment's revision and the rollout step's last-rollout annotations): a field changed
+ *     by anyone, an object deleted, added or made again, all send the run to the full plan;
+ *   - every node's tag is read from the registry (in-process: src/tools/registry-digest.ts),
+ *     and none is gone; a tag that points elsewhere than the digest recorded at its push is
+ *     reported as the full plan reports it (FR-003, moved-tags.ts).
+ * Anything else (no record, a target with SPIRE steps, a kubeconfig only the full client can
+ * use, a registry this client cannot read, DEPLOY_FAST_PLAN=off) runs the full plan, and the
+ * run says why on one line.
+ *
+ * Why the record is safe: a plan's record holds the print taken before its refresh, so a
+ * change made while tofu ran differs from it next time. An apply's record is taken after the
+ * rollout; it is written only when every writer of each object's fields is one of deploy's
+ * own (the graph's field managers, the provider's typed resources, the controllers), so that
+ * a hand edit in the seconds after the apply cannot be recorded as verified.
+ */
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { FIELD_MANAGER, ROLLBACK_FIELD_MANAGER } from '../contract/field-managers.js';
+import { LAST_ROLLOUT_ANNOTATION } from '../rollout/last-rollout.js';
+import type { TargetModel } from '../config/target-model.js';
+import { GRAPH_FILE } from '../graph/synth.js';
+import { stateDir } from '../paths.js';
+import type { KubeLister } from '../rollout/kube-read.js';
+import type { RunTools } from '../tools/preflight.js';
+import type { StateResource } from '../tools/plan-file.js';
+import { movedFrom, recordedPushDigests, type MovedTag } from './moved-tags.js';
+
+/** DEPLOY_FAST_PLAN=off: every plan is a full plan, and no record is kept. */
+export const FAST_PLAN_ENV = 'DEPLOY_FAST_PLAN';
+
+const RECORD_VERSION = 1;
+
+/** Annotations only the cluster and the rollout step write; no plan reads them. */
+const CLUSTER_ANNOTATIONS = new Set(['deployment.kubernetes.io/revision', LAST_ROLLOUT_ANNOTATION]);
+
+/**
+ * The writers an apply's record accepts: the graph's server-side apply, the rollout step, the
+ * provider's typed resources (its client's user agent, HashiCorp/1.0, names its updates) and
+ * the controllers that bind claims and keep Deployments.
+ */
+const OWN_MANAGERS = new Set([FIELD_MANAGER, ROLLBACK_FIELD_MANAGER, 'HashiCorp', 'kube-controller-manager', 'kube-scheduler']);
+
+export interface NoopCheckContext {
+  readonly model: TargetModel;
+  readonly graphDir: string;
+  readonly tools: RunTools;
+  readonly kubeconfig: string;
+  readonly env: NodeJS.ProcessEnv;
+  /** The state's backend: its address and TF_HTTP_* credentials. */
+  readonly backend: { readonly address: string; readonly embedded: boolean; readonly env: Readonly<Record<string, string>> };
+  readonly signal: AbortSignal;
+}
+
+/** What a record holds, and what the check takes to compare with it. */
+export interface TargetPrint {
+  /** sha256 of what the run is made of (graph, tofu, providers' settings, kubeconfig, backend). */
+  readonly inputs: string;
+  readonly lineage: string;
+  readonly serial: number;
+  /** `Kind/name` -> sha256 of the object's print (uid and fields). */
+  readonly objects: Readonly<Record<string, string>>;
+  /** `Kind/name: manager` of each writer that is not deploy's own (an apply does not record those). */
+  readonly foreignWriters: readonly string[];
+}
+
+interface NoopRecord extends Omit<TargetPrint, 'foreignWriters'> {
+  readonly version: number;
+  readonly recordedAt: string;
+  readonly recordedBy: 'plan' | 'apply';
+}
+
+export interface StateView {
+  readonly lineage: string;
+  readonly serial: number;
+  readonly outputs: Record<string, { value: unknown }>;
+  readonly resources: readonly StateResource[];
+}
+
+export type NoopVerdict =
+  | {
+      readonly verified: true;
+      readonly movedTags: ReadonlyMap<string, MovedTag>;
+      readonly outputs: Record<string, { value: unknown }>;
+      /** for the line that says so */
+      readonly words: string;
+    }
+  | {
+      readonly verified: false;
+      /** why the full plan runs, in words */
+      readonly reason: string;
+      /** the print taken now, before the full plan (for its record), when one could be taken */
+      readonly print?: TargetPrint | undefined;
+    };
+
+/** Whether this run may use the check and keep records: off by DEPLOY_FAST_PLAN=off, and for targets with SPIRE steps (their reads reach another machine). */
+export function fastPlanAllowed(ctx: Pick<NoopCheckContext, 'env' | 'model'>): string | undefined {
+  if ((ctx.env[FAST_PLAN_ENV] ?? '').toLowerCase() === 'off') return `${FAST_PLAN_ENV}=off`;
+  if (ctx.model.spire !== undefined) return 'the target has SPIRE steps, whose reads the fast path does not make';
+  return undefined;
+}
+
+function recordFile(ctx: Pick<NoopCheckContext, 'env' | 'model'>): string {
+  return join(stateDir(ctx.env), 'noop', `${ctx.model.stateKey}.json`);
+}
+
+/** Compares the target now with its record; never throws (a failure is a reason for the full plan). */
+export async function checkNoop(ctx: NoopCheckContext): Promise<NoopVerdict> {
+  let print: TargetPrint | undefined;
+  try {
+    const [record, state] = await Promise.all([readRecord(ctx), readState(ctx)]);
+    print = await takePrint(ctx, state);
+    if (record === undefined) return { verified: false, reason: 'no record of a verified plan of this state on this machine yet (this plan makes one)', print };
+    const differs = compare(record, print);
+    if (differs !== undefined) return { verified: false, reason: `${differs} since the ${record.recordedBy} of ${record.recordedAt}`, print };
+    if (state === undefined) return { verified: false, reason: 'the state is empty', print };
+    const tags = await readTags(ctx);
+    if ('reason' in tags) return { verified: false, reason: tags.reason, print };
+    const moved = movedFrom(recordedPushDigests(state.resources), tags.digests);
+    return {
+      verified: true,
+      movedTags: moved,
+      outputs: state.outputs,
+      words: `no changes, verified without a refresh: the graph, the state (serial ${state.serial}) and ${Object.keys(print.objects).length} objects of the cluster are as the ${record.recordedBy} of ${record.recordedAt} left them, and every tag is in the registry (${FAST_PLAN_ENV}=off runs the full plan)`,
+    };
+  } catch (err) {
+    return { verified: false, reason: `the check could not read everything it needs (${(err as Error).message})`, print };
+  }
+}
+
+/** The print of the target now (state, objects); undefined when it cannot be taken. */
+export async function printTarget(ctx: NoopCheckContext): Promise<TargetPrint | undefined> {
+  try {
+    return await takePrint(ctx, await readState(ctx));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Keeps `print` as the verified state of the target. An apply's print is kept only when no
+ * foreign writer is among its objects' fields (see the module comment).
+ */
+export async function recordNoop(ctx: Pick<NoopCheckContext, 'env' | 'model'>, print: TargetPrint, by: 'plan' | 'apply'): Promise<boolean> {
+  if (by === 'apply' && print.foreignWriters.length > 0) {
+    await forgetNoop(ctx);
+    return false;
+  }
+  const { foreignWriters: _, ...kept } = print;
+  const record: NoopRecord = { version: RECORD_VERSION, recordedAt: new Date().toISOString(), recordedBy: by, ...kept };
+  const file = recordFile(ctx);
+  await mkdir(join(file, '..'), { recursive: true });
+  await writeFile(`${file}.tmp`, JSON.stringify(record, null, 1) + '\n');
+  await rename(`${file}.tmp`, file);
+  return true;
+}
+
+/** Drops the record (an apply is about to change the target). */
+export async function forgetNoop(ctx: Pick<NoopCheckContext, 'env' | 'model'>): Promise<void> {
+  await rm(recordFile(ctx), { force: true });
+}
+
+async function readRecord(ctx: NoopCheckContext): Promise<NoopRecord | undefined> {
+  const text = await readFile(recordFile(ctx), 'utf8').catch(() => undefined);
+  if (text === undefined) return undefined;
+  try {
+    const r = JSON.parse(text) as NoopRecord;
+    return r.version === RECORD_VERSION ? r : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The first difference between a record and a print, in words; undefined when none. */
+export function compare(record: Omit<TargetPrint, 'foreignWriters'>, now: Omit<TargetPrint, 'foreignWriters'>): string | undefined {
+  if (record.inputs !== now.inputs) return 'the graph, tofu, its providers, the kubeconfig or the backend changed';
+  if (record.lineage !== now.lineage || record.serial !== now.serial) return `the state changed (serial ${record.serial} -> ${now.serial})`;
+  for (const [k, h] of Object.entries(record.objects)) {
+    const n = now.objects[k];
+    if (n === undefined) return `${k} is gone from the cluster`;
+    if (n !== h) return `${k} changed in the cluster`;
+  }
+  for (const k of Object.keys(now.objects)) if (!(k in record.objects)) return `${k} appeared in the cluster`;
+  return undefined;
+}
+
+async function readState(ctx: NoopCheckContext): Promise<StateView | undefined> {
+  const { backendRequest, httpFailure } = await import('../state/http-client.js');
+  const url = new URL(ctx.backend.address);
+  const res = await backendRequest('GET', url, { username: ctx.backend.env.TF_HTTP_USERNAME, password: ctx.backend.env.TF_HTTP_PASSWORD, signal: ctx.signal });
+  if (res.status === 204 || res.status === 404) return undefined;
+  if (res.status !== 200) throw await httpFailure('GET', url, res);
+  const text = await res.text();
+  if (text.trim() === '') return undefined;
+  const doc = JSON.parse(text) as { lineage?: string; serial?: number; outputs?: StateView['outputs']; resources?: StateResource[] };
+  return { lineage: doc.lineage ?? '', serial: doc.serial ?? -1, outputs: doc.outputs ?? {}, resources: doc.resources ?? [] };
+}
+
+async function takePrint(ctx: NoopCheckContext, state: StateView | undefined): Promise<TargetPrint> {
+  const { openKubeLister } = await import('../rollout/kube-read.js');
+  const lister = await openKubeLister({ ...ctx.env, KUBE_CONFIG_PATH: ctx.kubeconfig }, { requestMs: 15_000, attempts: 2 });
+  if (lister === undefined) throw new Error('the kubeconfig needs the full Kubernetes client (an exec plugin, an auth provider or a proxy)');
+  const [inputs, objects] = await Promise.all([inputsPrint(ctx, lister.server), listObjects(lister, ctx.model)]);
+  const prints: Record<string, string> = {};
+  const foreign: string[] = [];
+  for (const { kind, object } of objects) {
+    const key = `${kind}/${object.metadata?.name ?? '?'}`;
+    prints[key] = objectPrint(object);
+    for (const m of object.metadata?.managedFields ?? []) {
+      if (m.subresource === undefined && m.manager !== undefined && !OWN_MANAGERS.has(m.manager)) foreign.push(`${key}: ${m.manager}`);
+    }
+  }
+  return { inputs, lineage: state?.lineage ?? '', serial: state?.serial ?? -1, objects: prints, foreignWriters: foreign };
+}
+
+interface KubeObject {
+  metadata?: {
+    name?: string;
+    annotations?: Record<string, string>;
+    managedFields?: { manager?: string; subresource?: string }[];
+    [k: string]: unknown;
+  };
+  [k: string]: unknown;
+}
+
+/** The kinds the graph makes in the namespace, and the cluster-wide objects it reads. */
+async function listObjects(lister: KubeLister, model: TargetModel): Promise<{ kind: string; object: KubeObject }[]> {
+  const ns = encodeURIComponent(model.namespace);
+  const lists: [string, string, Record<string, string>?][] = [
+    ['Namespace', '/api/v1/namespaces', { fieldSelector: `metadata.name=${model.namespace}` }],
+    ['RuntimeClass', '/apis/node.k8s.io/v1/runtimeclasses', { fieldSelector: `metadata.name=${model.runtimeClass}` }],
+    ['Deployment', `/apis/apps/v1/namespaces/${ns}/deployments`],
+    ['PersistentVolumeClaim', `/api/v1/namespaces/${ns}/persistentvolumeclaims`],
+    ['ServiceAccount', `/api/v1/namespaces/${ns}/serviceaccounts`],
+    ['NetworkPolicy', `/apis/networking.k8s.io/v1/namespaces/${ns}/networkpolicies`],
+  ];
+  const results = await Promise.all(lists.map(([kind, path, query]) => lister.list(`list ${kind}`, path, query).then((r) => r.items.map((object) => ({ kind, object: object as KubeObject })))));
+  return results.flat();
+}
+
+/** sha256 of the object without what only the cluster writes; its uid stays in. */
+export function objectPrint(object: KubeObject): string {
+  const { status: _status, ...rest } = object;
+  const { resourceVersion: _rv, managedFields: _mf, annotations, ...metadata } = object.metadata ?? {};
+  const kept = Object.fromEntries(Object.entries(annotations ?? {}).filter(([k]) => !CLUSTER_ANNOTATIONS.has(k)));
+  return sha256(stableJson({ ...rest, metadata: { ...metadata, annotations: kept } }));
+}
+
+/** What the run is made of: the graph's bytes, tofu, the providers' settings, the kubeconfig and the backend. */
+async function inputsPrint(ctx: NoopCheckContext, server: string): Promise<string> {
+  const graph = await readFile(join(ctx.graphDir, GRAPH_FILE));
+  const kubeconfig = await readFile(ctx.kubeconfig);
+  const tofu = await stat(ctx.tools.tofu).then((s) => `${s.size} ${s.mtimeMs}`, () => 'absent');
+  const settings = ['TF_CLI_CONFIG_FILE', 'DEPLOY_PROVIDER_PATCHES', 'DEPLOY_PROVIDERS', 'DEPLOY_CACHE_DIR'].map((v) => `${v}=${ctx.env[v] ?? ''}`);
+  const backend = ctx.backend.embedded ? `embedded ${stateDir(ctx.env)}` : ctx.backend.address;
+  return sha256(stableJson({ graph: sha256(graph), kubeconfig: sha256(kubeconfig), server, tofu: `${ctx.tools.tofu} ${tofu}`, tools: ctx.tools.env, settings, backend }));
+}
+
+async function readTags(ctx: NoopCheckContext): Promise<{ digests: Map<string, string> } | { reason: string }> {
+  const { readTagDigests } = await import('../tools/registry-digest.js');
+  const read = await readTagDigests(
+    ctx.model.nodes.map((n) => n.tagRef),
+    { tlsVerify: ctx.model.registryTlsVerify, env: ctx.env },
+  );
+  const digests = new Map<string, string>();
+  for (const n of ctx.model.nodes) {
+    const d = read.get(n.tagRef);
+    if (d?.kind === 'gone') return { reason: `node ${n.name}: its tag ${n.tagRef} is gone from the registry` };
+    if (d?.kind !== 'digest') return { reason: `node ${n.name}: the tag ${n.tagRef} could not be read in-process (${d?.why ?? 'no answer'})` };
+    digests.set(n.name, d.digest);
+  }
+  return { digests };
+}
+
+function sha256(data: string | Buffer): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/** JSON with the keys of every object sorted: the same object gives the same text. */
+function stableJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
+  if (v !== null && typeof v === 'object') {
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+}

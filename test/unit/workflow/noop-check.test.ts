@@ -1,0 +1,81 @@
+/**
+ * The pure parts of the verified no-op check: what an object's print leaves out (only what
+ * the cluster writes), what counts as a difference, when the check is off, and that an apply
+ * with a foreign writer keeps no record. The check itself runs against the real cluster,
+ * backend and registry in test/e2e (deploy-us1, deploy-drift, deploy-moved-tag).
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { TargetModel } from '../../../src/config/target-model.js';
+import { compare, fastPlanAllowed, forgetNoop, objectPrint, recordNoop, type TargetPrint } from '../../../src/workflow/noop-check.js';
+
+const deployment = (over: Record<string, unknown> = {}, annotations: Record<string, string> = {}) => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name: 'web', uid: 'u1', generation: 2, resourceVersion: '100', managedFields: [{ manager: 'deploy' }], annotations: { 'deploy.fediversity/owner': 'x', ...annotations } },
+  spec: { replicas: 1, template: { spec: { containers: [{ image: 'r/web@sha256:1' }] } } },
+  status: { readyReplicas: 1 },
+  ...over,
+});
+
+describe('objectPrint', () => {
+  it('ignores what only the cluster writes: resourceVersion, managedFields, status, the revision and last-rollout annotations, key order', () => {
+    const base = objectPrint(deployment());
+    const moved = deployment({ status: { readyReplicas: 0 } }, { 'deployment.kubernetes.io/revision': '7', 'deploy.fediversity/last-rollout': '{}' });
+    moved.metadata.resourceVersion = '200';
+    moved.metadata.managedFields = [{ manager: 'kube-controller-manager' }];
+    expect(objectPrint(moved)).toBe(base);
+    const { spec, ...rest } = deployment();
+    expect(objectPrint({ spec, ...rest })).toBe(base);
+  });
+
+  it('sees a field changed by anyone, an annotation added, and an object made again (another uid)', () => {
+    const base = objectPrint(deployment());
+    expect(objectPrint(deployment({ spec: { replicas: 0 } }))).not.toBe(base);
+    expect(objectPrint(deployment({}, { 'kubectl.kubernetes.io/restartedAt': 'now' }))).not.toBe(base);
+    const again = deployment();
+    again.metadata.uid = 'u2';
+    expect(objectPrint(again)).not.toBe(base);
+  });
+});
+
+describe('compare', () => {
+  const print: TargetPrint = { inputs: 'i', lineage: 'l', serial: 3, objects: { 'Deployment/web': 'a', 'Namespace/ns': 'b' }, foreignWriters: [] };
+  it('finds nothing between equal prints', () => {
+    expect(compare(print, { ...print, objects: { 'Namespace/ns': 'b', 'Deployment/web': 'a' } })).toBeUndefined();
+  });
+  it('names the first difference', () => {
+    expect(compare(print, { ...print, inputs: 'j' })).toMatch(/graph, tofu/);
+    expect(compare(print, { ...print, serial: 4 })).toBe('the state changed (serial 3 -> 4)');
+    expect(compare(print, { ...print, lineage: 'm' })).toMatch(/state changed/);
+    expect(compare(print, { ...print, objects: { 'Namespace/ns': 'b' } })).toBe('Deployment/web is gone from the cluster');
+    expect(compare(print, { ...print, objects: { ...print.objects, 'Deployment/web': 'z' } })).toBe('Deployment/web changed in the cluster');
+    expect(compare(print, { ...print, objects: { ...print.objects, 'ServiceAccount/x': 'c' } })).toBe('ServiceAccount/x appeared in the cluster');
+  });
+});
+
+describe('fastPlanAllowed and the record', () => {
+  const model = { stateKey: 'g-all', spire: undefined } as unknown as TargetModel;
+  it('is off with DEPLOY_FAST_PLAN=off and for a target with SPIRE steps', () => {
+    expect(fastPlanAllowed({ env: {}, model })).toBeUndefined();
+    expect(fastPlanAllowed({ env: { DEPLOY_FAST_PLAN: 'OFF' }, model })).toBe('DEPLOY_FAST_PLAN=off');
+    expect(fastPlanAllowed({ env: {}, model: { ...model, spire: {} } as unknown as TargetModel })).toMatch(/SPIRE/);
+  });
+
+  it("keeps a plan's print, and an apply's only without foreign writers", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'noop-record-'));
+    const ctx = { env: { DEPLOY_STATE_DIR: dir }, model };
+    const file = join(dir, 'noop', 'g-all.json');
+    const print: TargetPrint = { inputs: 'i', lineage: 'l', serial: 3, objects: { 'Deployment/web': 'a' }, foreignWriters: ['Deployment/web: kubectl-edit'] };
+    expect(await recordNoop(ctx, print, 'plan')).toBe(true);
+    expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({ recordedBy: 'plan', serial: 3, objects: { 'Deployment/web': 'a' } });
+    expect(await recordNoop(ctx, print, 'apply')).toBe(false);
+    await expect(readFile(file, 'utf8')).rejects.toThrow();
+    expect(await recordNoop(ctx, { ...print, foreignWriters: [] }, 'apply')).toBe(true);
+    await forgetNoop(ctx);
+    await expect(readFile(file, 'utf8')).rejects.toThrow();
+    await rm(dir, { recursive: true, force: true });
+  });
+});
