@@ -35,6 +35,8 @@ import { FIELD_MANAGER, ROLLBACK_FIELD_MANAGER } from '../contract/field-manager
 import { LAST_ROLLOUT_ANNOTATION } from '../rollout/last-rollout.js';
 import type { TargetModel } from '../config/target-model.js';
 import { GRAPH_FILE } from '../graph/synth.js';
+import { names } from '../config/names.js';
+import { nodeResourceOf } from '../contract/graph-ids.js';
 import { stateDir } from '../paths.js';
 import type { KubeLister } from '../rollout/kube-read.js';
 import type { RunTools } from '../tools/preflight.js';
@@ -69,14 +71,21 @@ export interface NoopCheckContext {
 
 /** What a record holds, and what the check takes to compare with it. */
 export interface TargetPrint {
-  /** sha256 of what the run is made of (graph, tofu, providers' settings, kubeconfig, backend). */
+  /** sha256 of what the run is made of but the graph (tofu, providers' settings, kubeconfig, backend). */
   readonly inputs: string;
+  /** the graph: sha256 of each resource's and data source's block by address, and of the rest */
+  readonly graph: GraphPrint;
   readonly lineage: string;
   readonly serial: number;
   /** `Kind/name` -> sha256 of the object's print (uid and fields). */
   readonly objects: Readonly<Record<string, string>>;
   /** `Kind/name: manager` of each writer that is not deploy's own (an apply does not record those). */
   readonly foreignWriters: readonly string[];
+}
+
+export interface GraphPrint {
+  readonly rest: string;
+  readonly resources: Readonly<Record<string, string>>;
 }
 
 interface NoopRecord extends Omit<TargetPrint, 'foreignWriters'> {
@@ -99,6 +108,18 @@ export type NoopVerdict =
       readonly outputs: Record<string, { value: unknown }>;
       /** for the line that says so */
       readonly words: string;
+    }
+  | {
+      /** only these nodes' parts of the graph changed, and the rest is verified unchanged: plan them alone (-target) */
+      readonly verified: 'nodes';
+      readonly nodes: readonly string[];
+      /** the graph addresses of those nodes, as the graph has them now and as the record had them */
+      readonly targets: readonly string[];
+      /** the other nodes whose tag moved (their digest data sources are not read by a targeted plan) */
+      readonly movedTags: ReadonlyMap<string, MovedTag>;
+      readonly outputs: Record<string, { value: unknown }>;
+      readonly words: string;
+      readonly print: TargetPrint;
     }
   | {
       readonly verified: false;
@@ -126,17 +147,32 @@ export async function checkNoop(ctx: NoopCheckContext): Promise<NoopVerdict> {
     const [record, state] = await Promise.all([readRecord(ctx), readState(ctx)]);
     print = await takePrint(ctx, state);
     if (record === undefined) return { verified: false, reason: 'no record of a verified plan of this state on this machine yet (this plan makes one)', print };
-    const differs = compare(record, print);
-    if (differs !== undefined) return { verified: false, reason: `${differs} since the ${record.recordedBy} of ${record.recordedAt}`, print };
+    const since = `since the ${record.recordedBy} of ${record.recordedAt}`;
+    const diff = compare(record, print);
+    if (diff.kind === 'differs') return { verified: false, reason: `${diff.reason} ${since}`, print };
     if (state === undefined) return { verified: false, reason: 'the state is empty', print };
-    const tags = await readTags(ctx);
+    const changed = new Set(diff.kind === 'nodes' ? diff.nodes : []);
+    const tags = await readTags(ctx, changed);
     if ('reason' in tags) return { verified: false, reason: tags.reason, print };
     const moved = movedFrom(recordedPushDigests(state.resources), tags.digests);
+    const objects = `${Object.keys(print.objects).length} objects of the cluster`;
+    if (diff.kind === 'nodes') {
+      const nodes = [...changed].sort();
+      return {
+        verified: 'nodes',
+        nodes,
+        targets: diff.addresses,
+        movedTags: moved,
+        outputs: state.outputs,
+        print,
+        words: `only node${nodes.length === 1 ? '' : 's'} ${nodes.join(', ')} changed in the graph: planned alone (-target); the rest of the graph, the state (serial ${state.serial}), the other ${objects} and the other nodes' tags are as the ${record.recordedBy} of ${record.recordedAt} left them (${FAST_PLAN_ENV}=off runs the full plan)`,
+      };
+    }
     return {
       verified: true,
       movedTags: moved,
       outputs: state.outputs,
-      words: `no changes, verified without a refresh: the graph, the state (serial ${state.serial}) and ${Object.keys(print.objects).length} objects of the cluster are as the ${record.recordedBy} of ${record.recordedAt} left them, and every tag is in the registry (${FAST_PLAN_ENV}=off runs the full plan)`,
+      words: `no changes, verified without a refresh: the graph, the state (serial ${state.serial}) and ${objects} are as the ${record.recordedBy} of ${record.recordedAt} left them, and every tag is in the registry (${FAST_PLAN_ENV}=off runs the full plan)`,
     };
   } catch (err) {
     return { verified: false, reason: `the check could not read everything it needs (${(err as Error).message})`, print };
@@ -186,17 +222,54 @@ async function readRecord(ctx: NoopCheckContext): Promise<NoopRecord | undefined
   }
 }
 
-/** The first difference between a record and a print, in words; undefined when none. */
-export function compare(record: Omit<TargetPrint, 'foreignWriters'>, now: Omit<TargetPrint, 'foreignWriters'>): string | undefined {
-  if (record.inputs !== now.inputs) return 'the graph, tofu, its providers, the kubeconfig or the backend changed';
-  if (record.lineage !== now.lineage || record.serial !== now.serial) return `the state changed (serial ${record.serial} -> ${now.serial})`;
-  for (const [k, h] of Object.entries(record.objects)) {
-    const n = now.objects[k];
-    if (n === undefined) return `${k} is gone from the cluster`;
-    if (n !== h) return `${k} changed in the cluster`;
+export type Difference =
+  | { readonly kind: 'same' }
+  /** only the graph parts of these nodes (and their objects) differ */
+  | { readonly kind: 'nodes'; readonly nodes: readonly string[]; readonly addresses: readonly string[] }
+  | { readonly kind: 'differs'; readonly reason: string };
+
+type Comparable = Omit<TargetPrint, 'foreignWriters'>;
+
+/**
+ * What differs between a record and a print: nothing; only some nodes' parts of the graph
+ * (then their own objects may differ too, as their plan will tell); or anything else, in words.
+ */
+export function compare(record: Comparable, now: Comparable): Difference {
+  if (record.inputs !== now.inputs) return { kind: 'differs', reason: 'tofu, its providers, the kubeconfig or the backend changed' };
+  if (record.graph.rest !== now.graph.rest) return { kind: 'differs', reason: 'the graph changed outside the nodes (providers, outputs, backend)' };
+  if (record.lineage !== now.lineage || record.serial !== now.serial) return { kind: 'differs', reason: `the state changed (serial ${record.serial} -> ${now.serial})` };
+  const addresses = new Set<string>();
+  const nodes = new Set<string>();
+  for (const a of new Set([...Object.keys(record.graph.resources), ...Object.keys(now.graph.resources)])) {
+    if (record.graph.resources[a] === now.graph.resources[a]) continue;
+    const node = nodeResourceOf(a.split('.').at(-1) ?? '')?.node;
+    if (node === undefined) return { kind: 'differs', reason: `the graph changed outside the nodes (${a})` };
+    nodes.add(node);
   }
-  for (const k of Object.keys(now.objects)) if (!(k in record.objects)) return `${k} appeared in the cluster`;
-  return undefined;
+  // every address of a changed node, as the graph has it now and as the record had it
+  for (const a of [...Object.keys(record.graph.resources), ...Object.keys(now.graph.resources)]) {
+    const node = nodeResourceOf(a.split('.').at(-1) ?? '')?.node;
+    if (node !== undefined && nodes.has(node) && !a.startsWith('data.')) addresses.add(a);
+  }
+  const owned = new Set([...nodes].flatMap((n) => [`Deployment/${names.deployment(n)}`, `PersistentVolumeClaim/${names.stateClaim(n)}`, `ServiceAccount/${names.serviceAccount(n)}`]));
+  for (const [k, h] of Object.entries(record.objects)) {
+    if (owned.has(k)) continue;
+    const n = now.objects[k];
+    if (n === undefined) return { kind: 'differs', reason: `${k} is gone from the cluster` };
+    if (n !== h) return { kind: 'differs', reason: `${k} changed in the cluster` };
+  }
+  for (const k of Object.keys(now.objects)) if (!(k in record.objects) && !owned.has(k)) return { kind: 'differs', reason: `${k} appeared in the cluster` };
+  return nodes.size === 0 ? { kind: 'same' } : { kind: 'nodes', nodes: [...nodes].sort(), addresses: [...addresses].sort() };
+}
+
+/** The graph's print: each resource's and data source's block by address, and the rest. */
+export function graphPrint(text: string): GraphPrint {
+  const doc = JSON.parse(text) as { resource?: Record<string, Record<string, unknown>>; data?: Record<string, Record<string, unknown>>; [k: string]: unknown };
+  const { resource, data, ...rest } = doc;
+  const resources: Record<string, string> = {};
+  for (const [type, byName] of Object.entries(resource ?? {})) for (const [name, block] of Object.entries(byName)) resources[`${type}.${name}`] = sha256(stableJson(block));
+  for (const [type, byName] of Object.entries(data ?? {})) for (const [name, block] of Object.entries(byName)) resources[`data.${type}.${name}`] = sha256(stableJson(block));
+  return { rest: sha256(stableJson(rest)), resources };
 }
 
 async function readState(ctx: NoopCheckContext): Promise<StateView | undefined> {
@@ -215,7 +288,7 @@ async function takePrint(ctx: NoopCheckContext, state: StateView | undefined): P
   const { openKubeLister } = await import('../rollout/kube-read.js');
   const lister = await openKubeLister({ ...ctx.env, KUBE_CONFIG_PATH: ctx.kubeconfig }, { requestMs: 15_000, attempts: 2 });
   if (lister === undefined) throw new Error('the kubeconfig needs the full Kubernetes client (an exec plugin, an auth provider or a proxy)');
-  const [inputs, objects] = await Promise.all([inputsPrint(ctx, lister.server), listObjects(lister, ctx.model)]);
+  const [inputs, graph, objects] = await Promise.all([inputsPrint(ctx, lister.server), readFile(join(ctx.graphDir, GRAPH_FILE), 'utf8').then(graphPrint), listObjects(lister, ctx.model)]);
   const prints: Record<string, string> = {};
   const foreign: string[] = [];
   for (const { kind, object } of objects) {
@@ -225,7 +298,7 @@ async function takePrint(ctx: NoopCheckContext, state: StateView | undefined): P
       if (m.subresource === undefined && m.manager !== undefined && !OWN_MANAGERS.has(m.manager)) foreign.push(`${key}: ${m.manager}`);
     }
   }
-  return { inputs, lineage: state?.lineage ?? '', serial: state?.serial ?? -1, objects: prints, foreignWriters: foreign };
+  return { inputs, graph, lineage: state?.lineage ?? '', serial: state?.serial ?? -1, objects: prints, foreignWriters: foreign };
 }
 
 interface KubeObject {
@@ -261,24 +334,25 @@ export function objectPrint(object: KubeObject): string {
   return sha256(stableJson({ ...rest, metadata: { ...metadata, annotations: kept } }));
 }
 
-/** What the run is made of: the graph's bytes, tofu, the providers' settings, the kubeconfig and the backend. */
+/** What the run is made of besides the graph: tofu, the providers' settings, the kubeconfig and the backend. */
 async function inputsPrint(ctx: NoopCheckContext, server: string): Promise<string> {
-  const graph = await readFile(join(ctx.graphDir, GRAPH_FILE));
   const kubeconfig = await readFile(ctx.kubeconfig);
   const tofu = await stat(ctx.tools.tofu).then((s) => `${s.size} ${s.mtimeMs}`, () => 'absent');
   const settings = ['TF_CLI_CONFIG_FILE', 'DEPLOY_PROVIDER_PATCHES', 'DEPLOY_PROVIDERS', 'DEPLOY_CACHE_DIR'].map((v) => `${v}=${ctx.env[v] ?? ''}`);
   const backend = ctx.backend.embedded ? `embedded ${stateDir(ctx.env)}` : ctx.backend.address;
-  return sha256(stableJson({ graph: sha256(graph), kubeconfig: sha256(kubeconfig), server, tofu: `${ctx.tools.tofu} ${tofu}`, tools: ctx.tools.env, settings, backend }));
+  return sha256(stableJson({ kubeconfig: sha256(kubeconfig), server, tofu: `${ctx.tools.tofu} ${tofu}`, tools: ctx.tools.env, settings, backend }));
 }
 
-async function readTags(ctx: NoopCheckContext): Promise<{ digests: Map<string, string> } | { reason: string }> {
+/** The tag of every node but the `skipped` ones (their plan reads them), in-process. */
+async function readTags(ctx: NoopCheckContext, skipped: ReadonlySet<string>): Promise<{ digests: Map<string, string> } | { reason: string }> {
   const { readTagDigests } = await import('../tools/registry-digest.js');
+  const nodes = ctx.model.nodes.filter((n) => !skipped.has(n.name));
   const read = await readTagDigests(
-    ctx.model.nodes.map((n) => n.tagRef),
+    nodes.map((n) => n.tagRef),
     { tlsVerify: ctx.model.registryTlsVerify, env: ctx.env },
   );
   const digests = new Map<string, string>();
-  for (const n of ctx.model.nodes) {
+  for (const n of nodes) {
     const d = read.get(n.tagRef);
     if (d?.kind === 'gone') return { reason: `node ${n.name}: its tag ${n.tagRef} is gone from the registry` };
     if (d?.kind !== 'digest') return { reason: `node ${n.name}: the tag ${n.tagRef} could not be read in-process (${d?.why ?? 'no answer'})` };

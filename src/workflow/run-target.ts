@@ -16,7 +16,7 @@ import { openBackend } from './backend.js';
 import { refuseClaimLosses } from './claim-guard.js';
 import { planDestroy } from './destroy-plan.js';
 import { planPushingGoneTags } from './missing-tags.js';
-import { movedTags } from './moved-tags.js';
+import { movedTags, type MovedTag } from './moved-tags.js';
 import { nodeNamesFrom } from './node-names.js';
 import { summarizePlan, type NodeSummary, type TargetSummary } from './plan-summary.js';
 import { writeSelfWrapper } from './self.js';
@@ -27,6 +27,9 @@ import type { RolloutReport } from '../rollout/report.js';
 import type { RunTools } from '../tools/preflight.js';
 
 export type Mode = 'plan' | 'apply' | 'destroy';
+
+/** tofu's warnings on a plan and apply with -target (the run says itself which nodes it planned alone). */
+const TARGETING_WARNINGS = /^(Resource targeting is in effect|Applied changes may be incomplete)$/;
 
 /** How long a failed or interrupted apply waits for its rollout steps' reports (they take < 1 s). */
 const STEP_REPORT_GRACE_MS = 20_000;
@@ -143,6 +146,8 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
       // a rollout step's failure: its row and the rollout summary say it (tofu's words are the
       // step's whole output); any other diagnostic names the node and part (formatDiagnostic)
       if (d.address !== undefined && isRolloutStep(d.address)) return;
+      // tofu's warnings about -target: the run said why it planned some nodes alone
+      if (scoped !== undefined && d.severity === 'warning' && TARGETING_WARNINGS.test(d.summary)) return;
       opts.progress(`[${model.target}] ${tofu.formatDiagnostic(d)}`);
     };
     const base = {
@@ -159,16 +164,24 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
     const noopCtx = { model, graphDir, tools: opts.tools, kubeconfig: opts.kubeconfig, env: opts.env, backend, signal };
     const fastOff = mode === 'destroy' ? 'destroy' : noop.fastPlanAllowed(noopCtx);
     let printBefore: import('./noop-check.js').TargetPrint | undefined;
+    // only some nodes changed, the rest verified: those nodes' addresses (-target)
+    let scoped: { readonly targets: readonly string[]; readonly movedTags: ReadonlyMap<string, MovedTag>; readonly outputs: Record<string, { value: unknown }> } | undefined;
     if (fastOff === undefined) {
       const verdict = await noop.checkNoop(noopCtx);
-      if (verdict.verified) {
+      if (verdict.verified === 'nodes') {
+        say(verdict.words);
+        scoped = verdict;
+        printBefore = verdict.print;
+      } else if (verdict.verified) {
         say(verdict.words);
         if (mode === 'apply') checkSubmission(model, verdict.outputs);
         const summary = summarizePlan(model, [], false, { destroy: false, allowed: opts.allowVolumeReplacement ?? new Set() }, { movedTags: verdict.movedTags });
         return { summary: { ...summary, verifiedNoop: true }, rollouts: [], applied: false, nodeNames: nodeNamesFrom(verdict.outputs), exitCode: ExitCode.ok, graphDir };
       }
-      say(`full plan: ${verdict.reason}`);
-      printBefore = verdict.print;
+      else {
+        say(`full plan: ${verdict.reason}`);
+        printBefore = verdict.print;
+      }
     }
     opts.progress(`[${model.target}] tofu init (graph ${graphDir})`);
     // init's chatter (provider lookups, the lock file's checksum warning) is noise here
@@ -184,7 +197,7 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
     const { plan, pushedAgain } = await (mode === 'destroy'
       ? planDestroy((refresh) => tofu.planGraph({ ...base, destroy: true, refresh }), say).then((p) => ({ plan: p, pushedAgain: new Set<string>() }))
       : planPushingGoneTags(
-          (replace) => tofu.planGraph({ ...base, replace }),
+          (replace) => tofu.planGraph({ ...base, replace, targets: scoped?.targets }),
           async () => JSON.parse(await readFile(join(graphDir, GRAPH_FILE), 'utf8')),
           (node) => model.nodes.find((n) => n.name === node)?.tagRef,
           say,
@@ -193,13 +206,15 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
     // FR-003: the digest each tag points at now against the one recorded at its push, from the
     // state the plan was made from (no process; the plan file is read in-process)
     const { readPlanState } = await import('../tools/plan-file.js');
-    const moved = mode === 'destroy' ? undefined : movedTags(await readPlanState(plan.planFile));
+    // (a plan of some nodes reads only their tags: the check read the others')
+    const moved = mode === 'destroy' ? undefined : new Map([...(scoped?.movedTags ?? []), ...movedTags(await readPlanState(plan.planFile))]);
     const summary = summarizePlan(model, plan.changes, plan.hasChanges, { destroy: mode === 'destroy', allowed: opts.allowVolumeReplacement ?? new Set() }, { pushedAgain, movedTags: moved });
     // law 10: the claim of a node that stays goes only when the operator named the node
     if (mode === 'apply') refuseClaimLosses(model, summary.claimLosses);
     // FR-009: the node names from the graph's output: as planned, or (no change, or after the
     // apply) as the state holds them; a destroy leaves none
-    const nodeNames = async (planned: typeof plan.outputs) => (mode === 'destroy' ? undefined : nodeNamesFrom(planned ?? (await tofu.readOutputs(base))));
+    // (a plan of some nodes: the outputs are the state's, which the check found the graph keeps)
+    const nodeNames = async (planned: typeof plan.outputs) => (mode === 'destroy' ? undefined : nodeNamesFrom(planned ?? scoped?.outputs ?? (await tofu.readOutputs(base))));
     if (!plan.hasChanges && pushedAgain.size === 0 && printBefore !== undefined) {
       // verified by tofu's refresh: the print taken before it is the target's no-op state
       await noop.recordNoop(noopCtx, printBefore, 'plan').catch((err: Error) => logger.warn({ kind: 'noop-record', err: err.message }, 'the no-op record was not written'));

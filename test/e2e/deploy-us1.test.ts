@@ -142,5 +142,14 @@ describe('US1: deploy a node to a cluster as an image', () => {
     expect(pod.metadata.uid).not.toBe(firstPod.web.metadata.uid);
     expect(await h.exec('web', 'cat /etc/node-config')).toContain(`e2e=${h.namespace}`);
     expect((await h.podOf('mail')).metadata.uid).toBe(firstPod.mail.metadata.uid);
+    // issue 22: only web's part of the graph changed, the rest was verified: web planned alone
+    expect(r.stderr).toContain('only node web changed in the graph: planned alone (-target)');
+    expect(r.stderr).not.toContain('Resource targeting is in effect');
+    // and the state is whole: the full plan finds nothing to do, and the apply's record answers the next plan
+    const full = await h.deploy('plan', plan2, ['--target', 'all'], { DEPLOY_FAST_PLAN: 'off' });
+    expect(full.exitCode, full.stderr).toBe(0);
+    expect(full.json.targets[0].changes, full.stdout).toBe(false);
+    const again = await h.deploy('plan', plan2, ['--target', 'all']);
+    expect(again.json.targets[0].verifiedNoop, again.stderr).toBe(true);
   });
 });

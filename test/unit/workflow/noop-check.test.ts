@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { TargetModel } from '../../../src/config/target-model.js';
-import { compare, fastPlanAllowed, forgetNoop, objectPrint, recordNoop, type TargetPrint } from '../../../src/workflow/noop-check.js';
+import { compare, fastPlanAllowed, forgetNoop, graphPrint, objectPrint, recordNoop, type TargetPrint } from '../../../src/workflow/noop-check.js';
 
 const deployment = (over: Record<string, unknown> = {}, annotations: Record<string, string> = {}) => ({
   apiVersion: 'apps/v1',
@@ -42,17 +42,44 @@ describe('objectPrint', () => {
 });
 
 describe('compare', () => {
-  const print: TargetPrint = { inputs: 'i', lineage: 'l', serial: 3, objects: { 'Deployment/web': 'a', 'Namespace/ns': 'b' }, foreignWriters: [] };
+  const graph = { rest: 'r', resources: { 'null_resource.image-web_push_1A2B3C4D': 'p1', 'kubernetes_manifest.node-web_deployment_1A2B3C4E': 'd1', 'data.external.image-web_digest_1A2B3C4F': 'x1', 'kubernetes_network_policy_v1.target_network-policy_1A2B3C40': 'n1' } };
+  const print: TargetPrint = { inputs: 'i', graph, lineage: 'l', serial: 3, objects: { 'Deployment/web': 'a', 'Namespace/ns': 'b', 'PersistentVolumeClaim/web-state': 'c' }, foreignWriters: [] };
   it('finds nothing between equal prints', () => {
-    expect(compare(print, { ...print, objects: { 'Namespace/ns': 'b', 'Deployment/web': 'a' } })).toBeUndefined();
+    expect(compare(print, { ...print, objects: { 'Namespace/ns': 'b', 'PersistentVolumeClaim/web-state': 'c', 'Deployment/web': 'a' } })).toEqual({ kind: 'same' });
   });
-  it('names the first difference', () => {
-    expect(compare(print, { ...print, inputs: 'j' })).toMatch(/graph, tofu/);
-    expect(compare(print, { ...print, serial: 4 })).toBe('the state changed (serial 3 -> 4)');
-    expect(compare(print, { ...print, lineage: 'm' })).toMatch(/state changed/);
-    expect(compare(print, { ...print, objects: { 'Namespace/ns': 'b' } })).toBe('Deployment/web is gone from the cluster');
-    expect(compare(print, { ...print, objects: { ...print.objects, 'Deployment/web': 'z' } })).toBe('Deployment/web changed in the cluster');
-    expect(compare(print, { ...print, objects: { ...print.objects, 'ServiceAccount/x': 'c' } })).toBe('ServiceAccount/x appeared in the cluster');
+  it('names the first difference outside the nodes', () => {
+    const reason = (now: TargetPrint) => {
+      const d = compare(print, now);
+      return d.kind === 'differs' ? d.reason : d.kind;
+    };
+    expect(reason({ ...print, inputs: 'j' })).toMatch(/tofu, its providers/);
+    expect(reason({ ...print, graph: { ...graph, rest: 's' } })).toMatch(/graph changed outside the nodes/);
+    expect(reason({ ...print, graph: { ...graph, resources: { ...graph.resources, 'kubernetes_network_policy_v1.target_network-policy_1A2B3C40': 'n2' } } })).toBe('the graph changed outside the nodes (kubernetes_network_policy_v1.target_network-policy_1A2B3C40)');
+    expect(reason({ ...print, serial: 4 })).toBe('the state changed (serial 3 -> 4)');
+    expect(reason({ ...print, lineage: 'm' })).toMatch(/state changed/);
+    expect(reason({ ...print, objects: { 'Namespace/ns': 'b', 'PersistentVolumeClaim/web-state': 'c' } })).toBe('Deployment/web is gone from the cluster');
+    expect(reason({ ...print, objects: { ...print.objects, 'Deployment/web': 'z' } })).toBe('Deployment/web changed in the cluster');
+    expect(reason({ ...print, objects: { ...print.objects, 'ServiceAccount/x': 'c' } })).toBe('ServiceAccount/x appeared in the cluster');
+  });
+  it("with only a node's parts of the graph changed, names the node and its resources; its own objects may differ", () => {
+    const now = { ...print, graph: { ...graph, resources: { ...graph.resources, 'null_resource.image-web_push_1A2B3C4D': 'p2' } }, objects: { ...print.objects, 'Deployment/web': 'z' } };
+    expect(compare(print, now)).toEqual({ kind: 'nodes', nodes: ['web'], addresses: ['kubernetes_manifest.node-web_deployment_1A2B3C4E', 'null_resource.image-web_push_1A2B3C4D'] });
+    // another object changed too: the full plan
+    expect(compare(print, { ...now, objects: { ...now.objects, 'Namespace/ns': 'q' } })).toEqual({ kind: 'differs', reason: 'Namespace/ns changed in the cluster' });
+  });
+});
+
+describe('graphPrint', () => {
+  it('prints each block by address and the rest apart', () => {
+    const g = (image: string, output: string) =>
+      JSON.stringify({ output: { names: { value: [output] } }, resource: { null_resource: { 'image-web_push_1A2B3C4D': { triggers: { ref: image } }, 'image-mail_push_1A2B3C41': { triggers: { ref: 'm' } } } }, data: { external: { 'image-web_digest_1A2B3C4F': { program: ['sh'] } } } });
+    const a = graphPrint(g('v1', 'web'));
+    expect(Object.keys(a.resources).sort()).toEqual(['data.external.image-web_digest_1A2B3C4F', 'null_resource.image-mail_push_1A2B3C41', 'null_resource.image-web_push_1A2B3C4D']);
+    const b = graphPrint(g('v2', 'web'));
+    expect(b.rest).toBe(a.rest);
+    expect(b.resources['null_resource.image-web_push_1A2B3C4D']).not.toBe(a.resources['null_resource.image-web_push_1A2B3C4D']);
+    expect(b.resources['null_resource.image-mail_push_1A2B3C41']).toBe(a.resources['null_resource.image-mail_push_1A2B3C41']);
+    expect(graphPrint(g('v1', 'mail')).rest).not.toBe(a.rest);
   });
 });
 
@@ -68,7 +95,7 @@ describe('fastPlanAllowed and the record', () => {
     const dir = await mkdtemp(join(tmpdir(), 'noop-record-'));
     const ctx = { env: { DEPLOY_STATE_DIR: dir }, model };
     const file = join(dir, 'noop', 'g-all.json');
-    const print: TargetPrint = { inputs: 'i', lineage: 'l', serial: 3, objects: { 'Deployment/web': 'a' }, foreignWriters: ['Deployment/web: kubectl-edit'] };
+    const print: TargetPrint = { inputs: 'i', graph: { rest: 'r', resources: {} }, lineage: 'l', serial: 3, objects: { 'Deployment/web': 'a' }, foreignWriters: ['Deployment/web: kubectl-edit'] };
     expect(await recordNoop(ctx, print, 'plan')).toBe(true);
     expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({ recordedBy: 'plan', serial: 3, objects: { 'Deployment/web': 'a' } });
     expect(await recordNoop(ctx, print, 'apply')).toBe(false);
