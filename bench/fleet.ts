@@ -34,7 +34,8 @@ export interface FleetResults {
   plan: { deploy: Spread; tofu: Spread; ratio: number; deployRuns: number[]; tofuRuns: number[] };
   /** every variant of the no-op plan, P6, and the profiles (bench/noop-plan.ts); absent in results before issue 22 */
   noop?: NoopPlanResults;
-  scale: { size: number; ms: Spread; runs: number[] }[];
+  /** scoped: how many of the runs were planned alone (the changed nodes only: src/workflow/noop-check.ts) */
+  scale: { size: number; ms: Spread; runs: number[]; scoped?: number }[];
   scaleRatio: number;
   /** set when P2 comes from an earlier run (BENCH_SIZES=none): its group size and date */
   scaleFrom?: { nodes: number; date: string };
@@ -130,6 +131,7 @@ export async function benchFleet(opts: FleetOptions): Promise<FleetResults> {
   if (next > opts.nodes) throw new Error(`the sizes ${opts.sizes.join(',')} need ${next} nodes, the group has ${opts.nodes}`);
   const scaleRuns = new Map<number, number[]>(opts.sizes.map((k) => [k, []]));
   const built: string[] = [];
+  const scoped = new Map<number, number>();
   try {
     for (let run = 1; run <= (opts.sizes.length ? opts.runs : 0); run++) {
       const order = shuffled(opts.sizes, run * 7919);
@@ -145,13 +147,16 @@ export async function benchFleet(opts: FleetOptions): Promise<FleetResults> {
         const c = countApply(r.json);
         if (c.pushes !== k || c.rollouts !== k || c.outcomes.some((o) => o !== 'ready')) throw new Error(`apply of ${k} changed nodes: ${c.pushes} pushes, ${c.rollouts} rollouts (${c.outcomes.join(',')})`);
         scaleRuns.get(k)!.push(r.ms);
-        log(`fleet: ${k} changed node(s): ${(r.ms / 1000).toFixed(1)} s`);
+        // planned alone (the verified check scoped the plan to the changed nodes), or the full plan and why
+        const how = r.stderr.split('\n').find((l) => /planned alone|full plan:/.test(l)) ?? '';
+        if (/planned alone/.test(how)) scoped.set(k, (scoped.get(k) ?? 0) + 1);
+        log(`fleet: ${k} changed node(s): ${(r.ms / 1000).toFixed(1)} s (${/planned alone/.test(how) ? 'scoped plan' : how.replace(/^.*full plan: /, 'full plan: ') || 'full plan'})`);
       }
     }
   } finally {
     for (const a of built) rmSync(a, { force: true });
   }
-  const scale = opts.sizes.map((size) => ({ size, ms: spread(scaleRuns.get(size)!), runs: scaleRuns.get(size)! }));
+  const scale = opts.sizes.map((size) => ({ size, ms: spread(scaleRuns.get(size)!), runs: scaleRuns.get(size)!, scoped: scoped.get(size) ?? 0 }));
   const m = (k: number) => scale.find((s) => s.size === k)?.ms.median ?? Number.NaN;
   return {
     initialApplyMs: first.ms,
