@@ -31,6 +31,8 @@ export interface NodeSummary {
   rolloutForDrift: boolean;
   /** the last rollout failed and was rolled back: this apply tries it again (US2 AS3) */
   retryAfterRollback: boolean;
+  /** the digest record (FR-003) is made without a push: a state from before it (the first plan after upgrading) */
+  recordsDigest?: boolean;
   /** one line for people */
   words: string;
 }
@@ -107,6 +109,9 @@ export function summarizePlan(
       case 'state':
         s.claim = change;
         break;
+      case 'pushed-digest':
+        if (change === 'create') s.recordsDigest = true;
+        break;
       case 'rollout':
         s.rollout = change;
         if (rc.actionReason === 'replace_because_tainted' || rc.wasTainted === true) s.retryAfterRollback = true;
@@ -124,6 +129,8 @@ export function summarizePlan(
     // drift is a Deployment made again or set back; a replaced one has its own reason (the claim)
     if (s.deployment !== 'create' && s.deployment !== 'update') s.rolloutForDrift = false;
     s.tagGone = facts.pushedAgain?.has(s.node) === true;
+    // with a push the record follows it; said only when it is the whole change
+    if (s.push !== 'none' || s.removed) delete s.recordsDigest;
     // only a digest read at plan time says where the tag points now: not one read after a push
     const moved = facts.movedTags?.get(s.node);
     if (moved !== undefined && s.push === 'none' && !s.tagGone && !s.removed) s.tagMoved = moved;
@@ -183,6 +190,9 @@ function describe(s: NodeSummary, tagRef: string | undefined, push: string): str
     parts.push('try the rollout again: the last rollout failed, so the state holds the image that failed while the cluster runs the previous one (or none, on a first deploy)');
   } else if (s.rolloutForDrift) parts.push('wait for its pod');
   else if (s.rollout === 'create' || s.rollout === 'replace') parts.push(s.deployment === 'create' ? 'wait for its first pod' : 'replace its pod and wait for it to be ready');
+  if (parts.length === 0 && s.recordsDigest) {
+    return 'record in the state the digest its Deployment runs (FR-003: a state from before that record; nothing changes in the cluster, and its pod is not touched)';
+  }
   return parts.length === 0 ? 'no change' : parts.join('; ');
 }
 

@@ -24,6 +24,21 @@ describe('summarizePlan', () => {
     expect(s.nodes.find((n) => n.node === 'beta')!.words).toBe('no change');
   });
 
+  it('GIVEN a state from before the digest record (FR-003) THEN the record alone is said, not "no change" under a "changes" header; with a push it is not said', () => {
+    const s = summarizePlan(all!, [
+      { ...change('image-alpha_pushed-digest_11111111', ['create']), address: 'terraform_data.image-alpha_pushed-digest_11111111' },
+      { ...change('image-beta_pushed-digest_22222222', ['create']), address: 'terraform_data.image-beta_pushed-digest_22222222' },
+      change('image-beta_push_832904CE', ['delete', 'create']),
+    ], true);
+    const alpha = s.nodes.find((n) => n.node === 'alpha')!;
+    expect(alpha.recordsDigest).toBe(true);
+    expect(alpha.words).toBe('record in the state the digest its Deployment runs (FR-003: a state from before that record; nothing changes in the cluster, and its pod is not touched)');
+    const beta = s.nodes.find((n) => n.node === 'beta')!;
+    expect(beta.recordsDigest).toBeUndefined();
+    expect(beta.words).toBe('push reg/fediversity/beta:b1');
+    expect(s.nodes.find((n) => n.node === 'gamma')!.words).toBe('no change');
+  });
+
   it('GIVEN a tainted rollout step (a rollback happened) THEN it says so in words', () => {
     const s = summarizePlan(all!, [
       change('node-beta_deployment_9F587E17', ['update']),
