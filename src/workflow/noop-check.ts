@@ -36,7 +36,7 @@ import { LAST_ROLLOUT_ANNOTATION } from '../rollout/last-rollout.js';
 import type { TargetModel } from '../config/target-model.js';
 import { GRAPH_FILE } from '../graph/synth.js';
 import { names } from '../config/names.js';
-import { nodeResourceOf } from '../contract/graph-ids.js';
+import { describeGraphAddress, nodeResourceOf } from '../contract/graph-ids.js';
 import { stateDir } from '../paths.js';
 import type { KubeLister } from '../rollout/kube-read.js';
 import type { RunTools } from '../tools/preflight.js';
@@ -243,7 +243,7 @@ export function compare(record: Comparable, now: Comparable): Difference {
   for (const a of new Set([...Object.keys(record.graph.resources), ...Object.keys(now.graph.resources)])) {
     if (record.graph.resources[a] === now.graph.resources[a]) continue;
     const node = nodeResourceOf(a.split('.').at(-1) ?? '')?.node;
-    if (node === undefined) return { kind: 'differs', reason: `the graph changed outside the nodes (${a})` };
+    if (node === undefined) return { kind: 'differs', reason: `the graph changed outside the nodes (${describeGraphAddress(a) ?? a})` };
     nodes.add(node);
   }
   // every address of a changed node, as the graph has it now and as the record had it

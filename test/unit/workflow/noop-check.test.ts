@@ -42,7 +42,7 @@ describe('objectPrint', () => {
 });
 
 describe('compare', () => {
-  const graph = { rest: 'r', resources: { 'null_resource.image-web_push_1A2B3C4D': 'p1', 'kubernetes_manifest.node-web_deployment_1A2B3C4E': 'd1', 'data.external.image-web_digest_1A2B3C4F': 'x1', 'kubernetes_network_policy_v1.target_network-policy_1A2B3C40': 'n1' } };
+  const graph = { rest: 'r', resources: { 'null_resource.image-web_push_1A2B3C4D': 'p1', 'kubernetes_manifest.node-web_deployment_1A2B3C4E': 'd1', 'data.external.image-web_digest_1A2B3C4F': 'x1', 'kubernetes_network_policy_v1.network-policy': 'n1' } };
   const print: TargetPrint = { inputs: 'i', graph, lineage: 'l', serial: 3, objects: { 'Deployment/web': 'a', 'Namespace/ns': 'b', 'PersistentVolumeClaim/web-state': 'c' }, foreignWriters: [] };
   it('finds nothing between equal prints', () => {
     expect(compare(print, { ...print, objects: { 'Namespace/ns': 'b', 'PersistentVolumeClaim/web-state': 'c', 'Deployment/web': 'a' } })).toEqual({ kind: 'same' });
@@ -54,7 +54,7 @@ describe('compare', () => {
     };
     expect(reason({ ...print, inputs: 'j' })).toMatch(/tofu, its providers/);
     expect(reason({ ...print, graph: { ...graph, rest: 's' } })).toMatch(/graph changed outside the nodes/);
-    expect(reason({ ...print, graph: { ...graph, resources: { ...graph.resources, 'kubernetes_network_policy_v1.target_network-policy_1A2B3C40': 'n2' } } })).toBe('the graph changed outside the nodes (kubernetes_network_policy_v1.target_network-policy_1A2B3C40)');
+    expect(reason({ ...print, graph: { ...graph, resources: { ...graph.resources, 'kubernetes_network_policy_v1.network-policy': 'n2' } } })).toBe('the graph changed outside the nodes (NetworkPolicy)');
     expect(reason({ ...print, serial: 4 })).toBe('the state changed (serial 3 -> 4)');
     expect(reason({ ...print, lineage: 'm' })).toMatch(/state changed/);
     expect(reason({ ...print, objects: { 'Namespace/ns': 'b', 'PersistentVolumeClaim/web-state': 'c' } })).toBe('Deployment/web is gone from the cluster');
