@@ -70,6 +70,8 @@ function keepEarlierParts(results: BenchResults): void {
 async function main(): Promise<number> {
   const cluster = ensureCluster();
   execFileSync('bash', [join(root, 'toolchain/build-tools.sh')], { stdio: ['ignore', 'ignore', 'inherit'], timeout: 3_600_000 });
+  // the stock builds too (P1's base and the deploy-stock variant: tofu.rc and mirror/); skipped when cached
+  if (only.has('fleet')) execFileSync('bash', [join(root, 'toolchain/build-tools.sh')], { stdio: ['ignore', 'ignore', 'inherit'], timeout: 3_600_000, env: { ...process.env, DEPLOY_PROVIDER_PATCHES: 'none' } });
   const tofuVersion = await pinnedVersion('TOFU_VERSION');
   const helm = only.has('rollback') || only.has('fleet') ? buildHelm() : '';
   const work = mkdtempSync(join(tmpdir(), 'bench-'));
