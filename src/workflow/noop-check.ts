@@ -25,8 +25,10 @@
  * Why the record is safe: a plan's record holds the print taken before its refresh, so a
  * change made while tofu ran differs from it next time. An apply's record is taken after the
  * rollout; it is written only when every writer of each object's fields is one of deploy's
- * own (the graph's field managers, the provider's typed resources, the controllers), so that
- * a hand edit in the seconds after the apply cannot be recorded as verified.
+ * own (the graph's field managers, the provider's typed resources, the controllers) or was
+ * there already, with the same time, before the plan, so that a hand edit in the seconds after
+ * the apply cannot be recorded as verified. (managedFields times have a second's precision: a
+ * second write by the same foreign writer within the second of its first is not told apart.)
  */
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
@@ -79,7 +81,10 @@ export interface TargetPrint {
   readonly serial: number;
   /** `Kind/name` -> sha256 of the object's print (uid and fields). */
   readonly objects: Readonly<Record<string, string>>;
-  /** `Kind/name: manager` of each writer that is not deploy's own (an apply does not record those). */
+  /**
+   * `Kind/name: manager at <time>` of each writer that is not deploy's own. An apply's print is
+   * not recorded with one that the print before the plan did not have (a write since then).
+   */
   readonly foreignWriters: readonly string[];
 }
 
@@ -179,23 +184,27 @@ export async function checkNoop(ctx: NoopCheckContext): Promise<NoopVerdict> {
   }
 }
 
-/** The print of the target now (state, objects); undefined when it cannot be taken. */
-export async function printTarget(ctx: NoopCheckContext): Promise<TargetPrint | undefined> {
+/** The print of the target now (state, objects), or why it cannot be taken. */
+export async function printTarget(ctx: NoopCheckContext): Promise<TargetPrint | string> {
   try {
     return await takePrint(ctx, await readState(ctx));
-  } catch {
-    return undefined;
+  } catch (err) {
+    return (err as Error).message;
   }
 }
 
 /**
- * Keeps `print` as the verified state of the target. An apply's print is kept only when no
- * foreign writer is among its objects' fields (see the module comment).
+ * Keeps `print` as the verified state of the target. An apply's print is kept only when each
+ * foreign writer of its objects was already there, with the same time, in `before` (the print
+ * taken before the plan): a writer that is new or wrote again since may have changed a field
+ * after tofu read it (see the module comment). Returns the writers that stopped it.
  */
-export async function recordNoop(ctx: Pick<NoopCheckContext, 'env' | 'model'>, print: TargetPrint, by: 'plan' | 'apply'): Promise<boolean> {
-  if (by === 'apply' && print.foreignWriters.length > 0) {
+export async function recordNoop(ctx: Pick<NoopCheckContext, 'env' | 'model'>, print: TargetPrint, by: 'plan' | 'apply', before?: TargetPrint): Promise<readonly string[]> {
+  const known = new Set(before?.foreignWriters ?? []);
+  const since = by === 'apply' ? print.foreignWriters.filter((w) => !known.has(w)) : [];
+  if (since.length > 0) {
     await forgetNoop(ctx);
-    return false;
+    return since;
   }
   const { foreignWriters: _, ...kept } = print;
   const record: NoopRecord = { version: RECORD_VERSION, recordedAt: new Date().toISOString(), recordedBy: by, ...kept };
@@ -203,7 +212,7 @@ export async function recordNoop(ctx: Pick<NoopCheckContext, 'env' | 'model'>, p
   await mkdir(join(file, '..'), { recursive: true });
   await writeFile(`${file}.tmp`, JSON.stringify(record, null, 1) + '\n');
   await rename(`${file}.tmp`, file);
-  return true;
+  return [];
 }
 
 /** Drops the record (an apply is about to change the target). */
@@ -294,8 +303,10 @@ async function takePrint(ctx: NoopCheckContext, state: StateView | undefined): P
   for (const { kind, object } of objects) {
     const key = `${kind}/${object.metadata?.name ?? '?'}`;
     prints[key] = objectPrint(object);
+    // the RuntimeClass is the cluster operator's, only read by the graph: its writers are theirs
+    if (kind === 'RuntimeClass') continue;
     for (const m of object.metadata?.managedFields ?? []) {
-      if (m.subresource === undefined && m.manager !== undefined && !OWN_MANAGERS.has(m.manager)) foreign.push(`${key}: ${m.manager}`);
+      if (m.subresource === undefined && m.manager !== undefined && !OWN_MANAGERS.has(m.manager)) foreign.push(`${key}: ${m.manager} at ${m.time ?? '?'}`);
     }
   }
   return { inputs, graph, lineage: state?.lineage ?? '', serial: state?.serial ?? -1, objects: prints, foreignWriters: foreign };
@@ -305,7 +316,7 @@ interface KubeObject {
   metadata?: {
     name?: string;
     annotations?: Record<string, string>;
-    managedFields?: { manager?: string; subresource?: string }[];
+    managedFields?: { manager?: string; subresource?: string; time?: string }[];
     [k: string]: unknown;
   };
   [k: string]: unknown;

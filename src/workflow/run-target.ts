@@ -259,7 +259,13 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
     if (fastOff === undefined && rolloutCode === ExitCode.ok) {
       // taken after the rollout, kept only when every writer of the objects is deploy's own
       const print = await noop.printTarget(noopCtx);
-      if (print !== undefined) await noop.recordNoop(noopCtx, print, 'apply').catch((err: Error) => logger.warn({ kind: 'noop-record', err: err.message }, 'the no-op record was not written'));
+      const stopped =
+        typeof print === 'string'
+          ? (logger.warn({ kind: 'noop-record', err: print }, 'the no-op record was not written'), [])
+          : await noop.recordNoop(noopCtx, print, 'apply', printBefore).catch((err: Error) => (logger.warn({ kind: 'noop-record', err: err.message }, 'the no-op record was not written'), []));
+      if (stopped.length > 0) {
+        say(`not recorded as verified (the next plan is a full one): written during this run by another than deploy: ${stopped.slice(0, 3).join(', ')}${stopped.length > 3 ? `, and ${stopped.length - 3} more` : ''}`);
+      }
     }
     return { summary, rollouts, applied: true, nodeNames: await nodeNames(undefined), exitCode: rolloutCode, graphDir };
   } finally {

@@ -91,16 +91,22 @@ describe('fastPlanAllowed and the record', () => {
     expect(fastPlanAllowed({ env: {}, model: { ...model, spire: {} } as unknown as TargetModel })).toMatch(/SPIRE/);
   });
 
-  it("keeps a plan's print, and an apply's only without foreign writers", async () => {
+  it("keeps a plan's print, and an apply's only without a foreign writer that wrote since the print before the plan", async () => {
     const dir = await mkdtemp(join(tmpdir(), 'noop-record-'));
     const ctx = { env: { DEPLOY_STATE_DIR: dir }, model };
     const file = join(dir, 'noop', 'g-all.json');
-    const print: TargetPrint = { inputs: 'i', graph: { rest: 'r', resources: {} }, lineage: 'l', serial: 3, objects: { 'Deployment/web': 'a' }, foreignWriters: ['Deployment/web: kubectl-edit'] };
-    expect(await recordNoop(ctx, print, 'plan')).toBe(true);
+    const edit = 'Deployment/web: kubectl-edit at 2026-12-02T01:00:00Z';
+    const print: TargetPrint = { inputs: 'i', graph: { rest: 'r', resources: {} }, lineage: 'l', serial: 3, objects: { 'Deployment/web': 'a' }, foreignWriters: [edit] };
+    expect(await recordNoop(ctx, print, 'plan')).toEqual([]);
     expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({ recordedBy: 'plan', serial: 3, objects: { 'Deployment/web': 'a' } });
-    expect(await recordNoop(ctx, print, 'apply')).toBe(false);
+    // a writer the print before the plan did not have: not recorded, and the old record goes
+    expect(await recordNoop(ctx, print, 'apply')).toEqual([edit]);
     await expect(readFile(file, 'utf8')).rejects.toThrow();
-    expect(await recordNoop(ctx, { ...print, foreignWriters: [] }, 'apply')).toBe(true);
+    expect(await recordNoop(ctx, print, 'apply', { ...print, foreignWriters: ['Deployment/web: kubectl-edit at 2026-12-02T00:59:00Z'] })).toEqual([edit]);
+    // the same writer at the same time, there before the plan: recorded
+    expect(await recordNoop(ctx, print, 'apply', print)).toEqual([]);
+    expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({ recordedBy: 'apply' });
+    expect(await recordNoop(ctx, { ...print, foreignWriters: [] }, 'apply')).toEqual([]);
     await forgetNoop(ctx);
     await expect(readFile(file, 'utf8')).rejects.toThrow();
     await rm(dir, { recursive: true, force: true });
