@@ -8,7 +8,7 @@
 //   P4 no-op apply: pushes, pod restarts, rollout waits          (goal: all 0)
 //   P5 start-up and synth (bench/startup-synth.mjs)
 // Env: BENCH_RUNS (default 3), BENCH_NODES (default 50), BENCH_ROLLOUT_TIMEOUT (seconds, 90),
-// BENCH_SIZES (default 1,2,5,10,20; none: P2 kept from the previous bench.json), BENCH_BATCH (nodes per first apply, 10), BENCH_ONLY (comma list of fleet,rollback,synth; default all), BENCH_PARALLELISM (-parallelism levels of the bare tofu plan, default 2,10,30). The cluster is brought up
+// BENCH_SIZES (default 1,2,5,10,20; none: P2 kept from the previous bench.json), BENCH_BATCH (nodes per first apply, 10), BENCH_ONLY (comma list of fleet,rollback,synth; default all), BENCH_PARALLELISM (-parallelism levels of a bare patched tofu plan, e.g. 2,10,30; default none: measured on 2026-12-01, no lever on 2 cores). The cluster is brought up
 // when it does not answer (never down); namespaces are `bench-*` and deleted at the end.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -25,7 +25,7 @@ const runs = Number(process.env.BENCH_RUNS ?? 3);
 const nodes = Number(process.env.BENCH_NODES ?? 50);
 const timeoutSeconds = Number(process.env.BENCH_ROLLOUT_TIMEOUT ?? 90);
 const only = new Set((process.env.BENCH_ONLY ?? 'fleet,rollback,synth').split(','));
-const parallelism = (process.env.BENCH_PARALLELISM ?? '2,10,30').split(',').map(Number);
+const parallelism = (process.env.BENCH_PARALLELISM ?? '').split(',').filter((p) => p !== '').map(Number);
 const sizes = process.env.BENCH_SIZES === 'none' ? [] : (process.env.BENCH_SIZES ?? '1,2,5,10,20').split(',').map(Number);
 
 /** `deploy state serve` on a free loopback port: the state backend both tofu and deploy use. */
