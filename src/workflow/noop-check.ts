@@ -18,9 +18,11 @@
  *   - every node's tag is read from the registry (in-process: src/tools/registry-digest.ts),
  *     and none is gone; a tag that points elsewhere than the digest recorded at its push is
  *     reported as the full plan reports it (FR-003, moved-tags.ts).
- * Anything else (no record, a target with SPIRE steps, a kubeconfig only the full client can
- * use, a registry this client cannot read, DEPLOY_FAST_PLAN=off) runs the full plan, and the
- * run says why on one line.
+ * When only some nodes' blocks of the graph differ and all else holds (their own objects may
+ * differ: their plan reads them), those nodes are planned alone: a scoped plan (-target of
+ * their addresses, run-target.ts). Anything else (no record, a target with SPIRE steps, a
+ * kubeconfig only the full client can use, a registry this client cannot read,
+ * DEPLOY_FAST_PLAN=off) runs the full plan, and the run says why on one line.
  *
  * Why the record is safe: a plan's record holds the print taken before its refresh, so a
  * change made while tofu ran differs from it next time. An apply's record is taken after the
