@@ -86,7 +86,7 @@ class RegistryClient {
     const p = parseTagRef(ref);
     if (!p) return { kind: 'unsure', why: `${ref} is not a tag reference this client reads` };
     const path = `/v2/${p.repository}/manifests/${encodeURIComponent(p.tag)}`;
-    const scheme = await this.scheme(p.host, path);
+    const scheme = await this.scheme(p.host);
     let reply = await this.send(scheme, p.host, 'HEAD', path, await this.authorization(p.host, p.repository, undefined));
     if (reply.status === 401) {
       const challenge = String(reply.headers['www-authenticate'] ?? '');
@@ -103,13 +103,13 @@ class RegistryClient {
   }
 
   /** https, or with TLS verification off also plain http when https does not answer (as skopeo does). */
-  private scheme(host: string, path: string): Promise<'https' | 'http'> {
+  private scheme(host: string): Promise<'https' | 'http'> {
     let s = this.schemes.get(host);
     if (!s) {
       s = this.send('https', host, 'HEAD', '/v2/', undefined).then(
         () => 'https' as const,
         (err: Error) => {
-          if (this.opts.tlsVerify) throw new Error(`https://${host}${path}: ${err.message}`);
+          if (this.opts.tlsVerify) throw new Error(`https://${host}/v2/: ${err.message}`);
           return 'http' as const;
         },
       );

@@ -40,7 +40,7 @@ import { LAST_ROLLOUT_ANNOTATION } from '../rollout/last-rollout.js';
 import type { TargetModel } from '../config/target-model.js';
 import { GRAPH_FILE } from '../graph/synth.js';
 import { names } from '../config/names.js';
-import { describeGraphAddress, nodeResourceOf } from '../contract/graph-ids.js';
+import { describeGraphAddress, graphPartOf } from '../contract/graph-ids.js';
 import { stateDir } from '../paths.js';
 import type { KubeLister } from '../rollout/kube-read.js';
 import type { RunTools } from '../tools/preflight.js';
@@ -249,19 +249,15 @@ export function compare(record: Comparable, now: Comparable): Difference {
   if (record.inputs !== now.inputs) return { kind: 'differs', reason: 'tofu, its providers, the kubeconfig or the backend changed' };
   if (record.graph.rest !== now.graph.rest) return { kind: 'differs', reason: 'the graph changed outside the nodes (providers, outputs, backend)' };
   if (record.lineage !== now.lineage || record.serial !== now.serial) return { kind: 'differs', reason: `the state changed (serial ${record.serial} -> ${now.serial})` };
-  const addresses = new Set<string>();
+  // each address, as the graph has it now or as the record had it, with the node it belongs to
+  const nodeOf = new Map([...Object.keys(record.graph.resources), ...Object.keys(now.graph.resources)].map((a) => [a, graphPartOf(a)]));
   const nodes = new Set<string>();
-  for (const a of new Set([...Object.keys(record.graph.resources), ...Object.keys(now.graph.resources)])) {
+  for (const [a, part] of nodeOf) {
     if (record.graph.resources[a] === now.graph.resources[a]) continue;
-    const node = nodeResourceOf(a.split('.').at(-1) ?? '')?.node;
-    if (node === undefined) return { kind: 'differs', reason: `the graph changed outside the nodes (${describeGraphAddress(a) ?? a})` };
-    nodes.add(node);
+    if (part?.scope !== 'node') return { kind: 'differs', reason: `the graph changed outside the nodes (${describeGraphAddress(a) ?? a})` };
+    nodes.add(part.node);
   }
-  // every address of a changed node, as the graph has it now and as the record had it
-  for (const a of [...Object.keys(record.graph.resources), ...Object.keys(now.graph.resources)]) {
-    const node = nodeResourceOf(a.split('.').at(-1) ?? '')?.node;
-    if (node !== undefined && nodes.has(node) && !a.startsWith('data.')) addresses.add(a);
-  }
+  const addresses = [...nodeOf].filter(([a, part]) => part?.scope === 'node' && nodes.has(part.node) && !a.startsWith('data.')).map(([a]) => a);
   const owned = new Set([...nodes].flatMap((n) => [`Deployment/${names.deployment(n)}`, `PersistentVolumeClaim/${names.stateClaim(n)}`, `ServiceAccount/${names.serviceAccount(n)}`]));
   for (const [k, h] of Object.entries(record.objects)) {
     if (owned.has(k)) continue;
@@ -270,7 +266,7 @@ export function compare(record: Comparable, now: Comparable): Difference {
     if (n !== h) return { kind: 'differs', reason: `${k} changed in the cluster` };
   }
   for (const k of Object.keys(now.objects)) if (!(k in record.objects) && !owned.has(k)) return { kind: 'differs', reason: `${k} appeared in the cluster` };
-  return nodes.size === 0 ? { kind: 'same' } : { kind: 'nodes', nodes: [...nodes].sort(), addresses: [...addresses].sort() };
+  return nodes.size === 0 ? { kind: 'same' } : { kind: 'nodes', nodes: [...nodes].sort(), addresses: addresses.sort() };
 }
 
 /** The graph's print: each resource's and data source's block by address, and the rest. */

@@ -165,7 +165,7 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
     const fastOff = mode === 'destroy' ? 'destroy' : noop.fastPlanAllowed(noopCtx);
     let printBefore: import('./noop-check.js').TargetPrint | undefined;
     // only some nodes changed, the rest verified: those nodes' addresses (-target)
-    let scoped: { readonly targets: readonly string[]; readonly movedTags: ReadonlyMap<string, MovedTag>; readonly outputs: Record<string, { value: unknown }> } | undefined;
+    let scoped: { readonly nodes: readonly string[]; readonly targets: readonly string[]; readonly movedTags: ReadonlyMap<string, MovedTag>; readonly outputs: Record<string, { value: unknown }> } | undefined;
     if (fastOff === undefined) {
       const verdict = await noop.checkNoop(noopCtx);
       if (verdict.verified === 'nodes') {
@@ -206,8 +206,10 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
     // FR-003: the digest each tag points at now against the one recorded at its push, from the
     // state the plan was made from (no process; the plan file is read in-process)
     const { readPlanState } = await import('../tools/plan-file.js');
-    // (a plan of some nodes reads only their tags: the check read the others')
-    const moved = mode === 'destroy' ? undefined : new Map([...(scoped?.movedTags ?? []), ...movedTags(await readPlanState(plan.planFile))]);
+    // (a plan of some nodes reads only their tags, and the plan's state holds the others' as last
+    // read: for those, the check's fresh reads)
+    const planned = mode === 'destroy' ? undefined : movedTags(await readPlanState(plan.planFile));
+    const moved = scoped === undefined || planned === undefined ? planned : new Map([...scoped.movedTags, ...[...planned].filter(([node]) => scoped!.nodes.includes(node))]);
     const summary = summarizePlan(model, plan.changes, plan.hasChanges, { destroy: mode === 'destroy', allowed: opts.allowVolumeReplacement ?? new Set() }, { pushedAgain, movedTags: moved });
     // law 10: the claim of a node that stays goes only when the operator named the node
     if (mode === 'apply') refuseClaimLosses(model, summary.claimLosses);
