@@ -122,3 +122,6 @@ export function describeGraphAddress(address: string): string | undefined {
   if (!g) return undefined;
   return g.scope === 'node' ? `${g.node}: ${NODE_PART_WORDS[g.part]}` : TARGET_PART_WORDS[g.part];
 }
+
+/** The graph file of a graph directory, as CDKTF names it (src/graph/synth.ts writes it, tofu reads it). */
+export const GRAPH_FILE = 'cdk.tf.json';

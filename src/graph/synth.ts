@@ -8,7 +8,9 @@ import { App } from 'cdktf';
 import type { TargetModel } from '../config/target-model.js';
 import { TargetStack } from '../../stacks/target-stack.js';
 
-export const GRAPH_FILE = 'cdk.tf.json';
+import { GRAPH_FILE } from '../contract/graph-ids.js';
+
+export { GRAPH_FILE };
 
 /** The graph of one target as JSON text. */
 export function renderGraph(model: TargetModel): string {

@@ -69,7 +69,7 @@ export function readShownPlan(plan: z.output<typeof planJsonSchema>): ShownPlan 
       actions: c.change.actions,
       actionReason: c.action_reason,
       ...(tainted.has(c.address) ? { wasTainted: true } : {}),
-      ...changedKeysOf(c.change),
+      ...changedKeysOf(c.change.before, c.change.after, c.change.after_unknown),
       ...(c.change.replace_paths ? { replacePaths: c.change.replace_paths.map(formatAttributePath) } : {}),
     }));
   return { changes, outputs };
@@ -80,16 +80,19 @@ export function formatAttributePath(path: readonly (string | number)[]): string 
   return path.map((step, i) => (typeof step === 'number' ? `[${step}]` : i === 0 ? step : `.${step}`)).join('');
 }
 
-/** Names of the map entries of `triggers` or `data` that differ between before and after. */
-function changedKeysOf(change: Readonly<Record<string, unknown>>): { changedKeys?: string[] } {
+/**
+ * Names of the map entries of `triggers` or `data` that differ between before and after
+ * (`afterUnknown`: `after_unknown` of the shown plan; plan-changes.ts builds the same).
+ */
+export function changedKeysOf(beforeValue: unknown, afterValue: unknown, afterUnknown: unknown): { changedKeys?: string[] } {
   const map = (v: unknown, attr: string): Record<string, unknown> | undefined => {
     const m = v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[attr] : undefined;
     return m !== null && typeof m === 'object' ? (m as Record<string, unknown>) : undefined;
   };
   for (const attr of ['triggers', 'data']) {
-    const before = map(change.before, attr);
-    const after = map(change.after, attr);
-    const unknown = map(change.after_unknown, attr);
+    const before = map(beforeValue, attr);
+    const after = map(afterValue, attr);
+    const unknown = map(afterUnknown, attr);
     if (before === undefined || (after === undefined && unknown === undefined)) continue;
     const keys = new Set([...Object.keys(before), ...Object.keys(after ?? {}), ...Object.keys(unknown ?? {})]);
     const changed = [...keys].filter((k) => unknown?.[k] === true || JSON.stringify(before[k]) !== JSON.stringify(after?.[k])).sort();

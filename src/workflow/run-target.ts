@@ -186,7 +186,8 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
     opts.progress(`[${model.target}] tofu init (graph ${graphDir})`);
     // init's chatter (provider lookups, the lock file's checksum warning) is noise here
     await tofu.initGraph({ ...base, onEvent: show(true) });
-    if (mode === 'apply') await checkSubmission(model, await tofu.readOutputs(base));
+    // (a plan of some nodes: the check read the state's outputs already, and found the state as recorded)
+    if (mode === 'apply') await checkSubmission(model, scoped?.outputs ?? (await tofu.readOutputs(base)));
 
     opts.progress(`[${model.target}] tofu plan${mode === 'destroy' ? ' -destroy' : ''}`);
     const { spireFailure } = await import('../spire/spire-failure.js');

@@ -4,7 +4,7 @@
  * backend. Graphs are written by hand in the shape CDKTF synthesizes (cdk.tf.json).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -170,6 +170,34 @@ describe('tofu runner (real OpenTofu, offline mirror)', () => {
     expect(same.hasChanges).toBe(false);
     expect(same.outputs).toBeUndefined();
     expect((await readOutputs(options(dir))).node_names?.value).toEqual(['alpha', 'beta']);
+  });
+
+  it('skips an init of the same graph, tofu and providers; runs it when the lock or the graph\'s terraform block changed', async () => {
+    // GIVEN a graph initialised once
+    const dir = graphDir({ random_uuid: { id: {} } });
+    const first: TofuEvent[] = [];
+    await initGraph(options(dir, first));
+    expect(first.some((e) => e.kind === 'version')).toBe(true);
+    // WHEN it is initialised again THEN tofu does not run (no event at all), and a plan works
+    const again: TofuEvent[] = [];
+    await initGraph(options(dir, again));
+    expect(again).toEqual([]);
+    expect((await planGraph(options(dir))).hasChanges).toBe(true);
+    // WHEN the lock file is gone THEN the init runs and writes it again
+    rmSync(join(dir, '.terraform.lock.hcl'));
+    const noLock: TofuEvent[] = [];
+    await initGraph(options(dir, noLock));
+    expect(noLock.some((e) => e.kind === 'version')).toBe(true);
+    expect(existsSync(join(dir, '.terraform.lock.hcl'))).toBe(true);
+    // WHEN the graph needs another provider THEN the init runs and installs it
+    const graphFile = join(dir, 'cdk.tf.json');
+    const graph = JSON.parse(readFileSync(graphFile, 'utf8'));
+    graph.terraform.required_providers.external = { source: 'hashicorp/external', version: '2.3.5' };
+    writeFileSync(graphFile, JSON.stringify(graph));
+    const added: TofuEvent[] = [];
+    await initGraph(options(dir, added));
+    expect(added.some((e) => e.kind === 'version')).toBe(true);
+    expect(readFileSync(join(dir, '.terraform.lock.hcl'), 'utf8')).toMatch(/hashicorp\/external/);
   });
 
   it('turns a failing resource into a TofuError naming its address, and keeps what succeeded', async () => {
