@@ -355,12 +355,14 @@ export function msgpack(buf: Buffer): unknown {
     if (type !== 0 && type !== 0x0c) throw new Error(`msgpack extension ${type}`);
     return UNKNOWN;
   };
-  const u = (n: 1 | 2 | 4): number => {
+  /** a number of `n` bytes at the cursor (64-bit integers as the nearest JS number) */
+  const fixed = (n: number, read: (i: number) => number | bigint): number => {
     need(n);
-    const v = n === 1 ? buf.readUInt8(at) : n === 2 ? buf.readUInt16BE(at) : buf.readUInt32BE(at);
+    const v = read(at);
     at += n;
-    return v;
+    return Number(v);
   };
+  const u = (n: 1 | 2 | 4): number => fixed(n, (i) => (n === 1 ? buf.readUInt8(i) : n === 2 ? buf.readUInt16BE(i) : buf.readUInt32BE(i)));
   const value = (): unknown => {
     need(1);
     const b = buf[at++]!;
@@ -388,52 +390,26 @@ export function msgpack(buf: Buffer): unknown {
         return ext(u(2));
       case 0xc9:
         return ext(u(4));
-      case 0xca: {
-        need(4);
-        const v = buf.readFloatBE(at);
-        at += 4;
-        return v;
-      }
-      case 0xcb: {
-        need(8);
-        const v = buf.readDoubleBE(at);
-        at += 8;
-        return v;
-      }
+      case 0xca:
+        return fixed(4, (i) => buf.readFloatBE(i));
+      case 0xcb:
+        return fixed(8, (i) => buf.readDoubleBE(i));
       case 0xcc:
         return u(1);
       case 0xcd:
         return u(2);
       case 0xce:
         return u(4);
-      case 0xcf: {
-        need(8);
-        const v = buf.readBigUInt64BE(at);
-        at += 8;
-        return Number(v);
-      }
-      case 0xd0: {
-        need(1);
-        return buf.readInt8(at++);
-      }
-      case 0xd1: {
-        need(2);
-        const v = buf.readInt16BE(at);
-        at += 2;
-        return v;
-      }
-      case 0xd2: {
-        need(4);
-        const v = buf.readInt32BE(at);
-        at += 4;
-        return v;
-      }
-      case 0xd3: {
-        need(8);
-        const v = buf.readBigInt64BE(at);
-        at += 8;
-        return Number(v);
-      }
+      case 0xcf:
+        return fixed(8, (i) => buf.readBigUInt64BE(i));
+      case 0xd0:
+        return fixed(1, (i) => buf.readInt8(i));
+      case 0xd1:
+        return fixed(2, (i) => buf.readInt16BE(i));
+      case 0xd2:
+        return fixed(4, (i) => buf.readInt32BE(i));
+      case 0xd3:
+        return fixed(8, (i) => buf.readBigInt64BE(i));
       case 0xd4:
         return ext(1);
       case 0xd5:
