@@ -37,6 +37,12 @@ export interface FleetResults {
   /** scoped: how many of the runs were planned alone (the changed nodes only: src/workflow/noop-check.ts) */
   scale: { size: number; ms: Spread; runs: number[]; scoped?: number }[];
   scaleRatio: number;
+  /**
+   * The cluster's own part of P2: `kubectl rollout restart` of the same 1 and 10 Deployments
+   * and the wait until each is rolled out, without deploy (no plan, no push, the same image).
+   * What no deployer can go below on this host; absent in results before 2026-12-02.
+   */
+  clusterFloor?: { size: number; ms: Spread; runs: number[] }[];
   /** set when P2 comes from an earlier run (BENCH_SIZES=none): its group size and date */
   scaleFrom?: { nodes: number; date: string };
 }
@@ -157,6 +163,23 @@ export async function benchFleet(opts: FleetOptions): Promise<FleetResults> {
     for (const a of built) rmSync(a, { force: true });
   }
   const scale = opts.sizes.map((size) => ({ size, ms: spread(scaleRuns.get(size)!), runs: scaleRuns.get(size)!, scoped: scoped.get(size) ?? 0 }));
+
+  // The cluster's floor for P2: the same Deployments rolled by kubectl alone (a pod replaced per
+  // node, the image already on the host), one size after the other, each run.
+  const floorSizes = [1, 10].filter((k) => offsets.has(k));
+  const floorRuns = new Map<number, number[]>(floorSizes.map((k) => [k, []]));
+  for (let run = 1; run <= (floorSizes.length ? opts.runs : 0); run++) {
+    for (const k of floorSizes) {
+      const names = Array.from({ length: k }, (_, i) => nodeName(offsets.get(k)! + i));
+      const t0 = performance.now();
+      kubectl(opts.cluster, ['-n', opts.namespace, 'rollout', 'restart', ...names.map((n) => `deployment/${n}`)]);
+      for (const n of names) kubectl(opts.cluster, ['-n', opts.namespace, 'rollout', 'status', `deployment/${n}`, '--timeout=300s']);
+      const ms = performance.now() - t0;
+      floorRuns.get(k)!.push(ms);
+      log(`fleet: the cluster alone, ${k} Deployment(s) restarted and rolled out: ${(ms / 1000).toFixed(1)} s`);
+    }
+  }
+  const clusterFloor = floorSizes.map((size) => ({ size, ms: spread(floorRuns.get(size)!), runs: floorRuns.get(size)! }));
   const m = (k: number) => scale.find((s) => s.size === k)?.ms.median ?? Number.NaN;
   return {
     initialApplyMs: first.ms,
@@ -165,5 +188,6 @@ export async function benchFleet(opts: FleetOptions): Promise<FleetResults> {
     noop,
     scale,
     scaleRatio: m(10) / m(1),
+    clusterFloor,
   };
 }
