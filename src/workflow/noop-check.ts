@@ -38,9 +38,8 @@ import { join } from 'node:path';
 import { FIELD_MANAGER, ROLLBACK_FIELD_MANAGER } from '../contract/field-managers.js';
 import { LAST_ROLLOUT_ANNOTATION } from '../rollout/last-rollout.js';
 import type { TargetModel } from '../config/target-model.js';
-import { GRAPH_FILE } from '../graph/synth.js';
 import { names } from '../config/names.js';
-import { describeGraphAddress, graphPartOf } from '../contract/graph-ids.js';
+import { describeGraphAddress, GRAPH_FILE, graphPartOf } from '../contract/graph-ids.js';
 import { stateDir } from '../paths.js';
 import type { KubeLister } from '../rollout/kube-read.js';
 import type { RunTools } from '../tools/preflight.js';
@@ -269,14 +268,35 @@ export function compare(record: Comparable, now: Comparable): Difference {
   return nodes.size === 0 ? { kind: 'same' } : { kind: 'nodes', nodes: [...nodes].sort(), addresses: addresses.sort() };
 }
 
-/** The graph's print: each resource's and data source's block by address, and the rest. */
+/**
+ * The graph's print: each resource's and data source's block by address, and the rest.
+ *
+ * A push's `depends_on` on another node's push is left out of its print. It is only an order
+ * (nodes sharing an archive wait for the first of them by name to upload it, then mount its
+ * layers: stacks/target-stack.ts), it never changes what the node's resources are, and it
+ * moves to the next node whenever that first node changes its image: with it, a new image for
+ * one node changed the print of every node sharing its old archive, and the plan of one node
+ * became a plan of all of them (seen: a 1-node change of a 50-node group planned 49 nodes).
+ */
 export function graphPrint(text: string): GraphPrint {
   const doc = JSON.parse(text) as { resource?: Record<string, Record<string, unknown>>; data?: Record<string, Record<string, unknown>>; [k: string]: unknown };
   const { resource, data, ...rest } = doc;
   const resources: Record<string, string> = {};
-  for (const [type, byName] of Object.entries(resource ?? {})) for (const [name, block] of Object.entries(byName)) resources[`${type}.${name}`] = sha256(stableJson(block));
+  for (const [type, byName] of Object.entries(resource ?? {})) for (const [name, block] of Object.entries(byName)) resources[`${type}.${name}`] = sha256(stableJson(withoutPushOrder(`${type}.${name}`, block)));
   for (const [type, byName] of Object.entries(data ?? {})) for (const [name, block] of Object.entries(byName)) resources[`data.${type}.${name}`] = sha256(stableJson(block));
   return { rest: sha256(stableJson(rest)), resources };
+}
+
+/** A node's push block without its `depends_on` entries that name other nodes' pushes. */
+function withoutPushOrder(address: string, block: unknown): unknown {
+  const part = graphPartOf(address);
+  const deps = block !== null && typeof block === 'object' ? (block as { depends_on?: unknown }).depends_on : undefined;
+  if (part?.scope !== 'node' || part.part !== 'push' || !Array.isArray(deps)) return block;
+  const isOtherPush = (d: unknown) => {
+    const p = typeof d === 'string' ? graphPartOf(d) : undefined;
+    return p?.scope === 'node' && p.part === 'push' && p.node !== part.node;
+  };
+  return { ...(block as object), depends_on: deps.filter((d) => !isOtherPush(d)) };
 }
 
 async function readState(ctx: NoopCheckContext): Promise<StateView | undefined> {
