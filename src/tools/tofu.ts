@@ -75,8 +75,12 @@ function resolveIn(dir: string, p: string): string {
   return isAbsolute(p) ? p : join(dir, p);
 }
 
-/** `tofu init`: providers from the mirror (offline) or the registry; the lock file stays in `dir`. */
-export async function initGraph(opts: TofuOptions & { readonly reconfigure?: boolean }): Promise<void> {
+/**
+ * `tofu init`: providers from the mirror (offline) or the registry; the lock file stays in `dir`.
+ * Returns false when it was not run: `dir` was initialised already with the same of everything
+ * (initStamp); `onRun` is called just before tofu starts.
+ */
+export async function initGraph(opts: TofuOptions & { readonly reconfigure?: boolean; readonly onRun?: () => void }): Promise<boolean> {
   // -reconfigure: the graph directory is synthesized, the backend settings come per run from
   // the environment (TF_HTTP_*), and the state lives in the backend, so a stale
   // .terraform/terraform.tfstate must never ask for a state migration.
@@ -86,12 +90,14 @@ export async function initGraph(opts: TofuOptions & { readonly reconfigure?: boo
   await dropStaleProviderLock(opts.dir, opts.env);
   const stampFile = join(opts.dir, '.terraform', INIT_STAMP);
   const before = await initStamp(opts, args);
-  if (before !== undefined && (await readFile(stampFile, 'utf8').catch(() => undefined)) === before) return;
+  if (before !== undefined && (await readFile(stampFile, 'utf8').catch(() => undefined)) === before) return false;
   await rm(stampFile, { force: true });
+  opts.onRun?.();
   await runTofuJson(opts, 'init', args, { timeoutMs: opts.timeoutMs ?? TEN_MINUTES });
   await markProviderLock(opts.dir, opts.env);
   const after = await initStamp(opts, args);
   if (after !== undefined) await writeFile(stampFile, after);
+  return true;
 }
 
 /**

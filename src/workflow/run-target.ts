@@ -183,9 +183,9 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
         printBefore = verdict.print;
       }
     }
-    opts.progress(`[${model.target}] tofu init (graph ${graphDir})`);
     // init's chatter (provider lookups, the lock file's checksum warning) is noise here
-    await tofu.initGraph({ ...base, onEvent: show(true) });
+    const initialised = await tofu.initGraph({ ...base, onEvent: show(true), onRun: () => opts.progress(`[${model.target}] tofu init (graph ${graphDir})`) });
+    if (!initialised) opts.progress(`[${model.target}] graph ${graphDir}: initialised as before (no tofu init)`);
     // (a plan of some nodes: the check read the state's outputs already, and found the state as recorded)
     if (mode === 'apply') await checkSubmission(model, scoped?.outputs ?? (await tofu.readOutputs(base)));
 

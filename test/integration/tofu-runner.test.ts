@@ -176,12 +176,14 @@ describe('tofu runner (real OpenTofu, offline mirror)', () => {
     // GIVEN a graph initialised once
     const dir = graphDir({ random_uuid: { id: {} } });
     const first: TofuEvent[] = [];
-    await initGraph(options(dir, first));
+    expect(await initGraph(options(dir, first))).toBe(true);
     expect(first.some((e) => e.kind === 'version')).toBe(true);
-    // WHEN it is initialised again THEN tofu does not run (no event at all), and a plan works
+    // WHEN it is initialised again THEN tofu does not run (no event at all, onRun not called), and a plan works
     const again: TofuEvent[] = [];
-    await initGraph(options(dir, again));
+    let ran = false;
+    expect(await initGraph({ ...options(dir, again), onRun: () => (ran = true) })).toBe(false);
     expect(again).toEqual([]);
+    expect(ran).toBe(false);
     expect((await planGraph(options(dir))).hasChanges).toBe(true);
     // WHEN the lock file is gone THEN the init runs and writes it again
     rmSync(join(dir, '.terraform.lock.hcl'));
