@@ -40,7 +40,8 @@ import { LAST_ROLLOUT_ANNOTATION } from '../rollout/last-rollout.js';
 import type { TargetModel } from '../config/target-model.js';
 import { names } from '../config/names.js';
 import { describeGraphAddress, GRAPH_FILE, graphPartOf } from '../contract/graph-ids.js';
-import { stateDir } from '../paths.js';
+import { cacheDir, stateDir } from '../paths.js';
+import { findProviderConfig } from '../tools/providers.js';
 import type { KubeLister } from '../rollout/kube-read.js';
 import type { RunTools } from '../tools/preflight.js';
 import type { StateResource } from '../tools/plan-file.js';
@@ -367,9 +368,19 @@ export function objectPrint(object: KubeObject): string {
 async function inputsPrint(ctx: NoopCheckContext, server: string): Promise<string> {
   const kubeconfig = await readFile(ctx.kubeconfig);
   const tofu = await stat(ctx.tools.tofu).then((s) => `${s.size} ${s.mtimeMs}`, () => 'absent');
-  const settings = ['TF_CLI_CONFIG_FILE', 'DEPLOY_PROVIDER_PATCHES', 'DEPLOY_PROVIDERS', 'DEPLOY_CACHE_DIR'].map((v) => `${v}=${ctx.env[v] ?? ''}`);
+  const settings = providerSettings(ctx.env);
   const backend = ctx.backend.embedded ? `embedded ${stateDir(ctx.env)}` : ctx.backend.address;
   return sha256(stableJson({ kubeconfig: sha256(kubeconfig), server, tofu: `${ctx.tools.tofu} ${tofu}`, tools: ctx.tools.env, settings, backend }));
+}
+
+/**
+ * The providers' settings as they take effect: the CLI configuration tofu gets and the cache
+ * directory, not the variables as written. `DEPLOY_CACHE_DIR` unset and set to its default
+ * are one setting (`npm run demo` exports it, an operator's shell does not: the first plan
+ * after the demo was a full one for that alone).
+ */
+export function providerSettings(env: Readonly<Record<string, string | undefined>>): string {
+  return JSON.stringify({ providers: findProviderConfig(env), cache: cacheDir(env) });
 }
 
 /** The tag of every node but the `skipped` ones (their plan reads them), in-process. */

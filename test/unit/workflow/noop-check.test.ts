@@ -4,12 +4,13 @@
  * with a foreign writer keeps no record. The check itself runs against the real cluster,
  * backend and registry in test/e2e (deploy-us1, deploy-drift, deploy-moved-tag).
  */
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { TargetModel } from '../../../src/config/target-model.js';
-import { compare, fastPlanAllowed, forgetNoop, graphPrint, objectPrint, recordNoop, type TargetPrint } from '../../../src/workflow/noop-check.js';
+import { compare, fastPlanAllowed, forgetNoop, graphPrint, objectPrint, providerSettings, recordNoop, type TargetPrint } from '../../../src/workflow/noop-check.js';
 
 const deployment = (over: Record<string, unknown> = {}, annotations: Record<string, string> = {}) => ({
   apiVersion: 'apps/v1',
@@ -129,5 +130,22 @@ describe('fastPlanAllowed and the record', () => {
     await forgetNoop(ctx);
     await expect(readFile(file, 'utf8')).rejects.toThrow();
     await rm(dir, { recursive: true, force: true });
+  });
+});
+
+describe('providerSettings', () => {
+  it('is the settings as they take effect: DEPLOY_CACHE_DIR unset or set to its default, DEPLOY_PROVIDER_PATCHES unset or all, are one', () => {
+    // GIVEN a cache with both mirrors' CLI configurations
+    const home = mkdtempSync(join(tmpdir(), 'noop-settings-'));
+    const cache = join(home, '.cache', 'k8s-deployer');
+    mkdirSync(cache, { recursive: true });
+    for (const f of ['tofu.rc', 'tofu-patched.rc']) writeFileSync(join(cache, f), '');
+    const base = { HOME: home, XDG_CACHE_HOME: undefined };
+    // THEN the default written out is the default
+    expect(providerSettings({ ...base, DEPLOY_CACHE_DIR: cache })).toBe(providerSettings(base));
+    expect(providerSettings({ ...base, DEPLOY_PROVIDER_PATCHES: 'all' })).toBe(providerSettings(base));
+    // AND another choice is another setting
+    expect(providerSettings({ ...base, DEPLOY_PROVIDER_PATCHES: 'none' })).not.toBe(providerSettings(base));
+    expect(providerSettings({ ...base, DEPLOY_PROVIDERS: 'download', DEPLOY_CACHE_DIR: join(home, 'empty') })).not.toBe(providerSettings(base));
   });
 });
