@@ -10,8 +10,6 @@ import { TargetStack } from '../../stacks/target-stack.js';
 
 import { GRAPH_FILE } from '../contract/graph-ids.js';
 
-export { GRAPH_FILE };
-
 /** The graph of one target as JSON text. */
 export function renderGraph(model: TargetModel): string {
   return withoutStackTraces(() => {

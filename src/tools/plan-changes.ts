@@ -15,9 +15,8 @@
  * cannot decode) throws; the caller then runs `tofu show -json` as before (tofu.ts planGraph).
  * The integration test compares both readers on real plans of every action.
  */
-import { readFile } from 'node:fs/promises';
 import type { PlannedResourceChange } from '../contract/planned-change.js';
-import { zipEntry } from './plan-file.js';
+import { readSavedPlan, type SavedPlan, type StateResource } from './plan-file.js';
 import { changedKeysOf, formatAttributePath, type PlannedOutput, type ShownPlan } from './tofu-plan-json.js';
 
 /** The plan file format this reader knows (planfile/tfplan.go tfplanFormatVersion). */
@@ -58,13 +57,15 @@ const REASONS: Record<number, string | undefined> = {
   16: 'forgot_because_lifecycle_destroy_in_config',
 };
 
-/** The changes and planned outputs of the saved plan `planFile`, as `tofu show -json` gives them. */
+/** The changes and planned outputs of a saved plan (plan-file.ts readSavedPlan), as `tofu show -json` gives them. */
+export function planChanges(saved: SavedPlan): ShownPlan {
+  if (saved.tfplan === undefined) throw new Error(`the plan file ${saved.file} holds no entry tfplan`);
+  return decodePlan(saved.tfplan, taintedIn(saved.state));
+}
+
+/** The same, read from the file `planFile`. */
 export async function readPlanChanges(planFile: string): Promise<ShownPlan> {
-  const zip = await readFile(planFile);
-  const tfplan = zipEntry(zip, 'tfplan');
-  if (tfplan === undefined) throw new Error(`the plan file ${planFile} holds no entry tfplan`);
-  const state = zipEntry(zip, 'tfstate');
-  return decodePlan(tfplan, state === undefined ? new Set() : taintedIn(JSON.parse(state.toString('utf8'))));
+  return planChanges(await readSavedPlan(planFile));
 }
 
 /** The plan's protocol buffer into changes (no-ops left out) and outputs; `tainted`: addresses tainted in the prior state. */
@@ -82,7 +83,7 @@ export function decodePlan(tfplan: Buffer, tainted: ReadonlySet<string>): ShownP
   }
   if (version !== FORMAT_VERSION) throw new Error(`plan file format ${version}, this reader knows ${FORMAT_VERSION}`);
   // tofu show -json's order (jsonplan MarshalResourceChanges: by address, then deposed key)
-  rows.sort((a, b) => compareAddresses(a.address, b.address) || (a.deposed < b.deposed ? -1 : a.deposed > b.deposed ? 1 : 0));
+  rows.sort((a, b) => compareAddresses(a.change, b.change) || (a.deposed < b.deposed ? -1 : a.deposed > b.deposed ? 1 : 0));
   const changes = rows.map((r) => r.change).filter((c) => !(c.actions.length === 1 && c.actions[0] === 'no-op'));
   return { changes, outputs };
 }
@@ -209,18 +210,16 @@ function addressParts(address: string): { mode: string; type: string; name: stri
 }
 
 /** addrs.AbsResourceInstance.Less, for the addresses deploy's graphs have (root module): data first, then type, name, key. */
-function compareAddresses(a: string, b: string): number {
-  const pa = addressParts(a);
-  const pb = addressParts(b);
-  if (pa.mode !== pb.mode) return pa.mode === 'data' ? -1 : 1;
-  for (const [x, y] of [[pa.type, pb.type], [pa.name, pb.name], [a, b]] as const) if (x !== y) return x < y ? -1 : 1;
+function compareAddresses(a: PlannedResourceChange, b: PlannedResourceChange): number {
+  if (a.mode !== b.mode) return a.mode === 'data' ? -1 : 1;
+  for (const [x, y] of [[a.type, b.type], [a.name, b.name], [a.address, b.address]] as const) if (x !== y) return x < y ? -1 : 1;
   return 0;
 }
 
 /** Addresses of the tainted instances of a state (version 4), as `tofu show -json` writes them. */
-function taintedIn(state: { resources?: { module?: string; mode: string; type: string; name: string; instances?: { status?: string; index_key?: string | number }[] }[] }): Set<string> {
+function taintedIn(state: readonly StateResource[]): Set<string> {
   const out = new Set<string>();
-  for (const r of state.resources ?? []) {
+  for (const r of state) {
     for (const i of r.instances ?? []) {
       if (i.status !== 'tainted') continue;
       const key = i.index_key === undefined ? '' : typeof i.index_key === 'number' ? `[${i.index_key}]` : `[${JSON.stringify(i.index_key)}]`;
@@ -321,124 +320,114 @@ function wrong(no: number, what: string): never {
 
 /** One msgpack value: maps become objects (keys are strings in cty), bin stays bytes, unknowns UNKNOWN. */
 export function msgpack(buf: Buffer): unknown {
-  let at = 0;
-  const need = (n: number) => {
-    if (at + n > buf.length) throw new Error('msgpack ends early');
-  };
-  const str = (n: number) => {
-    need(n);
-    const s = buf.toString('utf8', at, at + n);
-    at += n;
-    return s;
-  };
-  const bin = (n: number) => {
-    need(n);
-    const b = new Uint8Array(buf.subarray(at, at + n));
-    at += n;
-    return b;
-  };
-  const array = (n: number): unknown[] => Array.from({ length: n }, () => value());
-  const map = (n: number): Record<string, unknown> => {
-    const out: Record<string, unknown> = {};
-    for (let i = 0; i < n; i++) {
-      const k = value();
-      const key = typeof k === 'string' ? k : typeof k === 'number' ? String(k) : k instanceof Uint8Array ? Buffer.from(k).toString('utf8') : undefined;
-      if (key === undefined) throw new Error('a msgpack map key that is not a string');
-      out[key] = value();
-    }
-    return out;
-  };
-  const ext = (n: number): typeof UNKNOWN => {
-    need(1 + n);
-    const type = buf.readInt8(at);
-    at += 1 + n;
-    if (type !== 0 && type !== 0x0c) throw new Error(`msgpack extension ${type}`);
-    return UNKNOWN;
-  };
-  /** a number of `n` bytes at the cursor (64-bit integers as the nearest JS number) */
-  const fixed = (n: number, read: (i: number) => number | bigint): number => {
-    need(n);
-    const v = read(at);
-    at += n;
-    return Number(v);
-  };
-  const u = (n: 1 | 2 | 4): number => fixed(n, (i) => (n === 1 ? buf.readUInt8(i) : n === 2 ? buf.readUInt16BE(i) : buf.readUInt32BE(i)));
-  const value = (): unknown => {
-    need(1);
-    const b = buf[at++]!;
-    if (b <= 0x7f) return b;
-    if (b >= 0xe0) return b - 0x100;
-    if ((b & 0xf0) === 0x80) return map(b & 0x0f);
-    if ((b & 0xf0) === 0x90) return array(b & 0x0f);
-    if ((b & 0xe0) === 0xa0) return str(b & 0x1f);
-    switch (b) {
-      case 0xc0:
-        return null;
-      case 0xc2:
-        return false;
-      case 0xc3:
-        return true;
-      case 0xc4:
-        return bin(u(1));
-      case 0xc5:
-        return bin(u(2));
-      case 0xc6:
-        return bin(u(4));
-      case 0xc7:
-        return ext(u(1));
-      case 0xc8:
-        return ext(u(2));
-      case 0xc9:
-        return ext(u(4));
-      case 0xca:
-        return fixed(4, (i) => buf.readFloatBE(i));
-      case 0xcb:
-        return fixed(8, (i) => buf.readDoubleBE(i));
-      case 0xcc:
-        return u(1);
-      case 0xcd:
-        return u(2);
-      case 0xce:
-        return u(4);
-      case 0xcf:
-        return fixed(8, (i) => buf.readBigUInt64BE(i));
-      case 0xd0:
-        return fixed(1, (i) => buf.readInt8(i));
-      case 0xd1:
-        return fixed(2, (i) => buf.readInt16BE(i));
-      case 0xd2:
-        return fixed(4, (i) => buf.readInt32BE(i));
-      case 0xd3:
-        return fixed(8, (i) => buf.readBigInt64BE(i));
-      case 0xd4:
-        return ext(1);
-      case 0xd5:
-        return ext(2);
-      case 0xd6:
-        return ext(4);
-      case 0xd7:
-        return ext(8);
-      case 0xd8:
-        return ext(16);
-      case 0xd9:
-        return str(u(1));
-      case 0xda:
-        return str(u(2));
-      case 0xdb:
-        return str(u(4));
-      case 0xdc:
-        return array(u(2));
-      case 0xdd:
-        return array(u(4));
-      case 0xde:
-        return map(u(2));
-      case 0xdf:
-        return map(u(4));
-      default:
-        throw new Error(`msgpack byte 0x${b.toString(16)}`);
-    }
-  };
-  const v = value();
-  if (at !== buf.length) throw new Error('msgpack has bytes past its value');
+  const r = new MsgpackReader(buf);
+  const v = r.value();
+  if (r.at !== buf.length) throw new Error('msgpack has bytes past its value');
   return v;
 }
+
+class MsgpackReader {
+  at = 0;
+  constructor(private readonly buf: Buffer) {}
+
+  value(): unknown {
+    const b = this.u(1);
+    if (b <= 0x7f) return b;
+    if (b >= 0xe0) return b - 0x100;
+    if ((b & 0xf0) === 0x80) return this.map(b & 0x0f);
+    if ((b & 0xf0) === 0x90) return this.array(b & 0x0f);
+    if ((b & 0xe0) === 0xa0) return this.str(b & 0x1f);
+    const read = TAGGED[b];
+    if (read === undefined) throw new Error(`msgpack byte 0x${b.toString(16)}`);
+    return read(this);
+  }
+
+  /** a number of `n` bytes at the cursor (64-bit integers as the nearest JS number) */
+  read(n: number, at: (buf: Buffer, i: number) => number | bigint): number {
+    this.need(n);
+    const v = at(this.buf, this.at);
+    this.at += n;
+    return Number(v);
+  }
+
+  u(n: 1 | 2 | 4): number {
+    return this.read(n, (b, i) => (n === 1 ? b.readUInt8(i) : n === 2 ? b.readUInt16BE(i) : b.readUInt32BE(i)));
+  }
+
+  str(n: number): string {
+    this.need(n);
+    const s = this.buf.toString('utf8', this.at, this.at + n);
+    this.at += n;
+    return s;
+  }
+
+  bin(n: number): Uint8Array {
+    this.need(n);
+    const b = new Uint8Array(this.buf.subarray(this.at, this.at + n));
+    this.at += n;
+    return b;
+  }
+
+  array(n: number): unknown[] {
+    return Array.from({ length: n }, () => this.value());
+  }
+
+  map(n: number): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (let i = 0; i < n; i++) {
+      const k = this.value();
+      const key = typeof k === 'string' ? k : typeof k === 'number' ? String(k) : k instanceof Uint8Array ? Buffer.from(k).toString('utf8') : undefined;
+      if (key === undefined) throw new Error('a msgpack map key that is not a string');
+      out[key] = this.value();
+    }
+    return out;
+  }
+
+  /** an extension of `n` bytes: cty's unknown value (type 0, or 12 with refinements), nothing else */
+  ext(n: number): typeof UNKNOWN {
+    this.need(1 + n);
+    const type = this.buf.readInt8(this.at);
+    this.at += 1 + n;
+    if (type !== 0 && type !== 0x0c) throw new Error(`msgpack extension ${type}`);
+    return UNKNOWN;
+  }
+
+  private need(n: number): void {
+    if (this.at + n > this.buf.length) throw new Error('msgpack ends early');
+  }
+}
+
+/** Every msgpack type with a tag byte of its own (the fix* forms are read in MsgpackReader.value). */
+const TAGGED: Record<number, (r: MsgpackReader) => unknown> = {
+  0xc0: () => null,
+  0xc2: () => false,
+  0xc3: () => true,
+  0xc4: (r) => r.bin(r.u(1)),
+  0xc5: (r) => r.bin(r.u(2)),
+  0xc6: (r) => r.bin(r.u(4)),
+  0xc7: (r) => r.ext(r.u(1)),
+  0xc8: (r) => r.ext(r.u(2)),
+  0xc9: (r) => r.ext(r.u(4)),
+  0xca: (r) => r.read(4, (b, i) => b.readFloatBE(i)),
+  0xcb: (r) => r.read(8, (b, i) => b.readDoubleBE(i)),
+  0xcc: (r) => r.u(1),
+  0xcd: (r) => r.u(2),
+  0xce: (r) => r.u(4),
+  0xcf: (r) => r.read(8, (b, i) => b.readBigUInt64BE(i)),
+  0xd0: (r) => r.read(1, (b, i) => b.readInt8(i)),
+  0xd1: (r) => r.read(2, (b, i) => b.readInt16BE(i)),
+  0xd2: (r) => r.read(4, (b, i) => b.readInt32BE(i)),
+  0xd3: (r) => r.read(8, (b, i) => b.readBigInt64BE(i)),
+  0xd4: (r) => r.ext(1),
+  0xd5: (r) => r.ext(2),
+  0xd6: (r) => r.ext(4),
+  0xd7: (r) => r.ext(8),
+  0xd8: (r) => r.ext(16),
+  0xd9: (r) => r.str(r.u(1)),
+  0xda: (r) => r.str(r.u(2)),
+  0xdb: (r) => r.str(r.u(4)),
+  0xdc: (r) => r.array(r.u(2)),
+  0xdd: (r) => r.array(r.u(4)),
+  0xde: (r) => r.map(r.u(2)),
+  0xdf: (r) => r.map(r.u(4)),
+};

@@ -47,16 +47,25 @@ export function zipEntry(zip: Buffer, name: string): Buffer | undefined {
 
 /** One resource of a state file (version 4), as far as the callers read it. */
 export interface StateResource {
+  readonly module?: string;
   readonly mode: string;
   readonly type: string;
   readonly name: string;
-  readonly instances?: readonly { readonly attributes?: Record<string, unknown> }[];
+  readonly instances?: readonly { readonly attributes?: Record<string, unknown>; readonly status?: string; readonly index_key?: string | number }[];
 }
 
-/** The resources of the state a saved plan was made from (its entry `tfstate`). */
-export async function readPlanState(planFile: string): Promise<readonly StateResource[]> {
-  const state = zipEntry(await readFile(planFile), 'tfstate');
+/** A saved plan's entries that deploy reads: the plan itself (`tfplan`) and the state it was made from (`tfstate`). */
+export interface SavedPlan {
+  readonly file: string;
+  readonly tfplan: Buffer | undefined;
+  readonly state: readonly StateResource[];
+}
+
+/** The saved plan `planFile`, read once: its `tfplan` entry and the resources of its state. */
+export async function readSavedPlan(planFile: string): Promise<SavedPlan> {
+  const zip = await readFile(planFile);
+  const state = zipEntry(zip, 'tfstate');
   if (state === undefined) throw new Error(`the plan file ${planFile} holds no state (entry tfstate)`);
   const parsed = JSON.parse(state.toString('utf8')) as { resources?: StateResource[] };
-  return parsed.resources ?? [];
+  return { file: planFile, tfplan: zipEntry(zip, 'tfplan'), state: parsed.resources ?? [] };
 }

@@ -26,7 +26,8 @@ import { dropStaleProviderLock, LOCK_FILE, markProviderLock, mirroredBuilds } fr
 import { runTofuJson } from './tofu-json-run.js';
 import { diagnosticSchema, toDiagnostic, type ChangeSummary, type TofuDiagnostic } from './tofu-events.js';
 import type { PlannedResourceChange } from '../contract/planned-change.js';
-import { readPlanChanges } from './plan-changes.js';
+import { planChanges } from './plan-changes.js';
+import { readSavedPlan, type SavedPlan, type StateResource } from './plan-file.js';
 import { planJsonSchema, readShownPlan, type PlannedOutput, type ShownPlan } from './tofu-plan-json.js';
 import { readTofuJson, TEN_MINUTES, type TofuOptions } from './tofu-process.js';
 
@@ -53,6 +54,12 @@ export interface PlanResult {
   readonly outputs?: Readonly<Record<string, PlannedOutput>> | undefined;
   readonly summary: ChangeSummary | undefined;
   readonly warnings: readonly TofuDiagnostic[];
+  /**
+   * The resources of the state the plan was made from (the plan file's `tfstate`: after the
+   * plan's refresh), read with the changes in one read of the file. Not read for a destroy
+   * plan without changes.
+   */
+  readonly priorState?: readonly StateResource[];
 }
 
 export interface ApplyResult {
@@ -89,13 +96,14 @@ export async function initGraph(opts: TofuOptions & { readonly reconfigure?: boo
   // A lock written for other builds of the cache's providers (provider-lock.ts) would fail the init.
   await dropStaleProviderLock(opts.dir, opts.env);
   const stampFile = join(opts.dir, '.terraform', INIT_STAMP);
-  const before = await initStamp(opts, args);
+  const builds = mirroredBuilds(opts.env);
+  const before = await initStamp(opts, args, builds);
   if (before !== undefined && (await readFile(stampFile, 'utf8').catch(() => undefined)) === before) return false;
   await rm(stampFile, { force: true });
   opts.onRun?.();
   await runTofuJson(opts, 'init', args, { timeoutMs: opts.timeoutMs ?? TEN_MINUTES });
   await markProviderLock(opts.dir, opts.env);
-  const after = await initStamp(opts, args);
+  const after = await initStamp(opts, args, builds);
   if (after !== undefined) await writeFile(stampFile, after);
   return true;
 }
@@ -109,9 +117,8 @@ export async function initGraph(opts: TofuOptions & { readonly reconfigure?: boo
  */
 const INIT_STAMP = 'deploy-init';
 
-/** The stamp of an init of `dir` now, or undefined when the init must run (not the cache's mirror, no graph, no backend config yet). */
-async function initStamp(opts: TofuOptions, args: readonly string[]): Promise<string | undefined> {
-  const builds = mirroredBuilds(opts.env);
+/** The stamp of an init of `dir` now (`builds`: provider-lock.ts mirroredBuilds), or undefined when the init must run (not the cache's mirror, no graph, no backend config yet). */
+async function initStamp(opts: TofuOptions, args: readonly string[], builds: string | undefined): Promise<string | undefined> {
   if (builds === undefined) return undefined;
   const tofu = opts.tofuPath ?? requireTool('tofu', opts.env).path;
   try {
@@ -177,7 +184,8 @@ export async function planGraph(
   // plan` of that group (issue 11's bench). So it is skipped; and with changes the plan file
   // is read in-process (plan-changes.ts), with `tofu show -json` only when that reader is
   // unsure of the file.
-  const shown = hasChanges ? await readChanges(opts, planFile) : undefined;
+  const saved = hasChanges || !opts.destroy ? await readSavedPlan(planFile) : undefined;
+  const shown = saved && hasChanges ? await readChanges(opts, saved) : undefined;
   return {
     hasChanges,
     planFile,
@@ -185,16 +193,17 @@ export async function planGraph(
     outputs: shown?.outputs,
     summary: run.summary,
     warnings: run.warnings,
+    ...(saved ? { priorState: saved.state } : {}),
   };
 }
 
 /** The changes of a saved plan: read in-process, or by `tofu show -json` when that reader cannot. */
-async function readChanges(opts: TofuOptions, planFile: string): Promise<ShownPlan> {
+async function readChanges(opts: TofuOptions, saved: SavedPlan): Promise<ShownPlan> {
   try {
-    return await readPlanChanges(planFile);
+    return planChanges(saved);
   } catch (err) {
     opts.onEvent?.({ kind: 'log', level: 'debug', message: `the plan file was not read in-process (${err instanceof Error ? err.message : String(err)}): tofu show -json` });
-    return showPlan(opts, planFile);
+    return showPlan(opts, saved.file);
   }
 }
 

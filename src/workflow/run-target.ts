@@ -10,7 +10,8 @@ import { SUBMISSION_OUTPUT } from '../contract/graph-outputs.js';
 import type { Logger } from '../log.js';
 import type { TargetModel } from '../config/target-model.js';
 import { stateDir } from '../paths.js';
-import { GRAPH_FILE, writeGraph } from '../graph/synth.js';
+import { GRAPH_FILE } from '../contract/graph-ids.js';
+import { writeGraph } from '../graph/synth.js';
 import { takeRunLock, type RunLock } from '../state/run-lock.js';
 import { openBackend } from './backend.js';
 import { refuseClaimLosses } from './claim-guard.js';
@@ -206,10 +207,9 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
     ).catch(explained(mode === 'destroy' ? 'plan -destroy' : 'plan'));
     // FR-003: the digest each tag points at now against the one recorded at its push, from the
     // state the plan was made from (no process; the plan file is read in-process)
-    const { readPlanState } = await import('../tools/plan-file.js');
     // (a plan of some nodes reads only their tags, and the plan's state holds the others' as last
     // read: for those, the check's fresh reads)
-    const planned = mode === 'destroy' ? undefined : movedTags(await readPlanState(plan.planFile));
+    const planned = mode === 'destroy' ? undefined : movedTags(plan.priorState ?? []);
     const moved = scoped === undefined || planned === undefined ? planned : new Map([...scoped.movedTags, ...[...planned].filter(([node]) => scoped!.nodes.includes(node))]);
     const summary = summarizePlan(model, plan.changes, plan.hasChanges, { destroy: mode === 'destroy', allowed: opts.allowVolumeReplacement ?? new Set() }, { pushedAgain, movedTags: moved });
     // law 10: the claim of a node that stays goes only when the operator named the node

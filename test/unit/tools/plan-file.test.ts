@@ -7,7 +7,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readPlanState, zipEntry } from '../../../src/tools/plan-file.js';
+import { readSavedPlan, zipEntry } from '../../../src/tools/plan-file.js';
 
 const ZIP = Buffer.from(
   'UEsDBBQAAAAAAAAAIQAmuUsYCgAAAAoAAAAGAAAAdGZwbGFucGxhbiBieXRlc1BLAwQUAAAACAAAACEAgBQ240UAAADPAAAABwAAAHRmc3RhdGWrVipKLc4vLUpOLVayiq5Wys1PSVWyUspNzEtMT01R0lEqqSwACZSkFhUlpuUX5canJJYkAsXzEnNB4hVKtbG11YPGEABQSwECFAMUAAAAAAAAACEAJrlLGAoAAAAKAAAABgAAAAAAAAAAAAAAgAEAAAAAdGZwbGFuUEsBAhQDFAAAAAgAAAAhAIAUNuNFAAAAzwAAAAcAAAAAAAAAAAAAAIABLgAAAHRmc3RhdGVQSwUGAAAAAAIAAgBpAAAAmAAAAAAA',
@@ -27,7 +27,7 @@ describe('zipEntry', () => {
   });
 });
 
-describe('readPlanState', () => {
+describe('readSavedPlan', () => {
   it('GIVEN a plan file THEN it returns the resources of its state, and a file without one fails naming it', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'plan-file-'));
     try {
@@ -49,11 +49,11 @@ describe('readPlanState', () => {
       end.writeUInt16LE(1, 10);
       end.writeUInt32LE(30 + name.length + json.length, 16);
       await writeFile(join(dir, 'tfplan'), Buffer.concat([local, name, json, central, name, end]));
-      expect(await readPlanState(join(dir, 'tfplan'))).toEqual([{ mode: 'managed', type: 'terraform_data', name: 'x' }]);
+      expect((await readSavedPlan(join(dir, 'tfplan'))).state).toEqual([{ mode: 'managed', type: 'terraform_data', name: 'x' }]);
       const empty = Buffer.alloc(22);
       empty.writeUInt32LE(0x06054b50, 0);
       await writeFile(join(dir, 'other'), empty);
-      await expect(readPlanState(join(dir, 'other'))).rejects.toThrow(`the plan file ${join(dir, 'other')} holds no state (entry tfstate)`);
+      await expect(readSavedPlan(join(dir, 'other'))).rejects.toThrow(`the plan file ${join(dir, 'other')} holds no state (entry tfstate)`);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
