@@ -26,6 +26,13 @@ export interface KubeLister {
   listPods(namespace: string, labelSelector: string): Promise<ListResult>;
   /** Any list by its API path (`/api/v1/namespaces/x/serviceaccounts`), for the verified no-op check. */
   list(what: string, path: string, query?: Record<string, string>): Promise<ListResult>;
+  /** One object by its API path; undefined when it is gone (404). */
+  get(what: string, path: string): Promise<unknown | undefined>;
+  /**
+   * A JSON patch (RFC 6902) of one object, as `fieldManager`: the ownership step's removal of
+   * hand edits (src/workflow/undo-hand-edits.ts). Never retried: a refused patch is the caller's.
+   */
+  jsonPatch(what: string, path: string, ops: readonly unknown[], fieldManager: string): Promise<unknown>;
 }
 
 const KubeconfigSchema = z.looseObject({
@@ -104,7 +111,7 @@ export async function openKubeLister(env: NodeJS.ProcessEnv, opts: { readonly re
 
   const get = (what: string, path: string, query: Record<string, string>) => {
     const q = new URLSearchParams(query).toString();
-    return retryTransient(() => withDeadline(what, getJson(server, `${prefix}${path}${q ? `?${q}` : ''}`, tls, authorization), opts.requestMs), { attempts: opts.attempts });
+    return retryTransient(() => withDeadline(what, requestJson(server, 'GET', `${prefix}${path}${q ? `?${q}` : ''}`, tls, authorization), opts.requestMs), { attempts: opts.attempts });
   };
   const list = async (what: string, path: string, query: Record<string, string>): Promise<ListResult> => {
     const raw = (await get(what, path, query)) as { items?: unknown[] | null; metadata?: { resourceVersion?: string } };
@@ -116,18 +123,29 @@ export async function openKubeLister(env: NodeJS.ProcessEnv, opts: { readonly re
     listDeployments: (ns, fieldSelector) => list('list Deployments', `/apis/apps/v1/namespaces/${encodeURIComponent(ns)}/deployments`, nonEmpty('fieldSelector', fieldSelector)),
     listPods: (ns, labelSelector) => list('list Pods', `/api/v1/namespaces/${encodeURIComponent(ns)}/pods`, nonEmpty('labelSelector', labelSelector)),
     list: (what, path, query = {}) => list(what, path, query),
+    get: (what, path) =>
+      get(what, path, {}).catch((err: { code?: unknown }) => {
+        if (err.code === 404) return undefined;
+        throw err;
+      }),
+    jsonPatch: (what, path, ops, fieldManager) =>
+      withDeadline(what, requestJson(server, 'PATCH', `${prefix}${path}?${new URLSearchParams({ fieldManager })}`, tls, authorization, { type: 'application/json-patch+json', text: JSON.stringify(ops) }), opts.requestMs),
   };
 }
 
-/** One GET; a status other than 200 is thrown as `{code, body}`, which describeApiError and isTransient read. */
-function getJson(server: URL, path: string, tls: RequestOptions, authorization: string | undefined): Promise<unknown> {
+/** One request; a status other than 200 is thrown as `{code, body}`, which describeApiError and isTransient read. */
+function requestJson(server: URL, method: 'GET' | 'PATCH', path: string, tls: RequestOptions, authorization: string | undefined, body?: { type: string; text: string }): Promise<unknown> {
   return new Promise((resolvePromise, reject) => {
     const options: RequestOptions = {
       host: server.hostname.replace(/^\[|\]$/g, ''),
       port: server.port || (server.protocol === 'http:' ? 80 : 443),
       path,
-      method: 'GET',
-      headers: { Accept: 'application/json', ...(authorization ? { Authorization: authorization } : {}) },
+      method,
+      headers: {
+        Accept: 'application/json',
+        ...(authorization ? { Authorization: authorization } : {}),
+        ...(body ? { 'Content-Type': body.type, 'Content-Length': Buffer.byteLength(body.text) } : {}),
+      },
       ...(server.protocol === 'https:' ? tls : {}),
     };
     const req = (server.protocol === 'http:' ? httpRequest : httpsRequest)(options, (res) => {
@@ -145,6 +163,6 @@ function getJson(server: URL, path: string, tls: RequestOptions, authorization: 
       });
     });
     req.on('error', reject);
-    req.end();
+    req.end(body?.text);
   });
 }

@@ -7,7 +7,10 @@
 import type { ReplicaSet } from './api-objects.js';
 import { TEMPLATE_HASH_LABEL } from './snapshot.js';
 
-export type JsonPatchOp = { op: 'replace' | 'test'; path: string; value: unknown };
+/** A JSON patch operation (RFC 6902) of the writes deploy makes: the rollback's, the ownership step's removals. */
+export type JsonPatchOp = UndoPatchOp | { op: 'remove'; path: string };
+/** The rollback's operations. */
+export type UndoPatchOp = { op: 'replace' | 'test'; path: string; value: unknown };
 
 export function undoTemplate(previous: ReplicaSet): Record<string, unknown> {
   const template = structuredClone(previous.spec.template ?? {}) as { metadata?: { labels?: Record<string, string> } } & Record<string, unknown>;
@@ -21,8 +24,8 @@ export function undoTemplate(previous: ReplicaSet): Record<string, unknown> {
  * concurrent apply of a newer template is not overwritten blindly: the server answers 422
  * and the caller re-reads.
  */
-export function buildUndoPatch(previous: ReplicaSet, expectedGeneration?: number): JsonPatchOp[] {
-  const ops: JsonPatchOp[] = [];
+export function buildUndoPatch(previous: ReplicaSet, expectedGeneration?: number): UndoPatchOp[] {
+  const ops: UndoPatchOp[] = [];
   if (expectedGeneration !== undefined) ops.push({ op: 'test', path: '/metadata/generation', value: expectedGeneration });
   ops.push({ op: 'replace', path: '/spec/template', value: undoTemplate(previous) });
   return ops;

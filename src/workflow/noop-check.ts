@@ -42,9 +42,9 @@ import { names } from '../config/names.js';
 import { describeGraphAddress, GRAPH_FILE, graphPartOf } from '../contract/graph-ids.js';
 import { cacheDir, stateDir } from '../paths.js';
 import { findProviderConfig } from '../tools/providers.js';
-import type { KubeLister } from '../rollout/kube-read.js';
 import type { RunTools } from '../tools/preflight.js';
-import type { StateResource } from '../tools/plan-file.js';
+import { undoes, type HandEdit } from './hand-edits.js';
+import { readTargetObjects, type StateView, type TargetObjects } from './target-objects.js';
 import { movedFrom, recordedPushDigests, type MovedTag } from './moved-tags.js';
 
 /** DEPLOY_FAST_PLAN=off: every plan is a full plan, and no record is kept. */
@@ -101,12 +101,7 @@ interface NoopRecord extends Omit<TargetPrint, 'foreignWriters'> {
   readonly recordedBy: 'plan' | 'apply';
 }
 
-export interface StateView {
-  readonly lineage: string;
-  readonly serial: number;
-  readonly outputs: Record<string, { value: unknown }>;
-  readonly resources: readonly StateResource[];
-}
+export type { StateView };
 
 export type NoopVerdict =
   | {
@@ -147,12 +142,25 @@ function recordFile(ctx: Pick<NoopCheckContext, 'env' | 'model'>): string {
   return join(stateDir(ctx.env), 'noop', `${ctx.model.stateKey}.json`);
 }
 
-/** Compares the target now with its record; never throws (a failure is a reason for the full plan). */
-export async function checkNoop(ctx: NoopCheckContext): Promise<NoopVerdict> {
+/**
+ * Compares the target now (`seen`: its objects and state as read for this run, or why they could
+ * not be read) with its record; never throws (a failure is a reason for the full plan). A hand
+ * edit that the apply would undo (hand-edits.ts) is never answered here: the full plan runs.
+ */
+export async function checkNoop(ctx: NoopCheckContext, seen: TargetObjects | string, handEdits: readonly HandEdit[] = []): Promise<NoopVerdict> {
   let print: TargetPrint | undefined;
   try {
-    const [record, state] = await Promise.all([readRecord(ctx), readState(ctx)]);
-    print = await takePrint(ctx, state);
+    if (typeof seen === 'string') return { verified: false, reason: `the check could not read everything it needs (${seen})` };
+    if (!seen.complete) return { verified: false, reason: `the check could not read everything it needs (${seen.partialReason ?? 'only the Deployments were read'})` };
+    const state = seen.state;
+    const [record, graphText] = await Promise.all([readRecord(ctx), readFile(join(ctx.graphDir, GRAPH_FILE), 'utf8')]);
+    print = await takePrint(ctx, seen, graphText);
+    // (a typed object's hand edit is tofu's to see: its refresh reads every field of the schema)
+    const edits = handEdits.filter((e) => e.kind === 'Deployment' && undoes(e));
+    if (edits.length > 0) {
+      const named = edits.slice(0, 3).map((e) => `${e.node ?? e.kind}: ${e.field} by ${e.writer}`);
+      return { verified: false, reason: `hand edits in the cluster (${named.join('; ')}${edits.length > 3 ? `; and ${edits.length - 3} more` : ''})`, print };
+    }
     if (record === undefined) return { verified: false, reason: 'no record of a verified plan of this state on this machine yet (this plan makes one)', print };
     const since = `since the ${record.recordedBy} of ${record.recordedAt}`;
     const diff = compare(record, print);
@@ -186,10 +194,12 @@ export async function checkNoop(ctx: NoopCheckContext): Promise<NoopVerdict> {
   }
 }
 
-/** The print of the target now (state, objects), or why it cannot be taken. */
-export async function printTarget(ctx: NoopCheckContext): Promise<TargetPrint | string> {
+/** The print of the target now, with the objects and state it was taken from, or why it cannot be taken. */
+export async function printTarget(ctx: NoopCheckContext): Promise<{ readonly print: TargetPrint; readonly seen: TargetObjects } | string> {
   try {
-    return await takePrint(ctx, await readState(ctx));
+    const seen = await readTargetObjects(ctx);
+    if (!seen.complete) return seen.partialReason ?? 'only the Deployments were read';
+    return { print: await takePrint(ctx, seen, await readFile(join(ctx.graphDir, GRAPH_FILE), 'utf8')), seen };
   } catch (err) {
     return (err as Error).message;
   }
@@ -199,11 +209,13 @@ export async function printTarget(ctx: NoopCheckContext): Promise<TargetPrint | 
  * Keeps `print` as the verified state of the target. An apply's print is kept only when each
  * foreign writer of its objects was already there, with the same time, in `before` (the print
  * taken before the plan): a writer that is new or wrote again since may have changed a field
- * after tofu read it (see the module comment). Returns the writers that stopped it.
+ * after tofu read it (see the module comment); and when the caller found nothing written during
+ * the run (`stoppedAlready`: hand edits in the objects as read after the apply, objects the apply
+ * did not change that differ from `before`). Returns what stopped it.
  */
-export async function recordNoop(ctx: Pick<NoopCheckContext, 'env' | 'model'>, print: TargetPrint, by: 'plan' | 'apply', before?: TargetPrint): Promise<readonly string[]> {
+export async function recordNoop(ctx: Pick<NoopCheckContext, 'env' | 'model'>, print: TargetPrint, by: 'plan' | 'apply', before?: TargetPrint, stoppedAlready: readonly string[] = []): Promise<readonly string[]> {
   const known = new Set(before?.foreignWriters ?? []);
-  const since = by === 'apply' ? print.foreignWriters.filter((w) => !known.has(w)) : [];
+  const since = [...stoppedAlready, ...(by === 'apply' ? print.foreignWriters.filter((w) => !known.has(w)) : [])];
   if (since.length > 0) {
     await forgetNoop(ctx);
     return since;
@@ -215,6 +227,16 @@ export async function recordNoop(ctx: Pick<NoopCheckContext, 'env' | 'model'>, p
   await writeFile(`${file}.tmp`, JSON.stringify(record, null, 1) + '\n');
   await rename(`${file}.tmp`, file);
   return [];
+}
+
+/**
+ * The objects whose print differs between `before` (taken before the plan) and `after` (after
+ * the apply), but for those the apply changed (`changedByApply` of `Kind/name`): a write by someone
+ * else during the run, even one that only removed fields and left no field manager.
+ */
+export function changedBehindTheApply(before: TargetPrint, after: TargetPrint, changedByApply: (key: string) => boolean): string[] {
+  const keys = new Set([...Object.keys(before.objects), ...Object.keys(after.objects)]);
+  return [...keys].filter((k) => !changedByApply(k) && before.objects[k] !== after.objects[k]).map((k) => `${k}: ${after.objects[k] === undefined ? 'gone' : before.objects[k] === undefined ? 'appeared' : 'changed'} during the run`).sort();
 }
 
 /** Drops the record (an apply is about to change the target). */
@@ -300,60 +322,32 @@ function withoutPushOrder(address: string, block: unknown): unknown {
   return { ...(block as object), depends_on: deps.filter((d) => !isOtherPush(d)) };
 }
 
-async function readState(ctx: NoopCheckContext): Promise<StateView | undefined> {
-  const { backendRequest, httpFailure } = await import('../state/http-client.js');
-  const url = new URL(ctx.backend.address);
-  const res = await backendRequest('GET', url, { username: ctx.backend.env.TF_HTTP_USERNAME, password: ctx.backend.env.TF_HTTP_PASSWORD, signal: ctx.signal });
-  if (res.status === 204 || res.status === 404) return undefined;
-  if (res.status !== 200) throw await httpFailure('GET', url, res);
-  const text = await res.text();
-  if (text.trim() === '') return undefined;
-  const doc = JSON.parse(text) as { lineage?: string; serial?: number; outputs?: StateView['outputs']; resources?: StateResource[] };
-  return { lineage: doc.lineage ?? '', serial: doc.serial ?? -1, outputs: doc.outputs ?? {}, resources: doc.resources ?? [] };
-}
-
-async function takePrint(ctx: NoopCheckContext, state: StateView | undefined): Promise<TargetPrint> {
-  const { openKubeLister } = await import('../rollout/kube-read.js');
-  const lister = await openKubeLister({ ...ctx.env, KUBE_CONFIG_PATH: ctx.kubeconfig }, { requestMs: 15_000, attempts: 2 });
-  if (lister === undefined) throw new Error('the kubeconfig needs the full Kubernetes client (an exec plugin, an auth provider or a proxy)');
-  const [inputs, graph, objects] = await Promise.all([inputsPrint(ctx, lister.server), readFile(join(ctx.graphDir, GRAPH_FILE), 'utf8').then(graphPrint), listObjects(lister, ctx.model)]);
-  const prints: Record<string, string> = {};
-  const foreign: string[] = [];
-  for (const { kind, object } of objects) {
-    const key = `${kind}/${object.metadata?.name ?? '?'}`;
-    prints[key] = objectPrint(object);
-    // the RuntimeClass is the cluster operator's, only read by the graph: its writers are theirs
-    if (kind === 'RuntimeClass') continue;
-    for (const m of object.metadata?.managedFields ?? []) {
-      if (m.subresource === undefined && m.manager !== undefined && !OWN_MANAGERS.has(m.manager)) foreign.push(`${key}: ${m.manager} at ${m.time ?? '?'}`);
+function takePrint(ctx: NoopCheckContext, seen: TargetObjects, graphText: string): Promise<TargetPrint> {
+  return inputsPrint(ctx, seen.server).then((inputs) => {
+    const prints: Record<string, string> = {};
+    const foreign: string[] = [];
+    for (const { kind, object } of seen.objects) {
+      const key = `${kind}/${object.metadata?.name ?? '?'}`;
+      prints[key] = objectPrint(object);
+      // the RuntimeClass is the cluster operator's, only read by the graph: its writers are theirs
+      if (kind === 'RuntimeClass') continue;
+      // every writer but the status subresource's (the controllers): `kubectl scale` writes
+      // under the scale subresource, and is a writer like any other
+      for (const m of object.metadata?.managedFields ?? []) {
+        if (m.subresource !== 'status' && m.manager !== undefined && !OWN_MANAGERS.has(m.manager)) foreign.push(`${key}: ${m.manager}${m.subresource ? ` (${m.subresource})` : ''} at ${m.time ?? '?'}`);
+      }
     }
-  }
-  return { inputs, graph, lineage: state?.lineage ?? '', serial: state?.serial ?? -1, objects: prints, foreignWriters: foreign };
+    return { inputs, graph: graphPrint(graphText), lineage: seen.state?.lineage ?? '', serial: seen.state?.serial ?? -1, objects: prints, foreignWriters: foreign };
+  });
 }
 
 interface KubeObject {
   metadata?: {
     name?: string;
     annotations?: Record<string, string>;
-    managedFields?: { manager?: string; subresource?: string; time?: string }[];
     [k: string]: unknown;
   };
   [k: string]: unknown;
-}
-
-/** The kinds the graph makes in the namespace, and the cluster-wide objects it reads. */
-async function listObjects(lister: KubeLister, model: TargetModel): Promise<{ kind: string; object: KubeObject }[]> {
-  const ns = encodeURIComponent(model.namespace);
-  const lists: [string, string, Record<string, string>?][] = [
-    ['Namespace', '/api/v1/namespaces', { fieldSelector: `metadata.name=${model.namespace}` }],
-    ['RuntimeClass', '/apis/node.k8s.io/v1/runtimeclasses', { fieldSelector: `metadata.name=${model.runtimeClass}` }],
-    ['Deployment', `/apis/apps/v1/namespaces/${ns}/deployments`],
-    ['PersistentVolumeClaim', `/api/v1/namespaces/${ns}/persistentvolumeclaims`],
-    ['ServiceAccount', `/api/v1/namespaces/${ns}/serviceaccounts`],
-    ['NetworkPolicy', `/apis/networking.k8s.io/v1/namespaces/${ns}/networkpolicies`],
-  ];
-  const results = await Promise.all(lists.map(([kind, path, query]) => lister.list(`list ${kind}`, path, query).then((r) => r.items.map((object) => ({ kind, object: object as KubeObject })))));
-  return results.flat();
 }
 
 /** sha256 of the object without what only the cluster writes; its uid stays in. */

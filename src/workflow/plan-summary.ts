@@ -7,6 +7,7 @@ import { describeClaimLoss, findClaimLosses, type ClaimLoss, type ClaimLossOptio
 import { describeGraphAddress, nodeResourceOf, resourceNameOf, spirePartOf, type SpirePart } from '../contract/graph-ids.js';
 import type { PlannedResourceChange } from '../contract/planned-change.js';
 import { describeMovedTag, type MovedTag } from './moved-tags.js';
+import { describeHandEdit, undoes, type HandEdit } from './hand-edits.js';
 
 /** What the summary reads of a planned change (src/tools/ gives more). */
 export type PlannedChange = Pick<PlannedResourceChange, 'address' | 'name' | 'actions' | 'actionReason' | 'wasTainted' | 'changedKeys' | 'replacePaths'>;
@@ -33,6 +34,8 @@ export interface NodeSummary {
   retryAfterRollback: boolean;
   /** the digest record (FR-003) is made without a push: a state from before it (the first plan after upgrading) */
   recordsDigest?: boolean;
+  /** fields of the node's objects that another writer set or removed, and what the apply does about each (hand-edits.ts) */
+  handEdits?: HandEdit[];
   /** one line for people */
   words: string;
 }
@@ -52,6 +55,8 @@ export interface TargetSummary {
   degrade: readonly DegradeNote[];
   /** answered by the verified no-op check, without a tofu refresh (noop-check.ts) */
   verifiedNoop?: boolean;
+  /** hand edits of the namespace and the NetworkPolicy (a node's are in its summary) */
+  handEdits?: HandEdit[];
 }
 
 function changeOf(actions: readonly string[]): Change {
@@ -71,7 +76,7 @@ export function summarizePlan(
    * Nodes whose push is planned again because the registry lost their tag (missing-tags.ts);
    * nodes whose tag points elsewhere than their recorded digest (moved-tags.ts).
    */
-  facts: { readonly pushedAgain?: ReadonlySet<string>; readonly movedTags?: ReadonlyMap<string, MovedTag> } = {},
+  facts: { readonly pushedAgain?: ReadonlySet<string>; readonly movedTags?: ReadonlyMap<string, MovedTag>; readonly handEdits?: readonly HandEdit[] } = {},
 ): TargetSummary {
   const nodes = new Map<string, NodeSummary>();
   const other: TargetSummary['other'] = [];
@@ -134,13 +139,19 @@ export function summarizePlan(
     // only a digest read at plan time says where the tag points now: not one read after a push
     const moved = facts.movedTags?.get(s.node);
     if (moved !== undefined && s.push === 'none' && !s.tagGone && !s.removed) s.tagMoved = moved;
+    const edits = (facts.handEdits ?? []).filter((e) => e.node === s.node);
+    if (edits.length > 0 && !s.removed) s.handEdits = edits;
     s.words = describe(s, byName.get(s.node)?.tagRef, byName.get(s.node)?.build ? 'build and push' : 'push');
   }
+  const targetEdits = (facts.handEdits ?? []).filter((e) => e.node === undefined);
+  // a hand edit the apply removes is a change even when tofu has none (an annotation of a Deployment)
+  const undone = (facts.handEdits ?? []).some((e) => e.action === 'remove' && (e.node === undefined || present.has(e.node)));
   return {
     target: model.target,
     namespace: model.namespace,
     stateKey: model.stateKey,
-    changes: hasChanges,
+    changes: hasChanges || undone,
+    ...(targetEdits.length > 0 ? { handEdits: targetEdits } : {}),
     nodes: [...nodes.values()].sort((a, b) => a.node.localeCompare(b.node)),
     other,
     spire,
@@ -186,6 +197,8 @@ function describe(s: NodeSummary, tagRef: string | undefined, push: string): str
   if (s.claim === 'update') parts.push('grow its /var/lib claim in place (the StorageClass must allow volume expansion; its provisioner resizes the volume)');
   if (s.claim === 'replace') parts.push('REPLACE its /var/lib claim (the data on it is lost)');
   if (s.tagMoved !== undefined) parts.push(describeMovedTag(tagRef, s.tagMoved));
+  const undo = (s.handEdits ?? []).filter(undoes).length;
+  if (undo > 0) parts.unshift(`undo ${undo} hand edit${undo === 1 ? '' : 's'} (${(s.handEdits ?? []).filter(undoes).map((e) => `${e.kind === 'Deployment' ? '' : `${e.kind} `}${e.field} by ${e.writer}`).join('; ')})`);
   if (s.retryAfterRollback) {
     parts.push('try the rollout again: the last rollout failed, so the state holds the image that failed while the cluster runs the previous one (or none, on a first deploy)');
   } else if (s.rolloutForDrift) parts.push('wait for its pod');
@@ -198,7 +211,12 @@ function describe(s: NodeSummary, tagRef: string | undefined, push: string): str
 
 export function formatTargetSummary(t: TargetSummary): string {
   const lines = [`target ${t.target} (namespace ${t.namespace}, state ${t.stateKey}): ${t.changes ? 'changes' : 'no changes'}`];
-  for (const n of t.nodes) lines.push(`  ${n.node}: ${n.words}`);
+  for (const n of t.nodes) {
+    lines.push(`  ${n.node}: ${n.words}`);
+    // each hand edit on a line of its own: the field, who wrote it, what the apply does
+    for (const e of n.handEdits ?? []) lines.push(`    hand edit: ${describeHandEdit(e, { objectName: e.kind !== 'Deployment' })}`);
+  }
+  for (const e of t.handEdits ?? []) lines.push(`  hand edit: ${describeHandEdit(e)}`);
   // each lost /var/lib on a line of its own, so that no one reads past it
   for (const l of t.claimLosses) lines.push(`  ${describeClaimLoss(l)}`);
   for (const w of t.spire) lines.push(`  spire: ${w}`);

@@ -25,6 +25,11 @@ import { graphPartOf } from '../contract/graph-ids.js';
 import type { RunView } from './view/run-view.js';
 import { PROGRESS_ENV, PROGRESS_JSON } from '../rollout/progress.js';
 import type { RolloutReport } from '../rollout/report.js';
+import { describeApiError } from '../rollout/api-error.js';
+import { names } from '../config/names.js';
+import type { HandEdit } from './hand-edits.js';
+import { readTargetObjects, type TargetObjects } from './target-objects.js';
+import { handEditsOf, readGraphText, undoHandEdits } from './undo-hand-edits.js';
 import type { RunTools } from '../tools/preflight.js';
 
 export type Mode = 'plan' | 'apply' | 'destroy';
@@ -164,11 +169,20 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
     const noop = await import('./noop-check.js');
     const noopCtx = { model, graphDir, tools: opts.tools, kubeconfig: opts.kubeconfig, env: opts.env, backend, signal };
     const fastOff = mode === 'destroy' ? 'destroy' : noop.fastPlanAllowed(noopCtx);
+    // The target's objects and state, read once for the check and the hand edits (issue 34)
+    const graphText = await readGraphText(graphDir);
+    let seen: TargetObjects | string = 'a destroy reads nothing of the cluster before its plan';
+    let edits: readonly HandEdit[] = [];
+    if (mode !== 'destroy') {
+      seen = await readTargetObjects(noopCtx).catch((err: Error) => err.message);
+      if (typeof seen === 'string') say(`hand edits not looked for: the cluster's objects could not be read (${seen})`);
+      else edits = handEditsOf(model, seen.objects, graphText, seen.state?.resources);
+    }
     let printBefore: import('./noop-check.js').TargetPrint | undefined;
     // only some nodes changed, the rest verified: those nodes' addresses (-target)
     let scoped: { readonly nodes: readonly string[]; readonly targets: readonly string[]; readonly movedTags: ReadonlyMap<string, MovedTag>; readonly outputs: Record<string, { value: unknown }> } | undefined;
     if (fastOff === undefined) {
-      const verdict = await noop.checkNoop(noopCtx);
+      const verdict = await noop.checkNoop(noopCtx, seen, edits);
       if (verdict.verified === 'nodes') {
         say(verdict.words);
         scoped = verdict;
@@ -176,12 +190,42 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
       } else if (verdict.verified) {
         say(verdict.words);
         if (mode === 'apply') checkSubmission(model, verdict.outputs);
-        const summary = summarizePlan(model, [], false, { destroy: false, allowed: opts.allowVolumeReplacement ?? new Set() }, { movedTags: verdict.movedTags });
+        const summary = summarizePlan(model, [], false, { destroy: false, allowed: opts.allowVolumeReplacement ?? new Set() }, { movedTags: verdict.movedTags, handEdits: edits });
         return { summary: { ...summary, verifiedNoop: true }, rollouts: [], applied: false, nodeNames: nodeNamesFrom(verdict.outputs), exitCode: ExitCode.ok, graphDir };
       }
       else {
         say(`full plan: ${verdict.reason}`);
         printBefore = verdict.print;
+      }
+    }
+    // Hand edits the graph does not set go before tofu plans (undo-hand-edits.ts): its plan then
+    // starts from the graph's fields, and its apply ends as planned. A pod template changed so
+    // is a new pod: the node's rollout step is replaced, and waits for it (law 11). A plan says
+    // what the apply will do, with the same -replace.
+    const removable = edits.filter((e) => e.action === 'remove');
+    let replaceRollouts = rolloutAddresses(graphText, [...new Set(removable.filter((e) => e.inTemplate && e.node !== undefined).map((e) => e.node!))]);
+    if (mode === 'apply' && removable.length > 0 && typeof seen !== 'string') {
+      const io = seen;
+      const outcome = await undoHandEdits(
+        edits,
+        {
+          patch: (name, ops, manager) => io.deployments.patch(name, ops, manager),
+          read: (name) => io.deployments.read(name),
+          editsOf: (object) => handEditsOf(model, [{ kind: 'Deployment', object }], graphText, io.state?.resources),
+          resourceVersionOf: (name) => io.objects.find((o) => o.kind === 'Deployment' && o.object.metadata?.name === name)?.object.metadata?.resourceVersion,
+        },
+        say,
+      ).catch((err: unknown) => {
+        throw new DeployError(`the hand edits of target ${model.target} could not be removed: ${describeApiError(err)}`, ExitCode.tool, {
+          hint: 'nothing else was changed; run deploy plan to see the hand edits, and remove the one named above with kubectl if the API server refuses the object without it',
+          cause: err,
+        });
+      });
+      replaceRollouts = rolloutAddresses(graphText, outcome.templateChanged);
+      // the print before tofu's refresh, taken again: the step changed the objects
+      if (printBefore !== undefined) {
+        const again = await noop.printTarget(noopCtx);
+        printBefore = typeof again === 'string' ? undefined : again.print;
       }
     }
     // init's chatter (provider lookups, the lock file's checksum warning) is noise here
@@ -199,7 +243,7 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
     const { plan, pushedAgain } = await (mode === 'destroy'
       ? planDestroy((refresh) => tofu.planGraph({ ...base, destroy: true, refresh }), say).then((p) => ({ plan: p, pushedAgain: new Set<string>() }))
       : planPushingGoneTags(
-          (replace) => tofu.planGraph({ ...base, replace, targets: scoped?.targets }),
+          (replace) => tofu.planGraph({ ...base, replace: [...replace, ...replaceRollouts], targets: scoped?.targets }),
           async () => JSON.parse(await readFile(join(graphDir, GRAPH_FILE), 'utf8')),
           (node) => model.nodes.find((n) => n.name === node)?.tagRef,
           say,
@@ -211,14 +255,16 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
     // read: for those, the check's fresh reads)
     const planned = mode === 'destroy' ? undefined : movedTags(plan.priorState ?? []);
     const moved = scoped === undefined || planned === undefined ? planned : new Map([...scoped.movedTags, ...[...planned].filter(([node]) => scoped!.nodes.includes(node))]);
-    const summary = summarizePlan(model, plan.changes, plan.hasChanges, { destroy: mode === 'destroy', allowed: opts.allowVolumeReplacement ?? new Set() }, { pushedAgain, movedTags: moved });
+    const summary = summarizePlan(model, plan.changes, plan.hasChanges, { destroy: mode === 'destroy', allowed: opts.allowVolumeReplacement ?? new Set() }, { pushedAgain, movedTags: moved, handEdits: edits });
     // law 10: the claim of a node that stays goes only when the operator named the node
     if (mode === 'apply') refuseClaimLosses(model, summary.claimLosses);
     // FR-009: the node names from the graph's output: as planned, or (no change, or after the
     // apply) as the state holds them; a destroy leaves none
     // (a plan of some nodes: the outputs are the state's, which the check found the graph keeps)
     const nodeNames = async (planned: typeof plan.outputs) => (mode === 'destroy' ? undefined : nodeNamesFrom(planned ?? scoped?.outputs ?? (await tofu.readOutputs(base))));
-    if (!plan.hasChanges && pushedAgain.size === 0 && printBefore !== undefined) {
+    // (not while a hand edit that tofu should have set back is there: the next plan looks again)
+    const unresolved = edits.some((e) => e.action === 'set-back' || (e.action === 'remove' && mode === 'plan'));
+    if (!plan.hasChanges && pushedAgain.size === 0 && printBefore !== undefined && !unresolved) {
       // verified by tofu's refresh: the print taken before it is the target's no-op state
       await noop.recordNoop(noopCtx, printBefore, 'plan').catch((err: Error) => logger.warn({ kind: 'noop-record', err: err.message }, 'the no-op record was not written'));
     }
@@ -260,12 +306,19 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
     }
     logger.debug({ kind: 'target-applied', target: model.target, rollouts: rollouts.length }, 'applied');
     if (fastOff === undefined && rolloutCode === ExitCode.ok) {
-      // taken after the rollout, kept only when every writer of the objects is deploy's own
-      const print = await noop.printTarget(noopCtx);
+      // taken after the rollout, kept only when every writer of the objects is deploy's own, no
+      // hand edit is in them, and the objects the apply did not change are as before its plan
+      const after = await noop.printTarget(noopCtx);
+      const during = (a: Exclude<typeof after, string>): string[] => [
+        ...handEditsOf(model, a.seen.objects, graphText, a.seen.state?.resources)
+          .filter((e) => e.kind === 'Deployment' && e.action !== 'keep')
+          .map((e) => `${e.kind}/${e.name} ${e.field} (${e.writer})`),
+        ...(printBefore === undefined ? ['no print of the target before the plan'] : noop.changedBehindTheApply(printBefore, a.print, changedObjects(model, summary))),
+      ];
       const stopped =
-        typeof print === 'string'
-          ? (logger.warn({ kind: 'noop-record', err: print }, 'the no-op record was not written'), [])
-          : await noop.recordNoop(noopCtx, print, 'apply', printBefore).catch((err: Error) => (logger.warn({ kind: 'noop-record', err: err.message }, 'the no-op record was not written'), []));
+        typeof after === 'string'
+          ? (logger.warn({ kind: 'noop-record', err: after }, 'the no-op record was not written'), [])
+          : await noop.recordNoop(noopCtx, after.print, 'apply', printBefore, during(after)).catch((err: Error) => (logger.warn({ kind: 'noop-record', err: err.message }, 'the no-op record was not written'), []));
       if (stopped.length > 0) {
         say(`not recorded as verified (the next plan is a full one): written during this run by another than deploy: ${stopped.slice(0, 3).join(', ')}${stopped.length > 3 ? `, and ${stopped.length - 3} more` : ''}`);
       }
@@ -277,6 +330,30 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
     await spire?.close();
     await rm(runDir, { recursive: true, force: true }).catch(() => {});
   }
+}
+
+/** The `null_resource` addresses of these nodes' rollout steps in the graph (for -replace). */
+function rolloutAddresses(graphText: string, nodes: readonly string[]): string[] {
+  if (nodes.length === 0) return [];
+  const doc = JSON.parse(graphText) as { resource?: Record<string, Record<string, unknown>> };
+  return Object.keys(doc.resource?.null_resource ?? {})
+    .filter((name) => {
+      const p = graphPartOf(name);
+      return p?.scope === 'node' && p.part === 'rollout' && nodes.includes(p.node);
+    })
+    .map((name) => `null_resource.${name}`)
+    .sort();
+}
+
+/** Whether the plan changes the object `Kind/name`: a changed node's, or the namespace and NetworkPolicy when the target's own part changes. */
+function changedObjects(model: TargetModel, summary: TargetSummary): (key: string) => boolean {
+  const keys = new Set<string>();
+  for (const n of summary.nodes) {
+    if (!nodeChanges(n) && !(n.handEdits ?? []).some((e) => e.action !== 'keep')) continue;
+    keys.add(`Deployment/${names.deployment(n.node)}`).add(`PersistentVolumeClaim/${names.stateClaim(n.node)}`).add(`ServiceAccount/${names.serviceAccount(n.node)}`);
+  }
+  const targetPart = summary.other.length > 0;
+  return (key) => keys.has(key) || (targetPart && (key === `Namespace/${model.namespace}` || key.startsWith('NetworkPolicy/')));
 }
 
 function isRolloutStep(address: string): boolean {

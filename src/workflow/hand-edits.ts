@@ -1,0 +1,313 @@
+/**
+ * Hand edits (issue 34, law 13 "deploy owns what it deploys"): the fields of a target's objects
+ * that someone other than deploy wrote, read from each object's `metadata.managedFields` (the
+ * API server's record of which field manager set which field), and the fields of the graph that
+ * someone removed. Pure: objects, manifests and rules in, edits out.
+ *
+ * The rule (README "Hand edits and drift"):
+ *   - A field is deploy's when the graph's apply (`deploy`), the provider's typed resources
+ *     (`HashiCorp`) or the rollout step (`deploy-rollout`, its rollback and annotation) wrote it,
+ *     or a controller of the cluster did (`kube-controller-manager`, `kube-scheduler`,
+ *     `kube-apiserver`): status, the revision annotation, a claim's binding. Defaults the API
+ *     server fills in are nobody's (managedFields does not list them) and never drift.
+ *   - Any other writer (`kubectl-set`, `kubectl-edit`, `kubectl-patch`, `kubectl` under the
+ *     scale subresource, another server-side apply manager, ...) of a field that no deploy
+ *     writer also holds made a hand edit. On a Deployment: a field the graph sets is set back
+ *     by the apply (tofu's server-side apply with force); a field the graph does not set is
+ *     removed by the apply before tofu plans (src/workflow/undo-hand-edits.ts). A field the
+ *     rollout step's rollback left that the graph does not set (a template from before) is
+ *     removed the same way.
+ *   - A field of the graph that is gone from the object (a write that only removes fields
+ *     leaves no managedFields entry) is a hand edit "by a writer the cluster does not name",
+ *     set back by the apply.
+ *   - Kept, and said so in the plan: the pod template's `kubectl.kubernetes.io/restartedAt`
+ *     annotation (`kubectl rollout restart` asks for a new pod; removing it would restart the
+ *     pod once more, for nothing).
+ *   - The claim, service account, namespace and NetworkPolicy are the provider's typed
+ *     resources, which read every field of their schema: tofu's plan sets a hand edit of them
+ *     back. Their labels and annotations under `kubernetes.io/` that the graph does not set are
+ *     the provider's "internal keys", which it ignores: kept.
+ * https://kubernetes.io/docs/reference/using-api/server-side-apply/#field-management
+ */
+import { FIELD_MANAGER, ROLLBACK_FIELD_MANAGER } from '../contract/field-managers.js';
+
+/** The writers of deploy itself: the graph's server-side apply, the typed resources, the rollout step. */
+const DEPLOY_MANAGERS = new Set([FIELD_MANAGER, 'HashiCorp']);
+/** The cluster's own controllers: what they write is the cluster's, never drift. */
+const CLUSTER_MANAGERS = new Set(['kube-controller-manager', 'kube-scheduler', 'kube-apiserver']);
+
+/** Fields of a map whose keys are data (label names, resource names), said `labels[app]`. */
+const MAP_FIELDS = new Set(['labels', 'annotations', 'matchLabels', 'nodeSelector', 'limits', 'requests', 'data', 'stringData', 'capacity']);
+
+/** Fields of a Deployment that are kept whoever wrote them, with the reason the plan gives. */
+const KEPT: readonly { readonly path: string; readonly why: string }[] = [
+  {
+    path: 'spec.template.metadata.annotations[kubectl.kubernetes.io/restartedAt]',
+    why: 'a restart asked for with kubectl rollout restart; removing it would restart the pod again',
+  },
+];
+
+export type HandEditAction = 'remove' | 'set-back' | 'keep';
+
+export interface HandEdit {
+  /** `Deployment`, `ServiceAccount`, ... */
+  readonly kind: string;
+  readonly name: string;
+  /** The node the object belongs to; none for the namespace and the NetworkPolicy. */
+  readonly node?: string | undefined;
+  /** The field, as people write it: `spec.template.spec.containers[node].env[FOO]`. */
+  readonly field: string;
+  /** The field manager that wrote it (`kubectl-set`, `kubectl (scale)`), or a sentence when none is recorded. */
+  readonly writer: string;
+  /** What the apply does about it. */
+  readonly action: HandEditAction;
+  /** Why it is kept (action keep). */
+  readonly why?: string;
+  /** The JSON pointer of the field in the object as read (action remove). */
+  readonly pointer?: string;
+  /** Whether the field is in the pod template: undoing it replaces the pod. */
+  readonly inTemplate: boolean;
+}
+
+/** What an API object carries that this module reads. */
+export interface ManagedObject {
+  readonly metadata?: {
+    readonly name?: string;
+    readonly resourceVersion?: string;
+    readonly managedFields?: readonly ManagedFieldsEntry[] | null;
+    readonly [k: string]: unknown;
+  };
+  readonly [k: string]: unknown;
+}
+
+export interface ManagedFieldsEntry {
+  readonly manager?: string;
+  readonly operation?: string;
+  readonly subresource?: string;
+  readonly time?: string;
+  readonly fieldsV1?: FieldsTrie;
+}
+
+/** managedFields' FieldsV1: `f:<field>`, `k:<json of the item's keys>`, `v:<json value>`, `i:<index>`, `.` for the node itself. */
+export interface FieldsTrie {
+  readonly [step: string]: FieldsTrie;
+}
+
+/** One object of the target as listed, with the graph's manifest of it when the graph sets it whole (the Deployments). */
+export interface ObjectUnderGraph {
+  readonly kind: string;
+  readonly object: ManagedObject;
+  readonly node?: string | undefined;
+  /**
+   * The Deployment's manifest as the graph renders it now (cdk.tf.json; values may be
+   * references), and as the state last applied it: a field in both that the object lacks was
+   * removed by hand. Undefined for the typed resources.
+   */
+  readonly graph?: unknown;
+  readonly applied?: unknown;
+}
+
+type Step = string;
+
+/** The hand edits of these objects, in a stable order (object, then field). */
+export function findHandEdits(objects: readonly ObjectUnderGraph[]): HandEdit[] {
+  const edits: HandEdit[] = [];
+  for (const o of objects) edits.push(...(o.graph !== undefined ? deploymentEdits(o) : typedEdits(o)));
+  return edits.sort((a, b) => `${a.node ?? ''}\n${a.kind}\n${a.name}\n${a.field}`.localeCompare(`${b.node ?? ''}\n${b.kind}\n${b.name}\n${b.field}`));
+}
+
+/** Whether an edit makes the target differ from its graph (a kept field does not). */
+export function undoes(e: HandEdit): boolean {
+  return e.action !== 'keep';
+}
+
+/** One line for people: `spec.template.spec.containers[node].env[FOO] set by kubectl-set: apply removes it`. */
+export function describeHandEdit(e: HandEdit, opts: { readonly objectName?: boolean } = {}): string {
+  const what = opts.objectName === false ? e.field : `${e.kind} ${e.name}: ${e.field}`;
+  const by = e.writer.startsWith('removed') ? e.writer : `set by ${e.writer}`;
+  const act = e.action === 'remove' ? 'apply removes it' : e.action === 'set-back' ? (e.writer.startsWith('removed') ? 'apply sets it again' : 'apply sets it back') : `kept (${e.why ?? 'not the graph\'s'})`;
+  return `${what} ${by}: ${act}`;
+}
+
+function deploymentEdits(o: ObjectUnderGraph): HandEdit[] {
+  const { kind, object } = o;
+  const name = object.metadata?.name ?? '?';
+  const entries = object.metadata?.managedFields ?? [];
+  const own = new Set<string>();
+  const rollback = new Map<string, Step[]>();
+  const foreign = new Map<string, { steps: Step[]; writer: string }>();
+  for (const m of entries) {
+    if (m.subresource === 'status' || m.fieldsV1 === undefined) continue;
+    const manager = m.manager ?? '?';
+    const paths = ownedPaths(m.fieldsV1);
+    if (DEPLOY_MANAGERS.has(manager) || CLUSTER_MANAGERS.has(manager)) for (const p of paths) own.add(p.join('\n'));
+    else if (manager === ROLLBACK_FIELD_MANAGER) for (const p of paths) rollback.set(p.join('\n'), p);
+    else for (const p of paths) if (!foreign.has(p.join('\n'))) foreign.set(p.join('\n'), { steps: p, writer: m.subresource ? `${manager} (${m.subresource})` : manager });
+  }
+  const edits: HandEdit[] = [];
+  const removals: { steps: Step[]; writer: string }[] = [];
+  // what must stay: deploy's and the cluster's fields, the kept ones, the graph's
+  const staying = new Set(own);
+  const consider = (steps: Step[], writer: string, fromRollback: boolean) => {
+    if (steps[0] === 'f:status') return;
+    const field = readablePath(steps);
+    if (field === 'metadata.annotations[deployment.kubernetes.io/revision]') return;
+    const inTemplate = steps[0] === 'f:spec' && steps[1] === 'f:template';
+    const kept = KEPT.find((k) => k.path === field);
+    if (kept !== undefined) {
+      staying.add(steps.join('\n'));
+      if (!fromRollback) edits.push({ kind, name, node: o.node, field, writer, action: 'keep', why: kept.why, inTemplate });
+      return;
+    }
+    if (walk(o.graph, steps) !== undefined) {
+      staying.add(steps.join('\n'));
+      // the graph sets it: tofu's server-side apply (force) takes it back; a rollback's own
+      // fields are the rollback's words (plan-summary: "try the rollout again")
+      if (!fromRollback) edits.push({ kind, name, node: o.node, field, writer, action: 'set-back', inTemplate });
+      return;
+    }
+    removals.push({ steps, writer: fromRollback ? "deploy's rollback (a template from before)" : writer });
+  };
+  for (const { steps, writer } of foreign.values()) if (!own.has(steps.join('\n'))) consider(steps, writer, false);
+  for (const [id, steps] of rollback) if (!own.has(id) && !foreign.has(id) && steps[0] === 'f:spec') consider(steps, ROLLBACK_FIELD_MANAGER, true);
+  // a field inside another removed one goes with it (an env item and its name and value); a
+  // map or item that holds a field that stays is not removed whole, only its other fields are
+  const holdsStaying = (id: string) => [...staying].some((s) => s.startsWith(`${id}\n`));
+  const whole = removals.filter((r) => !holdsStaying(r.steps.join('\n')));
+  const ids = new Set(whole.map((r) => r.steps.join('\n')));
+  for (const r of whole) {
+    if (r.steps.some((_, i) => i > 0 && ids.has(r.steps.slice(0, i).join('\n')))) continue;
+    const pointer = pointerIn(object, r.steps);
+    if (pointer === undefined) continue; // listed but not in the object (the entry is older than a removal)
+    edits.push({ kind, name, node: o.node, field: readablePath(r.steps), writer: r.writer, action: 'remove', pointer, inTemplate: r.steps[0] === 'f:spec' && r.steps[1] === 'f:template' });
+  }
+  // the graph's fields that the object lacks, among those the state says were applied
+  if (o.applied !== undefined) {
+    for (const steps of leafPaths(o.graph)) {
+      if (walk(o.applied, steps) === undefined || walk(object, steps) !== undefined) continue;
+      edits.push({ kind, name, node: o.node, field: readablePath(steps), writer: 'removed by a write that left no field manager', action: 'set-back', inTemplate: steps[0] === 'f:spec' && steps[1] === 'f:template' });
+    }
+  }
+  return edits;
+}
+
+function typedEdits(o: ObjectUnderGraph): HandEdit[] {
+  const name = o.object.metadata?.name ?? '?';
+  const own = new Set<string>();
+  const foreign: { steps: Step[]; writer: string }[] = [];
+  for (const m of o.object.metadata?.managedFields ?? []) {
+    if (m.subresource === 'status' || m.fieldsV1 === undefined) continue;
+    const manager = m.manager ?? '?';
+    const paths = ownedPaths(m.fieldsV1);
+    if (DEPLOY_MANAGERS.has(manager) || CLUSTER_MANAGERS.has(manager) || manager === ROLLBACK_FIELD_MANAGER) for (const p of paths) own.add(p.join('\n'));
+    else for (const p of paths) foreign.push({ steps: p, writer: m.subresource ? `${manager} (${m.subresource})` : manager });
+  }
+  const edits: HandEdit[] = [];
+  const seen = new Set<string>();
+  for (const { steps, writer } of foreign) {
+    const id = steps.join('\n');
+    if (own.has(id) || seen.has(id) || steps[0] === 'f:status') continue;
+    seen.add(id);
+    const field = readablePath(steps);
+    const internal = steps[0] === 'f:metadata' && (steps[1] === 'f:labels' || steps[1] === 'f:annotations') && (steps[2] ?? '').includes('kubernetes.io/');
+    edits.push(
+      internal
+        ? { kind: o.kind, name, node: o.node, field, writer, action: 'keep', why: 'the provider ignores labels and annotations under kubernetes.io/ that the graph does not set', inTemplate: false }
+        : { kind: o.kind, name, node: o.node, field, writer, action: 'set-back', inTemplate: false },
+    );
+  }
+  return edits;
+}
+
+/** Every path a FieldsV1 trie owns: each leaf `{}`, and each node that holds `.` (the item or entry itself). */
+export function ownedPaths(trie: FieldsTrie, prefix: Step[] = []): Step[][] {
+  const out: Step[][] = [];
+  for (const [step, child] of Object.entries(trie)) {
+    if (step === '.') {
+      out.push(prefix);
+      continue;
+    }
+    const path = [...prefix, step];
+    if (child === null || typeof child !== 'object' || Object.keys(child).length === 0) out.push(path);
+    else out.push(...ownedPaths(child, path));
+  }
+  return out;
+}
+
+/** The value at `steps` in a plain JSON value (an API object, a manifest), with the index path to it; undefined when absent. */
+function walk(root: unknown, steps: readonly Step[]): { value: unknown; pointer: (string | number)[] } | undefined {
+  let at: unknown = root;
+  const pointer: (string | number)[] = [];
+  for (const step of steps) {
+    const kind = step.slice(0, 2);
+    const rest = step.slice(2);
+    if (kind === 'f:') {
+      if (at === null || typeof at !== 'object' || Array.isArray(at) || !(rest in at)) return undefined;
+      at = (at as Record<string, unknown>)[rest];
+      pointer.push(rest);
+    } else if (kind === 'k:' || kind === 'v:' || kind === 'i:') {
+      if (!Array.isArray(at)) return undefined;
+      const index = kind === 'i:' ? Number(rest) : at.findIndex((item) => (kind === 'k:' ? matchesKeys(item, rest) : sameJson(item, rest)));
+      if (!(index >= 0 && index < at.length)) return undefined;
+      at = at[index];
+      pointer.push(index);
+    } else return undefined;
+  }
+  return at === undefined ? undefined : { value: at, pointer };
+}
+
+function matchesKeys(item: unknown, keysJson: string): boolean {
+  if (item === null || typeof item !== 'object') return false;
+  const keys = JSON.parse(keysJson) as Record<string, unknown>;
+  // a key the graph writes as a reference cannot be matched: it stays undecided (no match)
+  return Object.entries(keys).every(([k, v]) => String((item as Record<string, unknown>)[k]) === String(v));
+}
+
+function sameJson(item: unknown, valueJson: string): boolean {
+  return JSON.stringify(item) === JSON.stringify(JSON.parse(valueJson));
+}
+
+/** The JSON pointer (RFC 6901) of `steps` in the object, when it holds them. */
+function pointerIn(object: unknown, steps: readonly Step[]): string | undefined {
+  const found = walk(object, steps);
+  if (found === undefined) return undefined;
+  return found.pointer.map((p) => `/${String(p).replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
+}
+
+/** The leaf fields of a manifest, as FieldsV1 steps (list items by their usual key, else atomic). */
+function leafPaths(manifest: unknown, prefix: Step[] = []): Step[][] {
+  if (manifest === null || typeof manifest !== 'object') return [prefix];
+  if (Array.isArray(manifest)) {
+    const key = LIST_KEYS[prefix.at(-1)?.slice(2) ?? ''];
+    if (key === undefined || manifest.some((i) => i === null || typeof i !== 'object' || typeof (i as Record<string, unknown>)[key] !== 'string')) return [prefix];
+    return manifest.flatMap((item) => leafPaths(item, [...prefix, `k:${JSON.stringify({ [key]: (item as Record<string, unknown>)[key] })}`]));
+  }
+  const entries = Object.entries(manifest as Record<string, unknown>);
+  if (entries.length === 0) return [prefix];
+  return entries.flatMap(([k, v]) => leafPaths(v, [...prefix, `f:${k}`]));
+}
+
+/** The key of the lists of a Deployment that the graph writes (their x-kubernetes-list-map-keys). */
+const LIST_KEYS: Record<string, string> = { containers: 'name', initContainers: 'name', env: 'name', volumes: 'name', volumeMounts: 'mountPath', imagePullSecrets: 'name' };
+
+/** `spec.template.spec.containers[node].env[FOO]` from FieldsV1 steps. */
+export function readablePath(steps: readonly Step[]): string {
+  let out = '';
+  let parent = '';
+  for (const step of steps) {
+    const kind = step.slice(0, 2);
+    const rest = step.slice(2);
+    if (kind === 'f:') {
+      out += MAP_FIELDS.has(parent) ? `[${rest}]` : `${out === '' ? '' : '.'}${rest}`;
+      parent = MAP_FIELDS.has(parent) ? '' : rest;
+      continue;
+    }
+    if (kind === 'k:') {
+      const keys = Object.entries(JSON.parse(rest) as Record<string, unknown>);
+      out += `[${keys.length === 1 ? String(keys[0]![1]) : keys.map(([k, v]) => `${k}=${String(v)}`).join(',')}]`;
+    } else if (kind === 'v:') out += `[${String(JSON.parse(rest))}]`;
+    else out += `[${rest}]`;
+    parent = '';
+  }
+  return out;
+}

@@ -1,0 +1,109 @@
+/**
+ * One read of what a target is in the cluster and on the backend, for the verified no-op check
+ * (noop-check.ts), the hand edits (hand-edits.ts) and the ownership step (undo-hand-edits.ts):
+ * one LIST per kind the graph makes in the namespace (with each object's managedFields), the
+ * namespace and the RuntimeClass, and the state. Through the fast client (src/rollout/kube-read.ts)
+ * when the kubeconfig allows it; otherwise the full client reads the Deployments alone (enough
+ * for the hand edits; the check then runs the full plan, saying why).
+ */
+import type { TargetModel } from '../config/target-model.js';
+import type { KubeLister } from '../rollout/kube-read.js';
+import type { StateResource } from '../tools/plan-file.js';
+import type { ManagedObject } from './hand-edits.js';
+import type { EditPatchOp, ListedObject } from './undo-hand-edits.js';
+
+export interface StateView {
+  readonly lineage: string;
+  readonly serial: number;
+  readonly outputs: Record<string, { value: unknown }>;
+  readonly resources: readonly StateResource[];
+}
+
+export interface TargetObjects {
+  /** The API server's URL, as the kubeconfig names it. */
+  readonly server: string;
+  readonly objects: readonly ListedObject[];
+  readonly state: StateView | undefined;
+  /** Every kind was listed (the fast client); false: the Deployments alone (the full client). */
+  readonly complete: boolean;
+  /** Why only the Deployments were read, for the check's line. */
+  readonly partialReason?: string;
+  /** Writes to the Deployments of the namespace (the ownership step). */
+  readonly deployments: {
+    patch(name: string, ops: readonly EditPatchOp[], fieldManager: string): Promise<unknown>;
+    read(name: string): Promise<ManagedObject | undefined>;
+  };
+}
+
+export interface TargetObjectsContext {
+  readonly model: TargetModel;
+  readonly kubeconfig: string;
+  readonly env: NodeJS.ProcessEnv;
+  readonly backend: { readonly address: string; readonly env: Readonly<Record<string, string>> };
+  readonly signal: AbortSignal;
+}
+
+/** Reads the target's objects and its state; throws when the cluster or the backend cannot be read. */
+export async function readTargetObjects(ctx: TargetObjectsContext): Promise<TargetObjects> {
+  const { openKubeLister } = await import('../rollout/kube-read.js');
+  const env = { ...ctx.env, KUBE_CONFIG_PATH: ctx.kubeconfig };
+  const lister = await openKubeLister(env, { requestMs: 15_000, attempts: 2 });
+  const ns = ctx.model.namespace;
+  const path = (name: string) => `/apis/apps/v1/namespaces/${encodeURIComponent(ns)}/deployments/${encodeURIComponent(name)}`;
+  if (lister !== undefined) {
+    const [objects, state] = await Promise.all([listObjects(lister, ctx.model), readState(ctx)]);
+    return {
+      server: lister.server,
+      objects,
+      state,
+      complete: true,
+      deployments: {
+        patch: (name, ops, fieldManager) => lister.jsonPatch(`patch Deployment ${ns}/${name}`, path(name), ops, fieldManager),
+        read: async (name) => (await lister.get(`read Deployment ${ns}/${name}`, path(name))) as ManagedObject | undefined,
+      },
+    };
+  }
+  // an exec plugin, an auth provider or a proxy: the full client (kube-api.ts) reads the Deployments
+  const { createKubeApi, loadKubeConfig } = await import('../rollout/kube-api.js');
+  const api = createKubeApi(loadKubeConfig(env));
+  const [list, state] = await Promise.all([api.listDeployments(ns, ''), readState(ctx)]);
+  return {
+    server: api.server,
+    objects: list.items.map((object) => ({ kind: 'Deployment', object: object as ManagedObject })),
+    state,
+    complete: false,
+    partialReason: 'the kubeconfig needs the full Kubernetes client (an exec plugin, an auth provider or a proxy)',
+    deployments: {
+      patch: (name, ops, fieldManager) => api.patchDeployment(ns, name, ops, fieldManager, ctx.signal),
+      read: async (name) => (await api.readDeployment(ns, name, ctx.signal)) as ManagedObject | undefined,
+    },
+  };
+}
+
+/** The kinds the graph makes in the namespace, and the cluster-wide objects it reads. */
+async function listObjects(lister: KubeLister, model: TargetModel): Promise<ListedObject[]> {
+  const ns = encodeURIComponent(model.namespace);
+  const lists: [string, string, Record<string, string>?][] = [
+    ['Namespace', '/api/v1/namespaces', { fieldSelector: `metadata.name=${model.namespace}` }],
+    ['RuntimeClass', '/apis/node.k8s.io/v1/runtimeclasses', { fieldSelector: `metadata.name=${model.runtimeClass}` }],
+    ['Deployment', `/apis/apps/v1/namespaces/${ns}/deployments`],
+    ['PersistentVolumeClaim', `/api/v1/namespaces/${ns}/persistentvolumeclaims`],
+    ['ServiceAccount', `/api/v1/namespaces/${ns}/serviceaccounts`],
+    ['NetworkPolicy', `/apis/networking.k8s.io/v1/namespaces/${ns}/networkpolicies`],
+  ];
+  const results = await Promise.all(lists.map(([kind, p, query]) => lister.list(`list ${kind}`, p, query).then((r) => r.items.map((object) => ({ kind, object: object as ManagedObject })))));
+  return results.flat();
+}
+
+/** The target's state from its backend (undefined: none yet). */
+export async function readState(ctx: Pick<TargetObjectsContext, 'backend' | 'signal'>): Promise<StateView | undefined> {
+  const { backendRequest, httpFailure } = await import('../state/http-client.js');
+  const url = new URL(ctx.backend.address);
+  const res = await backendRequest('GET', url, { username: ctx.backend.env.TF_HTTP_USERNAME, password: ctx.backend.env.TF_HTTP_PASSWORD, signal: ctx.signal });
+  if (res.status === 204 || res.status === 404) return undefined;
+  if (res.status !== 200) throw await httpFailure('GET', url, res);
+  const text = await res.text();
+  if (text.trim() === '') return undefined;
+  const doc = JSON.parse(text) as { lineage?: string; serial?: number; outputs?: StateView['outputs']; resources?: StateResource[] };
+  return { lineage: doc.lineage ?? '', serial: doc.serial ?? -1, outputs: doc.outputs ?? {}, resources: doc.resources ?? [] };
+}

@@ -1,0 +1,180 @@
+/**
+ * The ownership step of an apply (issue 34): before tofu plans, every field of a node's
+ * Deployment that another writer added and the graph does not set is removed, in one JSON patch
+ * per Deployment guarded by its resourceVersion (a write in between makes the server refuse it,
+ * and the step reads the object again). tofu's plan then starts from an object that holds only
+ * the graph's fields, the cluster's and the kept ones (hand-edits.ts), so its server-side apply
+ * ends with exactly what it planned: no "Provider produced inconsistent result after apply"
+ * (hashicorp/terraform-provider-kubernetes#2185, #2367, #2487), no API refusal of a merged
+ * object. Fields the graph sets are taken back by tofu's apply itself (force), as before.
+ *
+ * Why a step of deploy's own and not the provider: it holds with the stock provider build as
+ * with the patched one, and the plan can say, field by field, what it will undo and who wrote it.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { names } from '../config/names.js';
+import type { TargetModel } from '../config/target-model.js';
+import { FIELD_MANAGER } from '../contract/field-managers.js';
+import { GRAPH_FILE, nodeResourceOf } from '../contract/graph-ids.js';
+import type { StateResource } from '../tools/plan-file.js';
+import { findHandEdits, type HandEdit, type ManagedObject, type ObjectUnderGraph } from './hand-edits.js';
+
+/** A target's object as one LIST read it (noop-check.ts lists them). */
+export interface ListedObject {
+  readonly kind: string;
+  readonly object: ManagedObject;
+}
+
+/** JSON patch operations of the ownership step. */
+export type EditPatchOp = { op: 'test'; path: string; value: unknown } | { op: 'remove'; path: string };
+
+/** Writes a JSON patch to a Deployment of the target's namespace as `fieldManager`; the object as it is after. */
+export type PatchDeployment = (name: string, ops: readonly EditPatchOp[], fieldManager: string) => Promise<unknown>;
+/** Reads a Deployment of the target's namespace again (undefined: gone). */
+export type ReadDeployment = (name: string) => Promise<ManagedObject | undefined>;
+
+/**
+ * Pairs each listed object with its node, and each node's Deployment with the graph's manifest
+ * of it (`graphText`: the cdk.tf.json) and the one the state last applied (`state`).
+ */
+export function objectsUnderGraph(model: TargetModel, listed: readonly ListedObject[], graphText: string, state: readonly StateResource[] | undefined): ObjectUnderGraph[] {
+  const graph = deploymentManifests(JSON.parse(graphText) as GraphDocument);
+  const applied = appliedManifests(state ?? []);
+  const byKey = new Map<string, string>();
+  for (const n of model.nodes) {
+    byKey.set(`Deployment/${names.deployment(n.name)}`, n.name);
+    byKey.set(`PersistentVolumeClaim/${names.stateClaim(n.name)}`, n.name);
+    byKey.set(`ServiceAccount/${names.serviceAccount(n.name)}`, n.name);
+  }
+  const out: ObjectUnderGraph[] = [];
+  for (const { kind, object } of listed) {
+    if (kind === 'RuntimeClass') continue; // the cluster operator's, only read by the graph
+    const name = object.metadata?.name ?? '';
+    const node = byKey.get(`${kind}/${name}`);
+    // objects in the namespace that the graph does not make (a hand-made Deployment) are not deploy's
+    if (node === undefined && kind !== 'Namespace' && kind !== 'NetworkPolicy') continue;
+    if (kind === 'Deployment' && node !== undefined) {
+      const manifest = graph.get(node);
+      if (manifest === undefined) continue; // leaving the graph: the plan deletes it
+      out.push({ kind, object, node, graph: manifest, applied: applied.get(node) });
+    } else out.push({ kind, object, node });
+  }
+  return out;
+}
+
+/** The hand edits of a target's objects as listed. */
+export function handEditsOf(model: TargetModel, listed: readonly ListedObject[], graphText: string, state: readonly StateResource[] | undefined): HandEdit[] {
+  return findHandEdits(objectsUnderGraph(model, listed, graphText, state));
+}
+
+interface GraphDocument {
+  resource?: Record<string, Record<string, { manifest?: unknown }>>;
+}
+
+/** node -> the Deployment manifest of the graph. */
+function deploymentManifests(doc: GraphDocument): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  for (const [name, block] of Object.entries(doc.resource?.kubernetes_manifest ?? {})) {
+    const part = nodeResourceOf(name);
+    if (part?.construct === 'node' && part.part === 'deployment') out.set(part.node, block.manifest);
+  }
+  return out;
+}
+
+/** node -> the Deployment manifest the state holds as applied (a dynamic attribute: `{value, type}` or the value). */
+function appliedManifests(state: readonly StateResource[]): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  for (const r of state) {
+    if (r.mode !== 'managed' || r.type !== 'kubernetes_manifest') continue;
+    const part = nodeResourceOf(r.name);
+    if (part?.construct !== 'node' || part.part !== 'deployment') continue;
+    const raw = r.instances?.[0]?.attributes?.manifest;
+    const value = raw !== null && typeof raw === 'object' && 'value' in raw && 'type' in raw ? (raw as { value: unknown }).value : raw;
+    if (value !== undefined && value !== null) out.set(part.node, value);
+  }
+  return out;
+}
+
+/**
+ * The JSON patch that removes these fields of one object: a test of the resourceVersion the
+ * fields were read at, then the removals, the later items of a list first (each removal shifts
+ * the indices after it).
+ */
+export function removalPatch(resourceVersion: string, pointers: readonly string[]): EditPatchOp[] {
+  const sorted = [...new Set(pointers)].sort(comparePointersDescending);
+  return [{ op: 'test', path: '/metadata/resourceVersion', value: resourceVersion }, ...sorted.map((path) => ({ op: 'remove' as const, path }))];
+}
+
+function comparePointersDescending(a: string, b: string): number {
+  const as = a.split('/');
+  const bs = b.split('/');
+  for (let i = 0; i < Math.min(as.length, bs.length); i++) {
+    if (as[i] === bs[i]) continue;
+    const [x, y] = [as[i]!, bs[i]!];
+    const numeric = /^\d+$/.test(x) && /^\d+$/.test(y);
+    return numeric ? Number(y) - Number(x) : y.localeCompare(x);
+  }
+  return bs.length - as.length;
+}
+
+export interface UndoOutcome {
+  /** The edits removed, per node. */
+  readonly removed: readonly HandEdit[];
+  /** Nodes whose pod template changed: their pod is replaced, and their rollout step must follow. */
+  readonly templateChanged: readonly string[];
+}
+
+const ATTEMPTS = 3;
+
+/**
+ * Removes every `remove` edit of the nodes' Deployments. A Deployment written in between (its
+ * resourceVersion moved) is read again and its edits found again, up to three times; then the
+ * step fails, naming it (the apply has changed nothing yet but the Deployments before it).
+ */
+export async function undoHandEdits(
+  edits: readonly HandEdit[],
+  io: { readonly patch: PatchDeployment; readonly read: ReadDeployment; readonly editsOf: (object: ManagedObject) => readonly HandEdit[]; readonly resourceVersionOf: (name: string) => string | undefined },
+  say: (line: string) => void,
+): Promise<UndoOutcome> {
+  const removed: HandEdit[] = [];
+  const templateChanged = new Set<string>();
+  const byObject = new Map<string, HandEdit[]>();
+  for (const e of edits) if (e.action === 'remove' && e.kind === 'Deployment') byObject.set(e.name, [...(byObject.get(e.name) ?? []), e]);
+  for (const [name, first] of byObject) {
+    let now: readonly HandEdit[] = first;
+    let version = io.resourceVersionOf(name);
+    for (let attempt = 1; ; attempt++) {
+      const pointers = now.filter((e) => e.action === 'remove' && e.pointer !== undefined).map((e) => e.pointer!);
+      if (pointers.length === 0 || version === undefined) break;
+      try {
+        await io.patch(name, removalPatch(version, pointers), FIELD_MANAGER);
+        for (const e of now.filter((x) => x.action === 'remove')) {
+          removed.push(e);
+          if (e.inTemplate && e.node !== undefined) templateChanged.add(e.node);
+        }
+        const node = now[0]?.node ?? name;
+        say(`${node}: removed ${pointers.length} hand edit${pointers.length === 1 ? '' : 's'} from its Deployment (${now.filter((x) => x.action === 'remove').map((x) => `${x.field} by ${x.writer}`).join('; ')})`);
+        break;
+      } catch (err) {
+        if (!isConflict(err) || attempt >= ATTEMPTS) throw err;
+        const object = await io.read(name);
+        if (object === undefined) break;
+        version = object.metadata?.resourceVersion;
+        now = io.editsOf(object);
+      }
+    }
+  }
+  return { removed, templateChanged: [...templateChanged].sort() };
+}
+
+/** A JSON patch whose test failed (422) or a write conflict (409): the object moved since it was read. */
+function isConflict(err: unknown): boolean {
+  const code = (err as { code?: unknown; statusCode?: unknown }).code ?? (err as { statusCode?: unknown }).statusCode;
+  return code === 409 || code === 422;
+}
+
+/** The graph file's text (cdk.tf.json) of a graph directory. */
+export function readGraphText(graphDir: string): Promise<string> {
+  return readFile(join(graphDir, GRAPH_FILE), 'utf8');
+}

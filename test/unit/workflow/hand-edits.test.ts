@@ -1,0 +1,202 @@
+import { describe, expect, it } from 'vitest';
+import { describeHandEdit, findHandEdits, ownedPaths, readablePath, type FieldsTrie, type ManagedFieldsEntry } from '../../../src/workflow/hand-edits.js';
+import { removalPatch } from '../../../src/workflow/undo-hand-edits.js';
+
+// A node's Deployment as the graph writes it (reduced to what the rules read), with the
+// managedFields the API server records for the graph's server-side apply and the controller.
+const graph = {
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name: 'mail', namespace: 'demo', labels: { 'app.kubernetes.io/name': 'mail' } },
+  spec: {
+    replicas: 1,
+    template: {
+      metadata: { labels: { 'app.kubernetes.io/name': 'mail' } },
+      spec: {
+        hostUsers: false,
+        containers: [{ name: 'node', image: '${data.x}', env: [{ name: 'container', value: 'docker' }], volumeMounts: [{ name: 'state', mountPath: '/var/lib' }] }],
+        volumes: [{ name: 'state', persistentVolumeClaim: { claimName: 'mail-state' } }],
+      },
+    },
+  },
+};
+
+const deployFields: FieldsTrie = {
+  'f:metadata': { 'f:labels': { 'f:app.kubernetes.io/name': {} } },
+  'f:spec': {
+    'f:replicas': {},
+    'f:template': {
+      'f:metadata': { 'f:labels': { 'f:app.kubernetes.io/name': {} } },
+      'f:spec': {
+        'f:hostUsers': {},
+        'f:containers': {
+          'k:{"name":"node"}': {
+            '.': {},
+            'f:name': {},
+            'f:image': {},
+            'f:env': { 'k:{"name":"container"}': { '.': {}, 'f:name': {}, 'f:value': {} } },
+            'f:volumeMounts': { 'k:{"mountPath":"/var/lib"}': { '.': {}, 'f:mountPath': {}, 'f:name': {} } },
+          },
+        },
+        'f:volumes': { 'k:{"name":"state"}': { '.': {}, 'f:name': {}, 'f:persistentVolumeClaim': { 'f:claimName': {} } } },
+      },
+    },
+  },
+};
+
+const controller: ManagedFieldsEntry = {
+  manager: 'kube-controller-manager',
+  operation: 'Update',
+  subresource: 'status',
+  fieldsV1: { 'f:status': { 'f:replicas': {} } },
+};
+const revision: ManagedFieldsEntry = { manager: 'kube-controller-manager', operation: 'Update', fieldsV1: { 'f:metadata': { 'f:annotations': { '.': {}, 'f:deployment.kubernetes.io/revision': {} } } } };
+
+function live(extra: { spec?: any; metadata?: any; managedFields: ManagedFieldsEntry[] }) {
+  const object = structuredClone(graph) as any;
+  object.metadata.resourceVersion = '41';
+  object.metadata.annotations = { 'deployment.kubernetes.io/revision': '3', ...(extra.metadata?.annotations ?? {}) };
+  if (extra.spec) extra.spec(object.spec);
+  object.metadata.managedFields = [{ manager: 'deploy', operation: 'Apply', fieldsV1: deployFields }, controller, revision, ...extra.managedFields];
+  return object;
+}
+
+const underGraph = (object: unknown) => [{ kind: 'Deployment', node: 'mail', object: object as any, graph, applied: graph }];
+
+describe('findHandEdits', () => {
+  it('GIVEN only the graph\'s apply and the controllers wrote the Deployment THEN there is no hand edit', () => {
+    expect(findHandEdits(underGraph(live({ managedFields: [] })))).toEqual([]);
+  });
+
+  it('GIVEN kubectl set env added FOO THEN it is named with its writer, to be removed at its index', () => {
+    const object = live({
+      spec: (s: any) => s.template.spec.containers[0].env.push({ name: 'FOO', value: 'bar' }),
+      managedFields: [{ manager: 'kubectl-set', operation: 'Update', fieldsV1: { 'f:spec': { 'f:template': { 'f:spec': { 'f:containers': { 'k:{"name":"node"}': { 'f:env': { 'k:{"name":"FOO"}': { '.': {}, 'f:name': {}, 'f:value': {} } } } } } } } } }],
+    });
+    const edits = findHandEdits(underGraph(object));
+    expect(edits).toEqual([
+      { kind: 'Deployment', name: 'mail', node: 'mail', field: 'spec.template.spec.containers[node].env[FOO]', writer: 'kubectl-set', action: 'remove', pointer: '/spec/template/spec/containers/0/env/1', inTemplate: true },
+    ]);
+    expect(describeHandEdit(edits[0]!, { objectName: false })).toBe('spec.template.spec.containers[node].env[FOO] set by kubectl-set: apply removes it');
+  });
+
+  it('GIVEN a limit, an annotation and tolerations added THEN each is removed, the annotation outside the template', () => {
+    const object = live({
+      metadata: { annotations: { x: '1' } },
+      spec: (s: any) => {
+        s.template.spec.containers[0].resources = { limits: { memory: '700Mi' } };
+        s.template.spec.tolerations = [{ key: 'k', operator: 'Exists' }];
+      },
+      managedFields: [
+        { manager: 'kubectl-set', operation: 'Update', fieldsV1: { 'f:spec': { 'f:template': { 'f:spec': { 'f:containers': { 'k:{"name":"node"}': { 'f:resources': { 'f:limits': { '.': {}, 'f:memory': {} } } } } } } } } },
+        { manager: 'kubectl-annotate', operation: 'Update', fieldsV1: { 'f:metadata': { 'f:annotations': { 'f:x': {} } } } },
+        { manager: 'kubectl-patch', operation: 'Update', fieldsV1: { 'f:spec': { 'f:template': { 'f:spec': { 'f:tolerations': {} } } } } },
+      ],
+    });
+    const edits = findHandEdits(underGraph(object));
+    expect(edits.map((e) => [e.field, e.writer, e.action, e.pointer, e.inTemplate])).toEqual([
+      ['metadata.annotations[x]', 'kubectl-annotate', 'remove', '/metadata/annotations/x', false],
+      ['spec.template.spec.containers[node].resources.limits', 'kubectl-set', 'remove', '/spec/template/spec/containers/0/resources/limits', true],
+      ['spec.template.spec.tolerations', 'kubectl-patch', 'remove', '/spec/template/spec/tolerations', true],
+    ]);
+  });
+
+  it('GIVEN a field the graph sets written by another (scale, set image) THEN it is set back, not removed', () => {
+    const object = live({
+      spec: (s: any) => {
+        s.replicas = 0;
+        s.template.spec.containers[0].image = 'other:tag';
+      },
+      managedFields: [
+        { manager: 'kubectl', operation: 'Update', subresource: 'scale', fieldsV1: { 'f:spec': { 'f:replicas': {} } } },
+        { manager: 'kubectl-set', operation: 'Update', fieldsV1: { 'f:spec': { 'f:template': { 'f:spec': { 'f:containers': { 'k:{"name":"node"}': { 'f:image': {} } } } } } } },
+      ],
+    });
+    // the graph's apply no longer holds them (an Update takes a changed field over)
+    object.metadata.managedFields[0].fieldsV1 = structuredClone(deployFields);
+    delete object.metadata.managedFields[0].fieldsV1['f:spec']['f:replicas'];
+    delete object.metadata.managedFields[0].fieldsV1['f:spec']['f:template']['f:spec']['f:containers']['k:{"name":"node"}']['f:image'];
+    expect(findHandEdits(underGraph(object)).map((e) => [e.field, e.writer, e.action])).toEqual([
+      ['spec.replicas', 'kubectl (scale)', 'set-back'],
+      ['spec.template.spec.containers[node].image', 'kubectl-set', 'set-back'],
+    ]);
+  });
+
+  it('GIVEN a field of the graph removed by a JSON patch (no field manager) THEN it is named as removed, set again by the apply', () => {
+    const object = live({ spec: (s: any) => delete s.template.spec.hostUsers, managedFields: [] });
+    const edits = findHandEdits(underGraph(object));
+    expect(edits.map((e) => [e.field, e.writer, e.action])).toEqual([['spec.template.spec.hostUsers', 'removed by a write that left no field manager', 'set-back']]);
+    expect(describeHandEdit(edits[0]!, { objectName: false })).toBe('spec.template.spec.hostUsers removed by a write that left no field manager: apply sets it again');
+  });
+
+  it('GIVEN a field the new graph sets that the state never applied THEN its absence is no hand edit (the plan adds it)', () => {
+    const object = live({ spec: (s: any) => delete s.template.spec.hostUsers, managedFields: [] });
+    const applied = structuredClone(graph) as any;
+    delete applied.spec.template.spec.hostUsers;
+    expect(findHandEdits([{ kind: 'Deployment', node: 'mail', object, graph, applied }])).toEqual([]);
+  });
+
+  it('GIVEN kubectl rollout restart THEN its annotation is kept, and said so', () => {
+    const object = live({
+      spec: (s: any) => (s.template.metadata.annotations = { 'kubectl.kubernetes.io/restartedAt': '2026-12-02T10:00:00Z' }),
+      managedFields: [{ manager: 'kubectl-rollout', operation: 'Update', fieldsV1: { 'f:spec': { 'f:template': { 'f:metadata': { 'f:annotations': { '.': {}, 'f:kubectl.kubernetes.io/restartedAt': {} } } } } } }],
+    });
+    const edits = findHandEdits(underGraph(object));
+    // the annotations map itself ('.') is no field of the graph, but it holds a kept one: it stays
+    expect(edits.map((e) => [e.field, e.writer, e.action])).toEqual([['spec.template.metadata.annotations[kubectl.kubernetes.io/restartedAt]', 'kubectl-rollout', 'keep']]);
+    expect(describeHandEdit(edits[0]!, { objectName: false })).toBe(
+      'spec.template.metadata.annotations[kubectl.kubernetes.io/restartedAt] set by kubectl-rollout: kept (a restart asked for with kubectl rollout restart; removing it would restart the pod again)',
+    );
+  });
+
+  it('GIVEN a field that another server-side apply manager shares with the graph (same value) THEN it is no hand edit', () => {
+    const object = live({ managedFields: [{ manager: 'other', operation: 'Apply', fieldsV1: { 'f:spec': { 'f:replicas': {} } } }] });
+    expect(findHandEdits(underGraph(object))).toEqual([]);
+  });
+
+  it("GIVEN an env item the rollback left that the graph no longer sets THEN it is removed as the rollback's", () => {
+    const object = live({
+      spec: (s: any) => s.template.spec.containers[0].env.push({ name: 'OLD', value: '1' }),
+      managedFields: [{ manager: 'deploy-rollout', operation: 'Update', fieldsV1: { 'f:spec': { 'f:template': { 'f:spec': { 'f:containers': { 'k:{"name":"node"}': { 'f:env': { 'k:{"name":"OLD"}': { '.': {}, 'f:name': {}, 'f:value': {} } } } } } } } } }],
+    });
+    expect(findHandEdits(underGraph(object)).map((e) => [e.field, e.writer, e.action])).toEqual([['spec.template.spec.containers[node].env[OLD]', "deploy's rollback (a template from before)", 'remove']]);
+  });
+
+  it('GIVEN a typed object (a service account) patched by hand THEN the edit is named and left to tofu; a kubernetes.io/ annotation is kept', () => {
+    const sa = {
+      metadata: {
+        name: 'node-mail',
+        managedFields: [
+          { manager: 'HashiCorp', operation: 'Update', fieldsV1: { 'f:automountServiceAccountToken': {} } },
+          { manager: 'kubectl-patch', operation: 'Update', fieldsV1: { 'f:automountServiceAccountToken': {}, 'f:metadata': { 'f:annotations': { 'f:example.kubernetes.io/x': {}, 'f:team': {} } } } },
+        ],
+      },
+    };
+    expect(findHandEdits([{ kind: 'ServiceAccount', node: 'mail', object: sa }]).map((e) => [e.field, e.action])).toEqual([
+      ['metadata.annotations[example.kubernetes.io/x]', 'keep'],
+      ['metadata.annotations[team]', 'set-back'],
+    ]);
+  });
+});
+
+describe('FieldsV1 paths', () => {
+  it('lists each leaf and each node that holds "." ', () => {
+    expect(ownedPaths({ 'f:a': { '.': {}, 'f:b': {} }, 'f:c': {} })).toEqual([['f:a'], ['f:a', 'f:b'], ['f:c']]);
+  });
+  it('says map keys in brackets and list items by their keys', () => {
+    expect(readablePath(['f:spec', 'f:template', 'f:metadata', 'f:labels', 'f:ceo'])).toBe('spec.template.metadata.labels[ceo]');
+    expect(readablePath(['f:spec', 'f:ports', 'k:{"containerPort":80,"protocol":"TCP"}', 'f:name'])).toBe('spec.ports[containerPort=80,protocol=TCP].name');
+    expect(readablePath(['f:metadata', 'f:finalizers', 'v:"x"'])).toBe('metadata.finalizers[x]');
+  });
+});
+
+describe('removalPatch', () => {
+  it('tests the resourceVersion first, then removes the later items of a list first', () => {
+    expect(removalPatch('41', ['/spec/a/2', '/spec/a/10', '/metadata/annotations/x', '/spec/a/2'])).toEqual([
+      { op: 'test', path: '/metadata/resourceVersion', value: '41' },
+      { op: 'remove', path: '/spec/a/10' },
+      { op: 'remove', path: '/spec/a/2' },
+      { op: 'remove', path: '/metadata/annotations/x' },
+    ]);
+  });
+});
