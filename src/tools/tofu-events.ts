@@ -215,10 +215,21 @@ export function describeTofuEvent(e: TofuEvent): string {
   }
 }
 
-/** A diagnostic for people: its resource named as the node and part (`mail: image push`), not by address. */
+/** A diagnostic for people: its resource named as the node and part (`mail: image push`), not by address, in its text too. */
 export function formatDiagnostic(d: TofuDiagnostic): string {
   const where = (d.address === undefined ? undefined : (describeGraphAddress(d.address) ?? d.address)) ?? d.where;
-  const head = `${d.severity === 'error' ? 'Error' : 'Warning'}${where ? ` (${where})` : ''}: ${d.summary}`;
-  const detail = d.detail.trim();
+  const head = `${d.severity === 'error' ? 'Error' : 'Warning'}${where ? ` (${where})` : ''}: ${nameGraphParts(d.summary)}`;
+  const detail = nameGraphParts(d.detail.trim());
   return detail ? `${head}: ${detail}` : head;
+}
+
+/**
+ * A text with each graph address or construct ID in it (`kubernetes_manifest.node-mail_deployment_A2CE01B5`)
+ * said as people name it (`[mail: Deployment]`): tofu and the providers quote addresses in their words.
+ */
+export function nameGraphParts(text: string): string {
+  return text.replace(/\b(?:data\.)?(?:[a-z][a-z0-9_]*\.)?((?:image|node|spire)-?[a-z0-9-]*_[a-z-]+_[0-9A-F]{8})\b/g, (all, name: string) => {
+    const words = describeGraphAddress(name);
+    return words === undefined ? all : `[${words}]`;
+  });
 }

@@ -88,8 +88,52 @@ function failureHint(verb: string, errors: readonly TofuDiagnostic[]): string {
   if (errors.some((d) => /state lock|lock/i.test(d.summary))) {
     return 'another run holds the state lock: wait for it, or release a stale lock with `deploy state unlock`';
   }
-  return 'fix what the errors above name, then run the command again';
+  const text = errors.map((d) => `${d.summary}\n${d.detail}`).join('\n');
+  const cls = ERROR_CLASSES.find((c) => c.test.test(text));
+  return cls?.hint ?? 'read the errors above (each names the node and the part of the graph); fix what they say, then run the command again: it starts from the state tofu saved';
 }
+
+/**
+ * What to do, per class of provider error (the words the kubernetes provider and the API
+ * server use). The first that matches wins.
+ */
+export const ERROR_CLASSES: readonly { readonly name: string; readonly test: RegExp; readonly hint: string }[] = [
+  {
+    name: 'inconsistent result',
+    test: /Provider produced inconsistent result after apply/,
+    hint: 'another writer holds fields of that object (a hand edit, possibly made while this apply ran): run `deploy plan`, which names each hand edit and its writer, then `deploy apply` again, which removes them before tofu runs',
+  },
+  {
+    name: 'quota',
+    test: /exceeded quota|forbidden: exceeded|LimitRange/i,
+    hint: "the namespace's ResourceQuota or LimitRange refused the object: raise the quota, or ask the cluster's operator",
+  },
+  {
+    name: 'permission',
+    test: /forbidden|\b403\b|Unauthorized|\b401\b/i,
+    hint: "the cluster refused deploy's identity: grant the verb and resource named above to the kubeconfig's user (README: Running on your cluster), or use a kubeconfig that has them",
+  },
+  {
+    name: 'unreachable',
+    test: /connection refused|no such host|i\/o timeout|context deadline exceeded|dial tcp|TLS handshake timeout/i,
+    hint: 'the API server (or the registry) named above could not be reached: check the kubeconfig (KUBE_CONFIG_PATH) and the network, then run the command again',
+  },
+  {
+    name: 'conflict',
+    test: /the object has been modified|Operation cannot be fulfilled|\b409\b|conflict/i,
+    hint: 'another writer changed the object while tofu wrote it: run the command again (it plans from what the cluster holds now)',
+  },
+  {
+    name: 'invalid object',
+    test: /is invalid|Invalid value|Unsupported value|Required value|may not specify|\b422\b/i,
+    hint: 'the API server refused the object as written: if it holds a hand edit, `deploy plan` names it and `deploy apply` removes it; otherwise the field named above is wrong for this cluster (its version, its admission rules)',
+  },
+  {
+    name: 'image',
+    test: /manifest unknown|unauthorized: authentication required|skopeo|image/i,
+    hint: "the image push or digest read failed: check the node's image archive, REGISTRY_AUTH_FILE and that K8S_REGISTRY is reachable, then run the command again",
+  },
+];
 
 function formatGrace(ms: number): string {
   return ms >= 1000 ? `${Math.round(ms / 1000)}s` : `${ms}ms`;

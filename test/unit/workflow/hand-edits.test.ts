@@ -166,7 +166,7 @@ describe('findHandEdits', () => {
     const sa = {
       metadata: {
         name: 'node-mail',
-        managedFields: [
+        managedFields: <ManagedFieldsEntry[]>[
           { manager: 'HashiCorp', operation: 'Update', fieldsV1: { 'f:automountServiceAccountToken': {} } },
           { manager: 'kubectl-patch', operation: 'Update', fieldsV1: { 'f:automountServiceAccountToken': {}, 'f:metadata': { 'f:annotations': { 'f:example.kubernetes.io/x': {}, 'f:team': {} } } } },
         ],

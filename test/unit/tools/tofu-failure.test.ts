@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { nameGraphParts, formatDiagnostic } from '../../../src/tools/tofu-events.js';
+import { tofuFailure } from '../../../src/tools/tofu-failure.js';
+import type { TofuDiagnostic } from '../../../src/tools/tofu-events.js';
+
+const run = { exitCode: 1, signal: undefined, tail: [] } as any;
+const diag = (summary: string, detail: string, address?: string): TofuDiagnostic => ({ severity: 'error', summary, detail, ...(address ? { address } : {}) }) as TofuDiagnostic;
+const facts = (d: TofuDiagnostic[]) => ({ verb: 'apply', dir: '/g', diagnostics: d, failed: [], interrupts: [], stateNotes: [] });
+
+describe('tofu errors in deploy\'s words (issue 34)', () => {
+  it('GIVEN a construct ID in the text THEN it is said as the node and part', () => {
+    expect(nameGraphParts('When applying changes to kubernetes_manifest.node-mail_deployment_A2CE01B5, provider produced')).toBe('When applying changes to [mail: Deployment], provider produced');
+    expect(nameGraphParts('data.external.image-web_digest_0A1B2C3D failed')).toBe('[web: image digest] failed');
+    expect(nameGraphParts('nothing here_to_see')).toBe('nothing here_to_see');
+  });
+
+  it('GIVEN the provider\'s inconsistent result (a field another writer holds) THEN the message names the node and the hint says what to do', () => {
+    // as tofu printed it for a `kubectl set env` made by hand (issue 34's table)
+    const d = diag(
+      'Provider produced inconsistent result after apply',
+      'When applying changes to kubernetes_manifest.node-mail_deployment_A2CE01B5, provider "provider[\\"registry.opentofu.org/hashicorp/kubernetes\\"]" produced an unexpected new value: .object.spec.template.spec.containers[0].env: new element 2 has appeared.',
+      'kubernetes_manifest.node-mail_deployment_A2CE01B5',
+    );
+    const err = tofuFailure(facts([d]), run);
+    expect(err.message).toContain('at mail: Deployment');
+    expect(err.message).toContain('When applying changes to [mail: Deployment]');
+    expect(err.message).not.toContain('A2CE01B5');
+    expect(err.hint).toContain('run `deploy plan`, which names each hand edit and its writer');
+    expect(formatDiagnostic(d)).toMatch(/^Error \(mail: Deployment\): Provider produced inconsistent result after apply: /);
+  });
+
+  it.each([
+    ['permission', 'Failed to create object', 'deployments.apps "mail" is forbidden: User "system:serviceaccount:ci:deployer" cannot patch resource "deployments" in API group "apps" in the namespace "other"', "the cluster refused deploy's identity"],
+    ['quota', 'Failed to create object', 'pods "x" is forbidden: exceeded quota: compute, requested: limits.memory=2Gi', 'ResourceQuota'],
+    ['unreachable', 'Failed to construct REST client', 'Get "https://127.0.0.1:6443/api": dial tcp 127.0.0.1:6443: connect: connection refused', 'could not be reached'],
+    ['conflict', 'Error applying', 'Operation cannot be fulfilled on deployments.apps "mail": the object has been modified; please apply your changes to the latest version and try again', 'run the command again'],
+    ['invalid object', 'API response status: Failure', 'Deployment.apps "mail" is invalid: spec.template.spec.volumes[2]: may not specify more than 1 volume type', 'refused the object as written'],
+    ['image', 'local-exec provisioner error', 'skopeo copy failed: manifest unknown', 'image push or digest read failed'],
+  ])('GIVEN a %s error THEN its own hint', (_name, summary, detail, hint) => {
+    expect(tofuFailure(facts([diag(summary, detail)]), run).hint).toContain(hint);
+  });
+
+  it('GIVEN an error of no known class THEN the hint says to read the named errors, not a bare "fix what the errors above name"', () => {
+    const hint = tofuFailure(facts([diag('Something odd', 'no words we know')]), run).hint ?? '';
+    expect(hint).toContain('each names the node and the part of the graph');
+  });
+});
