@@ -162,8 +162,9 @@ function deploymentEdits(o: ObjectUnderGraph): HandEdit[] {
     if (walk(o.graph, steps) !== undefined) {
       staying.add(steps.join('\n'));
       // the graph sets it: tofu's server-side apply (force) takes it back; a rollback's own
-      // fields are the rollback's words (plan-summary: "try the rollout again")
-      if (!fromRollback) edits.push({ kind, name, node: o.node, field, writer, action: 'set-back', inTemplate });
+      // fields are the rollback's words (plan-summary: "try the rollout again"). A value that
+      // is the graph's again (scaled to 0, then to 1) is no edit, whoever holds it now.
+      if (!fromRollback && !holdsGraphValue(o, steps)) edits.push({ kind, name, node: o.node, field, writer, action: 'set-back', inTemplate });
       return;
     }
     removals.push({ steps, writer: fromRollback ? "deploy's rollback (a template from before)" : writer });
@@ -189,6 +190,25 @@ function deploymentEdits(o: ObjectUnderGraph): HandEdit[] {
     }
   }
   return edits;
+}
+
+/**
+ * Whether the object holds, at `steps`, the value the graph gives it: the value the state
+ * applied (resolved), else the graph's own when it is no reference. An item or a map is
+ * judged by its fields, each on its own: true here.
+ */
+function holdsGraphValue(o: ObjectUnderGraph, steps: readonly Step[]): boolean {
+  const now = walk(o.object, steps)?.value;
+  if (now !== null && typeof now === 'object' && !Array.isArray(now)) return true;
+  const expected = walk(o.applied, steps)?.value ?? walk(o.graph, steps)?.value;
+  if (expected === undefined || JSON.stringify(expected).includes('${')) return false;
+  return stableJson(now) === stableJson(expected);
+}
+
+function stableJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
+  if (v !== null && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  return JSON.stringify(v) ?? 'null';
 }
 
 function typedEdits(o: ObjectUnderGraph): HandEdit[] {

@@ -57,16 +57,25 @@ describe('SC-001 after drift: a Deployment deleted behind the graph, a tag gone 
     expect(again.json.targets[0].verifiedNoop).toBe(true);
   });
 
-  it('GIVEN an annotation added by hand WHEN planned THEN the check sends the plan to tofu (no change there), and that plan makes the next one verified again', async () => {
+  it('GIVEN an annotation added by hand WHEN planned THEN the check sends the plan to tofu naming the hand edit; the apply removes it without touching the pod, and the next plan is verified', async () => {
     await h.kubectlOk(['annotate', 'deployment', 'web', 'edited-by=hand']);
     const r = await h.deploy('plan', plan, ['--target', 'all']);
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(r.stderr).toContain('full plan: Deployment/web changed in the cluster since the apply of');
-    // the graph does not set that annotation: tofu plans nothing
-    expect(r.json.targets[0].changes, r.stdout).toBe(false);
+    expect(r.stderr).toContain('full plan: hand edits in the cluster (web: metadata.annotations[edited-by] by kubectl-annotate)');
+    // the graph does not set that annotation: tofu plans nothing, deploy's apply removes it (issue 34)
+    expect(r.json.targets[0].changes, r.stdout).toBe(true);
     expect(r.json.targets[0].verifiedNoop).toBeUndefined();
+    const web = r.json.targets[0].nodes.find((n: any) => n.node === 'web');
+    expect(web.handEdits).toEqual([expect.objectContaining({ field: 'metadata.annotations[edited-by]', writer: 'kubectl-annotate', action: 'remove' })]);
+    const podBefore = (await h.podOf('web')).metadata.uid;
+    const a = await h.deploy('apply', plan, ['--target', 'all']);
+    expect(a.exitCode, a.stderr).toBe(0);
+    const d = await h.getJson(['get', 'deployment', 'web']);
+    expect(d.metadata.annotations['edited-by']).toBeUndefined();
+    // outside the pod template: the pod stays
+    expect((await h.podOf('web')).metadata.uid).toBe(podBefore);
     const again = await h.deploy('plan', plan, ['--target', 'all']);
-    expect(again.stderr).toContain('as the plan of');
+    expect(again.json.targets[0].changes, again.stdout).toBe(false);
     expect(again.json.targets[0].verifiedNoop).toBe(true);
   });
 

@@ -101,6 +101,12 @@ describe('findHandEdits', () => {
     ]);
   });
 
+  it('GIVEN the replicas scaled to 0 and back to 1 by hand THEN the value is the graph\'s again: no hand edit', () => {
+    const object = live({ managedFields: [{ manager: 'kubectl', operation: 'Update', subresource: 'scale', fieldsV1: { 'f:spec': { 'f:replicas': {} } } }] });
+    delete object.metadata.managedFields[0].fieldsV1['f:spec']['f:replicas'];
+    expect(findHandEdits(underGraph(object))).toEqual([]);
+  });
+
   it('GIVEN a field the graph sets written by another (scale, set image) THEN it is set back, not removed', () => {
     const object = live({
       spec: (s: any) => {
