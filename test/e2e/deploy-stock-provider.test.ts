@@ -3,7 +3,8 @@
  * the default, toolchain/tofu/patches/). With DEPLOY_PROVIDER_PATCHES=none (the stock builds
  * of `npm run tools`, built here when the cache lacks them) and DEPLOY_FAST_PLAN=off (every
  * plan a full tofu refresh through the stock provider): a first apply, a no-op plan, a
- * Deployment deleted by hand found by the plan and made again by the apply, and a no-op again.
+ * Deployment deleted by hand found by the plan and made again by the apply, and a no-op again;
+ * hand edits (issue 34: an env item added, a value changed) named and undone with the stock builds too.
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -47,6 +48,25 @@ describe('the stock providers (DEPLOY_PROVIDER_PATCHES=none)', () => {
     expect(p.json.targets[0].nodes.find((n: any) => n.node === 'web')).toMatchObject({ deployment: 'create', rolloutForDrift: true });
     const a = await h.deploy('apply', plan, ['--target', 'all'], STOCK);
     expect(a.exitCode, a.stderr).toBe(0);
+    expect((await h.podOf('web')).status.conditions.find((c: any) => c.type === 'Ready').status).toBe('True');
+    const again = await h.deploy('plan', plan, ['--target', 'all'], STOCK);
+    expect(again.json.targets[0].changes, again.stdout).toBe(false);
+  });
+
+  it('GIVEN hand edits (kubectl set env: an item added, a value of the graph changed) WHEN planned and applied with the stock builds THEN both are named and undone, exit 0', async () => {
+    await h.kubectlOk(['set', 'env', 'deployment/web', 'FOO=bar', 'container=other']);
+    const p = await h.deploy('plan', plan, ['--target', 'all'], STOCK);
+    expect(p.exitCode, p.stderr).toBe(0);
+    const edits = p.json.targets[0].nodes.find((n: any) => n.node === 'web').handEdits.map((e: any) => [e.field, e.writer, e.action]);
+    expect(edits).toEqual([
+      ['spec.template.spec.containers[node].env[container].value', 'kubectl-set', 'set-back'],
+      ['spec.template.spec.containers[node].env[FOO]', 'kubectl-set', 'remove'],
+    ]);
+    const a = await h.deploy('apply', plan, ['--target', 'all'], STOCK);
+    expect(a.exitCode, a.stderr).toBe(0);
+    const env = (await h.getJson(['get', 'deployment', 'web'])).spec.template.spec.containers[0].env;
+    expect(env.map((e: any) => e.name)).toEqual(['container', 'container_uuid']);
+    expect(env[0].value).toBe('docker');
     expect((await h.podOf('web')).status.conditions.find((c: any) => c.type === 'Ready').status).toBe('True');
     const again = await h.deploy('plan', plan, ['--target', 'all'], STOCK);
     expect(again.json.targets[0].changes, again.stdout).toBe(false);

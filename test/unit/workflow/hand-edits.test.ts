@@ -206,3 +206,55 @@ describe('removalPatch', () => {
     ]);
   });
 });
+
+describe('undoHandEdits', () => {
+  const edit = (pointer: string, node = 'mail') => ({ kind: 'Deployment', name: node, node, field: pointer, writer: 'kubectl-set', action: 'remove' as const, pointer, inTemplate: pointer.startsWith('/spec/template') });
+
+  it('removes each Deployment\'s edits in one patch, and says which nodes need their pod waited for', async () => {
+    const { undoHandEdits } = await import('../../../src/workflow/undo-hand-edits.js');
+    const patches: [string, unknown][] = [];
+    const lines: string[] = [];
+    const out = await undoHandEdits(
+      [edit('/spec/template/spec/tolerations'), edit('/metadata/annotations/x'), edit('/metadata/labels/y', 'web')],
+      { patch: async (name, ops) => patches.push([name, ops]), read: async () => undefined, editsOf: () => [], resourceVersionOf: () => '7' },
+      (l) => lines.push(l),
+    );
+    expect(patches).toEqual([
+      ['mail', [{ op: 'test', path: '/metadata/resourceVersion', value: '7' }, { op: 'remove', path: '/spec/template/spec/tolerations' }, { op: 'remove', path: '/metadata/annotations/x' }]],
+      ['web', [{ op: 'test', path: '/metadata/resourceVersion', value: '7' }, { op: 'remove', path: '/metadata/labels/y' }]],
+    ]);
+    expect(out.templateChanged).toEqual(['mail']);
+    expect(lines[0]).toBe('mail: removed 2 hand edits from its Deployment (/spec/template/spec/tolerations by kubectl-set; /metadata/annotations/x by kubectl-set)');
+  });
+
+  it('GIVEN the Deployment written in between (the test of its resourceVersion fails) THEN it reads it again and removes what is there now', async () => {
+    const { undoHandEdits } = await import('../../../src/workflow/undo-hand-edits.js');
+    const versions: unknown[] = [];
+    let calls = 0;
+    await undoHandEdits(
+      [edit('/metadata/annotations/x')],
+      {
+        patch: async (_name, ops) => {
+          versions.push((ops[0] as { value: unknown }).value);
+          if (++calls === 1) throw Object.assign(new Error('HTTP 422'), { code: 422 });
+        },
+        read: async () => ({ metadata: { name: 'mail', resourceVersion: '9' } }),
+        editsOf: () => [edit('/metadata/annotations/x'), edit('/metadata/annotations/z')],
+        resourceVersionOf: () => '7',
+      },
+      () => {},
+    );
+    expect(versions).toEqual(['7', '9']);
+  });
+
+  it('GIVEN the API server refusing three times THEN it fails (the apply stops before tofu)', async () => {
+    const { undoHandEdits } = await import('../../../src/workflow/undo-hand-edits.js');
+    await expect(
+      undoHandEdits(
+        [edit('/metadata/annotations/x')],
+        { patch: async () => Promise.reject(Object.assign(new Error('HTTP 422'), { code: 422 })), read: async () => ({ metadata: { resourceVersion: '9' } }), editsOf: () => [edit('/metadata/annotations/x')], resourceVersionOf: () => '7' },
+        () => {},
+      ),
+    ).rejects.toThrow('HTTP 422');
+  });
+});
