@@ -121,6 +121,12 @@ export function undoes(e: HandEdit): boolean {
   return e.action !== 'keep';
 }
 
+/** The edit in a few words, for a node's line: `env[FOO] by kubectl-set`, `hostUsers (removed)`. */
+export function shortHandEdit(e: HandEdit): string {
+  const what = `${e.kind === 'Deployment' ? '' : `${e.kind} `}${e.field}`;
+  return e.writer.startsWith('removed') ? `${what} (removed)` : `${what} by ${e.writer}`;
+}
+
 /** One line for people: `spec.template.spec.containers[node].env[FOO] set by kubectl-set: apply removes it`. */
 export function describeHandEdit(e: HandEdit, opts: { readonly objectName?: boolean } = {}): string {
   const what = opts.objectName === false ? e.field : `${e.kind} ${e.name}: ${e.field}`;
@@ -184,7 +190,8 @@ function deploymentEdits(o: ObjectUnderGraph): HandEdit[] {
   }
   // the graph's fields that the object lacks, among those the state says were applied
   if (o.applied !== undefined) {
-    for (const steps of leafPaths(o.graph)) {
+    // (the object's own fields: a LIST's items carry no apiVersion and kind)
+    for (const steps of leafPaths(o.graph).filter((p) => p[0] === 'f:metadata' || p[0] === 'f:spec')) {
       if (walk(o.applied, steps) === undefined || walk(object, steps) !== undefined) continue;
       edits.push({ kind, name, node: o.node, field: readablePath(steps), writer: 'removed by a write that left no field manager', action: 'set-back', inTemplate: steps[0] === 'f:spec' && steps[1] === 'f:template' });
     }

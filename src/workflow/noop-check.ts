@@ -43,7 +43,7 @@ import { describeGraphAddress, GRAPH_FILE, graphPartOf } from '../contract/graph
 import { cacheDir, stateDir } from '../paths.js';
 import { findProviderConfig } from '../tools/providers.js';
 import type { RunTools } from '../tools/preflight.js';
-import { undoes, type HandEdit } from './hand-edits.js';
+import { shortHandEdit, undoes, type HandEdit } from './hand-edits.js';
 import { readTargetObjects, type StateView, type TargetObjects } from './target-objects.js';
 import { movedFrom, recordedPushDigests, type MovedTag } from './moved-tags.js';
 
@@ -158,7 +158,7 @@ export async function checkNoop(ctx: NoopCheckContext, seen: TargetObjects | str
     // (a typed object's hand edit is tofu's to see: its refresh reads every field of the schema)
     const edits = handEdits.filter((e) => e.kind === 'Deployment' && undoes(e));
     if (edits.length > 0) {
-      const named = edits.slice(0, 3).map((e) => `${e.node ?? e.kind}: ${e.field} by ${e.writer}`);
+      const named = edits.slice(0, 3).map((e) => `${e.node ?? e.kind}: ${shortHandEdit(e)}`);
       return { verified: false, reason: `hand edits in the cluster (${named.join('; ')}${edits.length > 3 ? `; and ${edits.length - 3} more` : ''})`, print };
     }
     if (record === undefined) return { verified: false, reason: 'no record of a verified plan of this state on this machine yet (this plan makes one)', print };

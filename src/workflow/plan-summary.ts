@@ -7,7 +7,7 @@ import { describeClaimLoss, findClaimLosses, type ClaimLoss, type ClaimLossOptio
 import { describeGraphAddress, nodeResourceOf, resourceNameOf, spirePartOf, type SpirePart } from '../contract/graph-ids.js';
 import type { PlannedResourceChange } from '../contract/planned-change.js';
 import { describeMovedTag, type MovedTag } from './moved-tags.js';
-import { describeHandEdit, undoes, type HandEdit } from './hand-edits.js';
+import { describeHandEdit, shortHandEdit, undoes, type HandEdit } from './hand-edits.js';
 
 /** What the summary reads of a planned change (src/tools/ gives more). */
 export type PlannedChange = Pick<PlannedResourceChange, 'address' | 'name' | 'actions' | 'actionReason' | 'wasTainted' | 'changedKeys' | 'replacePaths'>;
@@ -198,7 +198,7 @@ function describe(s: NodeSummary, tagRef: string | undefined, push: string): str
   if (s.claim === 'replace') parts.push('REPLACE its /var/lib claim (the data on it is lost)');
   if (s.tagMoved !== undefined) parts.push(describeMovedTag(tagRef, s.tagMoved));
   const undo = (s.handEdits ?? []).filter(undoes).length;
-  if (undo > 0) parts.unshift(`undo ${undo} hand edit${undo === 1 ? '' : 's'} (${(s.handEdits ?? []).filter(undoes).map((e) => `${e.kind === 'Deployment' ? '' : `${e.kind} `}${e.field} by ${e.writer}`).join('; ')})`);
+  if (undo > 0) parts.unshift(`undo ${undo} hand edit${undo === 1 ? '' : 's'} (${(s.handEdits ?? []).filter(undoes).map(shortHandEdit).join('; ')})`);
   if (s.retryAfterRollback) {
     parts.push('try the rollout again: the last rollout failed, so the state holds the image that failed while the cluster runs the previous one (or none, on a first deploy)');
   } else if (s.rolloutForDrift) parts.push('wait for its pod');

@@ -18,7 +18,7 @@ import type { TargetModel } from '../config/target-model.js';
 import { FIELD_MANAGER } from '../contract/field-managers.js';
 import { GRAPH_FILE, nodeResourceOf } from '../contract/graph-ids.js';
 import type { StateResource } from '../tools/plan-file.js';
-import { findHandEdits, type HandEdit, type ManagedObject, type ObjectUnderGraph } from './hand-edits.js';
+import { findHandEdits, shortHandEdit, type HandEdit, type ManagedObject, type ObjectUnderGraph } from './hand-edits.js';
 
 /** A target's object as one LIST read it (noop-check.ts lists them). */
 export interface ListedObject {
@@ -154,7 +154,7 @@ export async function undoHandEdits(
           if (e.inTemplate && e.node !== undefined) templateChanged.add(e.node);
         }
         const node = now[0]?.node ?? name;
-        say(`${node}: removed ${pointers.length} hand edit${pointers.length === 1 ? '' : 's'} from its Deployment (${now.filter((x) => x.action === 'remove').map((x) => `${x.field} by ${x.writer}`).join('; ')})`);
+        say(`${node}: removed ${pointers.length} hand edit${pointers.length === 1 ? '' : 's'} from its Deployment (${now.filter((x) => x.action === 'remove').map(shortHandEdit).join('; ')})`);
         break;
       } catch (err) {
         if (!isConflict(err) || attempt >= ATTEMPTS) throw err;
