@@ -7,7 +7,7 @@ export function registerApply(program: Command, ctx: CliContext): void {
   const cmd = program
     .command('apply')
     .description(
-      "push the node images, apply each target's graph, then wait for every replaced pod: a pod that does not become ready is rolled back to the previous image and the command fails",
+      "push the node images, undo the hand edits the plan names (fields another writer set with kubectl), apply each target's graph, then wait for every replaced pod: a pod that does not become ready is rolled back to the previous image and the command fails",
     );
   addAllowVolumeReplacementOption(addInputOptions(cmd)).action(async (flags: InputFlags) => {
     const { runVerb } = await import('../workflow/run-verb.js');
