@@ -49,6 +49,10 @@ const KEPT: readonly { readonly path: string; readonly why: string }[] = [
 
 export type HandEditAction = 'remove' | 'set-back' | 'keep';
 
+/** The writer of a field of the graph that is gone, or holds another value, with no field manager to name. */
+export const REMOVED = 'removed by a write that left no field manager';
+export const CHANGED = 'changed by a write that left no field manager';
+
 export interface HandEdit {
   /** `Deployment`, `ServiceAccount`, ... */
   readonly kind: string;
@@ -124,14 +128,14 @@ export function undoes(e: HandEdit): boolean {
 /** The edit in a few words, for a node's line: `env[FOO] by kubectl-set`, `hostUsers (removed)`. */
 export function shortHandEdit(e: HandEdit): string {
   const what = `${e.kind === 'Deployment' ? '' : `${e.kind} `}${e.field}`;
-  return e.writer.startsWith('removed') ? `${what} (removed)` : `${what} by ${e.writer}`;
+  return e.writer === REMOVED ? `${what} (removed)` : e.writer === CHANGED ? `${what} (changed)` : `${what} by ${e.writer}`;
 }
 
 /** One line for people: `spec.template.spec.containers[node].env[FOO] set by kubectl-set: apply removes it`. */
 export function describeHandEdit(e: HandEdit, opts: { readonly objectName?: boolean } = {}): string {
   const what = opts.objectName === false ? e.field : `${e.kind} ${e.name}: ${e.field}`;
-  const by = e.writer.startsWith('removed') ? e.writer : `set by ${e.writer}`;
-  const act = e.action === 'remove' ? 'apply removes it' : e.action === 'set-back' ? (e.writer.startsWith('removed') ? 'apply sets it again' : 'apply sets it back') : `kept (${e.why ?? 'not the graph\'s'})`;
+  const by = e.writer === REMOVED || e.writer === CHANGED ? e.writer : `set by ${e.writer}`;
+  const act = e.action === 'remove' ? 'apply removes it' : e.action === 'set-back' ? (e.writer === REMOVED ? 'apply sets it again' : 'apply sets it back') : `kept (${e.why ?? 'not the graph\'s'})`;
   return `${what} ${by}: ${act}`;
 }
 
@@ -191,9 +195,19 @@ function deploymentEdits(o: ObjectUnderGraph): HandEdit[] {
   // the graph's fields that the object lacks, among those the state says were applied
   if (o.applied !== undefined) {
     // (the object's own fields: a LIST's items carry no apiVersion and kind)
+    // or that holds another value than the state applied, with no writer named above (a write
+    // under the scale subresource may leave none: seen with `kubectl scale` on 1.36)
+    const named = new Set(edits.map((e) => e.field));
     for (const steps of leafPaths(o.graph).filter((p) => p[0] === 'f:metadata' || p[0] === 'f:spec')) {
-      if (walk(o.applied, steps) === undefined || walk(object, steps) !== undefined) continue;
-      edits.push({ kind, name, node: o.node, field: readablePath(steps), writer: 'removed by a write that left no field manager', action: 'set-back', inTemplate: steps[0] === 'f:spec' && steps[1] === 'f:template' });
+      const applied = walk(o.applied, steps);
+      if (applied === undefined) continue;
+      const now = walk(object, steps);
+      const field = readablePath(steps);
+      const inTemplate = steps[0] === 'f:spec' && steps[1] === 'f:template';
+      if (now === undefined) edits.push({ kind, name, node: o.node, field, writer: REMOVED, action: 'set-back', inTemplate });
+      else if (!named.has(field) && !JSON.stringify(applied.value).includes('${') && stableJson(now.value) !== stableJson(applied.value)) {
+        edits.push({ kind, name, node: o.node, field, writer: CHANGED, action: 'set-back', inTemplate });
+      }
     }
   }
   return edits;

@@ -135,6 +135,14 @@ describe('findHandEdits', () => {
     expect(describeHandEdit(edits[0]!, { objectName: false })).toBe('spec.template.spec.hostUsers removed by a write that left no field manager: apply sets it again');
   });
 
+  it('GIVEN the replicas changed by a write that left no field manager (kubectl scale) THEN it is named as changed, set back', () => {
+    const object = live({ spec: (s: any) => (s.replicas = 0), managedFields: [] });
+    delete object.metadata.managedFields[0].fieldsV1['f:spec']['f:replicas'];
+    const edits = findHandEdits(underGraph(object));
+    expect(edits.map((e) => [e.field, e.writer, e.action])).toEqual([['spec.replicas', 'changed by a write that left no field manager', 'set-back']]);
+    expect(describeHandEdit(edits[0]!, { objectName: false })).toBe('spec.replicas changed by a write that left no field manager: apply sets it back');
+  });
+
   it('GIVEN a field the new graph sets that the state never applied THEN its absence is no hand edit (the plan adds it)', () => {
     const object = live({ spec: (s: any) => delete s.template.spec.hostUsers, managedFields: [] });
     const applied = structuredClone(graph) as any;
