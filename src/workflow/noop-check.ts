@@ -231,12 +231,14 @@ export async function recordNoop(ctx: Pick<NoopCheckContext, 'env' | 'model'>, p
 
 /**
  * The objects whose print differs between `before` (taken before the plan) and `after` (after
- * the apply), but for those the apply changed (`changedByApply` of `Kind/name`): a write by someone
- * else during the run, even one that only removed fields and left no field manager.
+ * the apply), among the graph's own (`ofTheGraph`: not the namespace's default service account,
+ * which its controller makes with it), but for those the apply changed (`changedByApply` of
+ * `Kind/name`): a write by someone else during the run, even one that only removed fields and
+ * left no field manager.
  */
-export function changedBehindTheApply(before: TargetPrint, after: TargetPrint, changedByApply: (key: string) => boolean): string[] {
+export function changedBehindTheApply(before: TargetPrint, after: TargetPrint, changedByApply: (key: string) => boolean, ofTheGraph: (key: string) => boolean): string[] {
   const keys = new Set([...Object.keys(before.objects), ...Object.keys(after.objects)]);
-  return [...keys].filter((k) => !changedByApply(k) && before.objects[k] !== after.objects[k]).map((k) => `${k}: ${after.objects[k] === undefined ? 'gone' : before.objects[k] === undefined ? 'appeared' : 'changed'} during the run`).sort();
+  return [...keys].filter((k) => ofTheGraph(k) && !changedByApply(k) && before.objects[k] !== after.objects[k]).map((k) => `${k}: ${after.objects[k] === undefined ? 'gone' : before.objects[k] === undefined ? 'appeared' : 'changed'} during the run`).sort();
 }
 
 /** Drops the record (an apply is about to change the target). */

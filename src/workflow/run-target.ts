@@ -313,7 +313,7 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
         ...handEditsOf(model, a.seen.objects, graphText, a.seen.state?.resources)
           .filter((e) => e.kind === 'Deployment' && e.action !== 'keep')
           .map((e) => `${e.kind}/${e.name} ${e.field} (${e.writer})`),
-        ...(printBefore === undefined ? ['no print of the target before the plan'] : noop.changedBehindTheApply(printBefore, a.print, changedObjects(model, summary))),
+        ...(printBefore === undefined ? ['no print of the target before the plan'] : noop.changedBehindTheApply(printBefore, a.print, changedObjects(model, summary), graphObject(model))),
       ];
       const stopped =
         typeof after === 'string'
@@ -354,6 +354,13 @@ function changedObjects(model: TargetModel, summary: TargetSummary): (key: strin
   }
   const targetPart = summary.other.length > 0;
   return (key) => keys.has(key) || (targetPart && (key === `Namespace/${model.namespace}` || key.startsWith('NetworkPolicy/')));
+}
+
+/** Whether `Kind/name` is an object the graph makes (not the namespace's own default service account, nor one made by hand). */
+function graphObject(model: TargetModel): (key: string) => boolean {
+  const keys = new Set([`Namespace/${model.namespace}`]);
+  for (const n of model.nodes) keys.add(`Deployment/${names.deployment(n.name)}`).add(`PersistentVolumeClaim/${names.stateClaim(n.name)}`).add(`ServiceAccount/${names.serviceAccount(n.name)}`);
+  return (key) => keys.has(key) || key.startsWith('NetworkPolicy/');
 }
 
 function isRolloutStep(address: string): boolean {

@@ -149,3 +149,14 @@ describe('providerSettings', () => {
     expect(providerSettings({ ...base, DEPLOY_PROVIDERS: 'download', DEPLOY_CACHE_DIR: join(home, 'empty') })).not.toBe(providerSettings(base));
   });
 });
+
+describe('changedBehindTheApply', () => {
+  it("names the graph's objects that changed during the run, but not those the apply changed nor the namespace's default service account", async () => {
+    const { changedBehindTheApply } = await import('../../../src/workflow/noop-check.js');
+    const print = (objects: Record<string, string>) => ({ inputs: '', graph: { rest: '', resources: {} }, lineage: 'l', serial: 1, objects, foreignWriters: [] });
+    const before = print({ 'Deployment/web': 'a', 'Deployment/mail': 'b', 'NetworkPolicy/p': 'c' });
+    const after = print({ 'Deployment/web': 'a2', 'Deployment/mail': 'b2', 'ServiceAccount/default': 'd' });
+    const graph = (k: string) => k !== 'ServiceAccount/default';
+    expect(changedBehindTheApply(before, after, (k) => k === 'Deployment/mail', graph)).toEqual(['Deployment/web: changed during the run', 'NetworkPolicy/p: gone during the run']);
+  });
+});
