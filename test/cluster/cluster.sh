@@ -4,6 +4,12 @@
 #   test/cluster/cluster.sh up       bring every stage up (idempotent; fast when warm)
 #   test/cluster/cluster.sh status   what is up, per stage; exit 0 only when all stages are
 #   test/cluster/cluster.sh down     stop everything and undo every host change of `up`
+#   test/cluster/cluster.sh down --keep-data
+#                                    the same, but the cluster's data (etcd, the host-path
+#                                    volumes of the claims) is moved aside to $S.kept, and the
+#                                    next `up` puts it back: the same objects (pod UIDs, claims)
+#                                    and the same /var/lib. For the tests, which take the cluster
+#                                    down and up again while an operator's demo may run on it.
 #   (npm run cluster:up | cluster:status | cluster:down; build first: npm run cluster:build)
 #
 # Stages: (a) control plane: etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
@@ -78,6 +84,8 @@ undo_failed_up() {
   [ "$status" -eq 0 ] && return 0
   if [ "${UP_FOUND_RUNNING:-1}" = 0 ]; then
     log "up failed (exit $status): stopping what it started and restoring the host (as 'down')"
+    # data put back from $KEPT goes back there: a failed up loses nothing it was given
+    [ "${UP_RESTORED_DATA:-0}" = 1 ] && KEEP_DATA=1
     down || log "down after the failed up failed too: run 'npm run cluster:down'"
   else
     log "up failed (exit $status); daemons that were running before are left as they are ('npm run cluster:down' stops them)"
@@ -103,6 +111,7 @@ up() {
   any_daemon_running || UP_FOUND_RUNNING=0
   trap undo_failed_up EXIT
   record_host
+  restore_kept_data
   raise_inotify_limit
   ensure_pki
   ensure_node_address
@@ -234,6 +243,7 @@ down() {
   # The API server drains watches for up to a minute on TERM; nothing here needs that.
   stop_daemon kube-apiserver 2
   stop_daemon etcd
+  [ "${KEEP_DATA:-0}" = 1 ] && keep_data
   [ -x "$CLUSTER_HERE/registry.sh" ] && { "$CLUSTER_HERE/registry.sh" down >&2 || log "registry.sh down failed"; }
 
   unmount_under "$S" "$RUN_DIR"
@@ -252,9 +262,46 @@ down() {
   log "cluster down in $((SECONDS - t0)) s"
 }
 
+# Where `down --keep-data` moves the cluster's data, for the next `up` (beside $S: `down`
+# empties $S but for the PKI and the logs).
+KEPT="$S.kept"
+HOSTPATH_VOLUMES=/tmp/hostpath_pv
+
+keep_data() {
+  rm -rf --one-file-system "$KEPT"
+  mkdir -p "$KEPT"
+  [ -d "$S/etcd/data" ] && mv "$S/etcd/data" "$KEPT/etcd-data"
+  if [ -d "$HOSTPATH_VOLUMES" ]; then
+    unmount_under "$HOSTPATH_VOLUMES"
+    mv "$HOSTPATH_VOLUMES" "$KEPT/hostpath_pv"
+  fi
+  log "cluster data kept in $KEPT (etcd, host-path volumes): the next up puts it back"
+}
+
+# After record_host: the volumes put back are `up`'s, removed (or kept again) by `down`.
+restore_kept_data() {
+  [ -d "$KEPT" ] || return 0
+  if [ -d "$S/etcd/data" ] || [ -e "$HOSTPATH_VOLUMES" ]; then
+    log "not restoring $KEPT: the cluster has data of its own ($S/etcd/data or $HOSTPATH_VOLUMES); remove one of them"
+    return 0
+  fi
+  mkdir -p "$S/etcd"
+  [ -d "$KEPT/etcd-data" ] && mv "$KEPT/etcd-data" "$S/etcd/data"
+  [ -d "$KEPT/hostpath_pv" ] && mv "$KEPT/hostpath_pv" "$HOSTPATH_VOLUMES"
+  rmdir "$KEPT"
+  UP_RESTORED_DATA=1
+  log "cluster data put back from $KEPT"
+}
+
 case ${1:-} in
   up) up ;;
-  down) down ;;
+  down)
+    case ${2:-} in
+      --keep-data) KEEP_DATA=1 ;;
+      '') ;;
+      *) die 2 "down takes only --keep-data (got: $2)" ;;
+    esac
+    down ;;
   status) status ;;
   *) sed -n '4,7p' "${BASH_SOURCE[0]}" | sed 's/^# *//' >&2; exit 2 ;;
 esac

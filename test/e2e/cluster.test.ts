@@ -323,13 +323,19 @@ describe('the local cluster', () => {
     expect(await rejected()).toBeGreaterThan(before);
   });
 
-  // Last: takes the cluster down, checks the host, and brings it back for later files.
-  it('leaves nothing behind after down, and after an up that fails halfway (then comes back up)', async () => {
+  // Last: takes the cluster down, checks the host, and brings it back for later files, with
+  // the objects and volumes it held (an operator's `npm run demo` may run on it: issue 30).
+  it('leaves nothing behind after down, and after an up that fails halfway (then comes back up with the same objects and volumes: --keep-data)', async () => {
     const s = stateDir();
     const sysctlsBefore = parseSysctls(await readFile(join(s, 'host-before/sysctls.env'), 'utf8'));
     const pathsBefore = (await readFile(join(s, 'host-before/paths'), 'utf8')).split('\n').filter(Boolean);
-    // WHEN down runs
-    const down = await execa('bash', [clusterScript, 'down'], { reject: false, timeout: 300_000 });
+    const held = async () => {
+      const uids = async (kind: string) => JSON.parse((await kubectlOk(['get', kind, '-A', '-o', 'json'])).toString()).items.map((o: any) => `${o.metadata.namespace}/${o.metadata.name} ${o.metadata.uid}`).sort();
+      return { pods: await uids('pods'), claims: await uids('persistentvolumeclaims'), volumes: (await readdir('/tmp/hostpath_pv').catch(() => [])).sort() };
+    };
+    const before = await held();
+    // WHEN down runs, keeping the cluster's data aside
+    const down = await execa('bash', [clusterScript, 'down', '--keep-data'], { reject: false, timeout: 300_000 });
     expect(down.exitCode, down.stderr).toBe(0);
     try {
       await expectHostClean(s, sysctlsBefore, pathsBefore);
@@ -347,7 +353,10 @@ describe('the local cluster', () => {
       // Bring it back for whatever runs after this file.
       const up = await execa('bash', [clusterScript, 'up'], { reject: false, timeout: 300_000 });
       expect(up.exitCode, up.stderr).toBe(0);
+      expect(up.stderr).toContain('cluster data put back from');
     }
+    // THEN the same pods (by UID), claims and volumes are back
+    expect(await held()).toEqual(before);
   });
 });
 
