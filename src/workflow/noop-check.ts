@@ -153,6 +153,7 @@ export async function checkNoop(ctx: NoopCheckContext, seen: TargetObjects | str
     if (typeof seen === 'string') return { verified: false, reason: `the check could not read everything it needs (${seen})` };
     if (!seen.complete) return { verified: false, reason: `the check could not read everything it needs (${seen.partialReason ?? 'only the Deployments were read'})` };
     const state = seen.state;
+    if (state?.untrusted !== undefined) return { verified: false, reason: state.untrusted };
     const [record, graphText] = await Promise.all([readRecord(ctx), readFile(join(ctx.graphDir, GRAPH_FILE), 'utf8')]);
     print = await takePrint(ctx, seen, graphText);
     // (a typed object's hand edit is tofu's to see: its refresh reads every field of the schema)

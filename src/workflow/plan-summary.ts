@@ -20,6 +20,8 @@ export interface NodeSummary {
   push: Change;
   deployment: Change;
   claim: Change;
+  /** the service account `node-<node>` (set back when someone changed it) */
+  account?: Change;
   /** the rollout step: create/replace means the pod is replaced and waited for */
   rollout: Change;
   /** the node is leaving the target: its Deployment and claim (with /var/lib) go */
@@ -114,6 +116,9 @@ export function summarizePlan(
       case 'state':
         s.claim = change;
         break;
+      case 'account':
+        if (change !== 'none') s.account = change;
+        break;
       case 'pushed-digest':
         if (change === 'create') s.recordsDigest = true;
         break;
@@ -193,6 +198,9 @@ function describe(s: NodeSummary, tagRef: string | undefined, push: string): str
     parts.push('set its Deployment back to the graph (someone else changed it, e.g. a rollback)');
   } else if (s.deployment === 'update') parts.push('update its Deployment');
   else if (s.deployment === 'replace') parts.push('replace its Deployment (its pod stops first)');
+  if (s.account === 'update') parts.push('set its service account back to the graph (someone else changed it)');
+  else if (s.account === 'create' && s.deployment !== 'create') parts.push('create its service account (it is gone from the cluster)');
+  else if (s.account === 'replace') parts.push('replace its service account');
   if (s.claim === 'create') parts.push('create its /var/lib claim');
   if (s.claim === 'update') parts.push('grow its /var/lib claim in place (the StorageClass must allow volume expansion; its provisioner resizes the volume)');
   if (s.claim === 'replace') parts.push('REPLACE its /var/lib claim (the data on it is lost)');

@@ -392,7 +392,7 @@ async function describePushes(model: TargetModel): Promise<Map<string, string>> 
 
 /** Whether the plan changes anything of the node (its row then waits for the apply's events). */
 function nodeChanges(n: NodeSummary): boolean {
-  return n.removed || [n.push, n.deployment, n.claim, n.rollout].some((c) => c !== 'none');
+  return n.removed || [n.push, n.deployment, n.claim, n.rollout, n.account ?? 'none'].some((c) => c !== 'none');
 }
 
 /**

@@ -17,6 +17,12 @@ export interface StateView {
   readonly serial: number;
   readonly outputs: Record<string, { value: unknown }>;
   readonly resources: readonly StateResource[];
+  /**
+   * Why the verified no-op check must not trust this state (not format version 4, encrypted
+   * with OpenTofu's state encryption, no lineage or serial): it then runs the full plan. The
+   * hand edits read what they can (its resources).
+   */
+  readonly untrusted?: string;
 }
 
 export interface TargetObjects {
@@ -104,6 +110,30 @@ export async function readState(ctx: Pick<TargetObjectsContext, 'backend' | 'sig
   if (res.status !== 200) throw await httpFailure('GET', url, res);
   const text = await res.text();
   if (text.trim() === '') return undefined;
-  const doc = JSON.parse(text) as { lineage?: string; serial?: number; outputs?: StateView['outputs']; resources?: StateResource[] };
-  return { lineage: doc.lineage ?? '', serial: doc.serial ?? -1, outputs: doc.outputs ?? {}, resources: doc.resources ?? [] };
+  return stateView(text);
+}
+
+/** A state document as the check reads it, and why it must not trust it, if so. */
+export function stateView(text: string): StateView {
+  let doc: { version?: unknown; lineage?: unknown; serial?: unknown; outputs?: unknown; resources?: unknown; encrypted_data?: unknown };
+  try {
+    doc = JSON.parse(text) as typeof doc;
+  } catch {
+    return { lineage: '', serial: -1, outputs: {}, resources: [], untrusted: 'the state is not JSON' };
+  }
+  const resources = Array.isArray(doc.resources) ? (doc.resources as StateResource[]) : [];
+  const outputs = doc.outputs !== null && typeof doc.outputs === 'object' ? (doc.outputs as StateView['outputs']) : {};
+  const lineage = typeof doc.lineage === 'string' ? doc.lineage : '';
+  const serial = typeof doc.serial === 'number' ? doc.serial : -1;
+  const untrusted =
+    doc.encrypted_data !== undefined
+      ? "the state is encrypted (OpenTofu's state encryption): only tofu can read it"
+      : doc.version !== 4
+        ? `the state has format version ${JSON.stringify(doc.version)}, not 4`
+        : lineage === '' || serial < 0
+          ? 'the state has no lineage or serial'
+          : !Array.isArray(doc.resources)
+            ? 'the state has no resources list'
+            : undefined;
+  return { lineage, serial, outputs, resources, ...(untrusted !== undefined ? { untrusted } : {}) };
 }

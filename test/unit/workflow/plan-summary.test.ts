@@ -12,6 +12,31 @@ const change = (name: string, actions: string[], actionReason?: string): Planned
 });
 
 describe('summarizePlan', () => {
+  it('GIVEN the service account changed by hand (automountServiceAccountToken) THEN the node says its service account is set back, not "no change" under a "changes" header (issue 30)', () => {
+    const s = summarizePlan(all!, [{ ...change('node-alpha_account_0A1B2C3D', ['update']), address: 'kubernetes_service_account_v1.node-alpha_account_0A1B2C3D' }], true);
+    const alpha = s.nodes.find((n) => n.node === 'alpha')!;
+    expect(alpha.account).toBe('update');
+    expect(alpha.words).toBe('set its service account back to the graph (someone else changed it)');
+    expect(formatTargetSummary(s)).toContain('  alpha: set its service account back to the graph');
+  });
+
+  it('GIVEN hand edits of a node THEN each is on a line of its own under the node, and the node line says what is undone', () => {
+    const edits = [
+      { kind: 'Deployment', name: 'alpha', node: 'alpha', field: 'metadata.annotations[x]', writer: 'kubectl-annotate', action: 'remove' as const, pointer: '/metadata/annotations/x', inTemplate: false },
+      { kind: 'Deployment', name: 'alpha', node: 'alpha', field: 'spec.template.metadata.annotations[kubectl.kubernetes.io/restartedAt]', writer: 'kubectl-rollout', action: 'keep' as const, why: 'a restart', inTemplate: true },
+    ];
+    const s = summarizePlan(all!, [], false, undefined, { handEdits: edits });
+    // a removal is a change even when tofu has none
+    expect(s.changes).toBe(true);
+    const alpha = s.nodes.find((n) => n.node === 'alpha')!;
+    expect(alpha.words).toBe('undo 1 hand edit (metadata.annotations[x] by kubectl-annotate)');
+    expect(formatTargetSummary(s).split('\n').slice(1, 4)).toEqual([
+      '  alpha: undo 1 hand edit (metadata.annotations[x] by kubectl-annotate)',
+      '    hand edit: metadata.annotations[x] set by kubectl-annotate: apply removes it',
+      '    hand edit: spec.template.metadata.annotations[kubectl.kubernetes.io/restartedAt] set by kubectl-rollout: kept (a restart)',
+    ]);
+  });
+
   it('GIVEN a new tag THEN the node is pushed, its Deployment updated and its pod replaced', () => {
     const s = summarizePlan(all!, [
       change('image-alpha_push_832904CE', ['delete', 'create']),
