@@ -219,8 +219,21 @@ export function describeTofuEvent(e: TofuEvent): string {
 export function formatDiagnostic(d: TofuDiagnostic): string {
   const where = (d.address === undefined ? undefined : (describeGraphAddress(d.address) ?? d.address)) ?? d.where;
   const head = `${d.severity === 'error' ? 'Error' : 'Warning'}${where ? ` (${where})` : ''}: ${nameGraphParts(d.summary)}`;
-  const detail = nameGraphParts(d.detail.trim());
+  const detail = nameGraphParts(withoutScript(d.detail.trim()));
   return detail ? `${head}: ${detail}` : head;
+}
+
+/**
+ * A local-exec failure without the step's whole shell script (the graph's push, digest and
+ * rollout steps are scripts of dozens of lines): its exit status and its output, which say
+ * what failed. The script is in the graph (cdk.tf.json), and in tofu's own events at
+ * DEPLOY_LOG_LEVEL=debug.
+ */
+export function withoutScript(detail: string): string {
+  const m = /^Error running command '[\s\S]*?': (exit status \d+|signal: [a-z]+)\. Output: ?([\s\S]*)$/.exec(detail);
+  if (m === null) return detail;
+  const output = m[2]!.trim();
+  return `the step's command failed (${m[1]})${output ? `; its output:\n${output}` : ', with no output'}`;
 }
 
 /**

@@ -30,6 +30,7 @@ import { names } from '../config/names.js';
 import type { HandEdit } from './hand-edits.js';
 import { readTargetObjects, type TargetObjects } from './target-objects.js';
 import { handEditsOf, readGraphText, undoHandEdits } from './undo-hand-edits.js';
+import { requirePushArchives } from './push-archives.js';
 import type { RunTools } from '../tools/preflight.js';
 
 export type Mode = 'plan' | 'apply' | 'destroy';
@@ -258,6 +259,8 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
     const summary = summarizePlan(model, plan.changes, plan.hasChanges, { destroy: mode === 'destroy', allowed: opts.allowVolumeReplacement ?? new Set() }, { pushedAgain, movedTags: moved, handEdits: edits });
     // law 10: the claim of a node that stays goes only when the operator named the node
     if (mode === 'apply') refuseClaimLosses(model, summary.claimLosses);
+    // every archive the apply pushes is there, before tofu changes anything (push-archives.ts)
+    if (mode === 'apply' && plan.hasChanges) await requirePushArchives(model, summary);
     // FR-009: the node names from the graph's output: as planned, or (no change, or after the
     // apply) as the state holds them; a destroy leaves none
     // (a plan of some nodes: the outputs are the state's, which the check found the graph keeps)

@@ -40,6 +40,14 @@ describe('tofu errors in deploy\'s words (issue 34)', () => {
     expect(tofuFailure(facts([diag(summary, detail)]), run).hint).toContain(hint);
   });
 
+  it("GIVEN a local-exec step that failed THEN its output is kept and its script is not printed", async () => {
+    const { withoutScript } = await import('../../../src/tools/tofu-events.js');
+    const detail = "Error running command 'set -eu\narchive='/x/web.tar'\nexec \"$DEPLOY_SKOPEO\" copy ...': exit status 3. Output: deploy push: node web: the archive /x/web.tar cannot be read\n";
+    expect(withoutScript(detail)).toBe("the step's command failed (exit status 3); its output:\ndeploy push: node web: the archive /x/web.tar cannot be read");
+    expect(formatDiagnostic(diag('local-exec provisioner error', detail, 'null_resource.image-web_push_0A1B2C3D'))).not.toContain('DEPLOY_SKOPEO');
+    expect(withoutScript('other words')).toBe('other words');
+  });
+
   it('GIVEN an error of no known class THEN the hint says to read the named errors, not a bare "fix what the errors above name"', () => {
     const hint = tofuFailure(facts([diag('Something odd', 'no words we know')]), run).hint ?? '';
     expect(hint).toContain('each names the node and the part of the graph');
