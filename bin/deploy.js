@@ -4,8 +4,15 @@
 // installs as the npm package `node`, or on PATH's node; run directly, it says what to do
 // when that node is too old.
 import { existsSync } from 'node:fs';
+import { constants } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+// A signal before the program has loaded: nothing has started, so leave at once as the shell
+// would (128 + the signal's number). src/cli/shutdown.ts takes over once it is loaded.
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+const leaveEarly = (sig) => process.exit(128 + constants.signals[sig]);
+for (const sig of STOP_SIGNALS) process.on(sig, leaveEarly);
 
 const here = dirname(fileURLToPath(import.meta.url));
 const [major, minor] = process.versions.node.split('.').map(Number);
@@ -47,4 +54,6 @@ if (!existsSync(main)) {
   process.exit(2);
 }
 const { runMain } = await import(main);
+// (no await between these two: no signal can fall between the handlers)
+for (const sig of STOP_SIGNALS) process.off(sig, leaveEarly);
 await runMain(process.argv);

@@ -23,7 +23,7 @@ export type StateLogEvent =
   | { kind: 'state-database-connection-lost'; where: string; err: Err }
   | { kind: 'state-locked'; key: string; id: string; who: string | undefined }
   /** Released by the run that took it, or by an operator (`deploy state unlock`: `who` held it). */
-  | { kind: 'state-unlocked'; key: string; id: string; who?: string | undefined }
+  | { kind: 'state-unlocked'; key: string; id: string; who?: string | undefined; stale?: boolean }
   | { kind: 'state-unlock-refused'; key: string; id: string; holder: string | undefined }
   | { kind: 'state-unlock-failed'; key: string; id: string; who: string | undefined; err: Err }
   | { kind: 'state-redacted'; hidden: number }

@@ -4,13 +4,13 @@
  * Kubernetes client) only inside their actions, so `deploy --help` stays fast.
  */
 import { Command, CommanderError } from 'commander';
-import { DeployError, ExitCode } from '../errors.js';
+import type { Writable } from 'node:stream';
+import { DeployError, ExitCode, InterruptedError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
 import type { CliContext } from './context.js';
 import { registerVerbs } from './verbs.js';
 import { EXIT_CODES_HELP } from './exit-codes-help.js';
-
-
+import { Shutdown } from './shutdown.js';
 
 export function buildProgram(ctx: CliContext): Command {
   const program = new Command('deploy')
@@ -30,10 +30,14 @@ export function buildProgram(ctx: CliContext): Command {
   return program;
 }
 
-/** Runs one command line and returns the exit code; never exits. */
-export async function run(argv: readonly string[], partial: Partial<CliContext> = {}): Promise<number> {
+/**
+ * Runs one command line and returns the exit code; never exits. `shutdown` (runMain's) gives
+ * the run its signal and, after a signal, the exit code (shutdown.ts); without one the run
+ * has its own, which only `partial.signal` aborts.
+ */
+export async function run(argv: readonly string[], partial: Partial<CliContext> & { readonly shutdown?: Shutdown } = {}): Promise<number> {
   let logger: Logger | undefined;
-  const controller = new AbortController();
+  const shutdown = partial.shutdown ?? new Shutdown({ write: () => {}, exit: () => {} });
   const env = partial.env ?? process.env;
   const ctx: CliContext = {
     stdout: partial.stdout ?? process.stdout,
@@ -41,15 +45,18 @@ export async function run(argv: readonly string[], partial: Partial<CliContext> 
     env,
     cwd: partial.cwd ?? process.cwd(),
     logger: partial.logger ?? (() => (logger ??= createLogger({ env }))),
-    signal: partial.signal ?? controller.signal,
+    signal: partial.signal ?? shutdown.signal,
     exitCode: ExitCode.ok,
+    held: partial.held ?? shutdown.held,
   };
   const program = buildProgram(ctx);
   try {
     await program.parseAsync([...argv], { from: 'node' });
-    return ctx.exitCode;
+    return shutdown.exitCode(ctx.exitCode, ctx.exitCode === ExitCode.interrupted);
   } catch (err) {
-    return reportError(err, ctx);
+    const code = reportError(err, ctx);
+    // after a signal, a failure is the interrupt's doing (a request it cut): the run was interrupted
+    return shutdown.exitCode(code, err instanceof InterruptedError || !(err instanceof CommanderError));
   }
 }
 
@@ -74,33 +81,31 @@ function reportError(err: unknown, ctx: CliContext): number {
 
 /** The process entry (bin/deploy.js). */
 export async function runMain(argv: readonly string[]): Promise<never> {
-  const controller = new AbortController();
-  let interrupts = 0;
-  // tofu runs in its own process group and gets exactly ONE interrupt from us (a second one
-  // makes it abandon the state). A second Ctrl-C only says what is going on; a third leaves
-  // without waiting, and says what that costs.
-  const onSignal = (sig: NodeJS.Signals) => {
-    interrupts += 1;
-    if (interrupts === 1) {
-      process.stderr.write(`\ndeploy: ${sig} received: stopping cleanly (work in flight finishes, state is saved, locks are released).\n`);
-      controller.abort(new Error(sig));
-    } else if (interrupts === 2) {
-      process.stderr.write('deploy: still stopping cleanly; press Ctrl-C once more to leave without waiting (the state lock may then stay held: see `deploy state unlock`).\n');
-    } else {
-      process.stderr.write('deploy: leaving without waiting; tofu may still be running and the state lock may stay held (see `deploy state list` and `deploy state unlock`).\n');
-      process.exit(ExitCode.interrupted);
-    }
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  // A hangup (the terminal closed, a CD runner killing the step's shell) stops cleanly too:
-  // Node's default for SIGHUP is to die at once, which left the run's state lock held.
-  process.on('SIGHUP', onSignal);
-  // With the terminal gone, a write to stdout/stderr fails (EPIPE); that must not end the run
-  // before it has released its lock.
+  const shutdown = new Shutdown({
+    write: (text) => process.stderr.write(text),
+    exit: (code) => process.exit(code),
+    who: async () => (await import('../state/run-lock.js')).runIdentity(process.env),
+  });
+  shutdown.install();
+  // With the terminal gone, or stdout piped into `head`, a write fails (EPIPE): that must not
+  // end the run before it has released its lock, nor print a stack.
   for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
-  const code = await run(argv, { signal: controller.signal });
-  // let stdout drain before exiting
-  await new Promise<void>((resolve) => (process.stdout.writableLength === 0 ? resolve() : process.stdout.once('drain', () => resolve())));
+  const code = await run(argv, { shutdown });
+  await flushed(process.stdout);
   process.exit(code);
+}
+
+/**
+ * Resolves once `stream` has written what it holds, or can write no more (EPIPE: the reader
+ * closed the pipe, as `deploy --help | head -1` does). Waiting for 'drain' alone never ended
+ * then, and Node left with exit 13 and "Warning: Detected unsettled top-level await".
+ */
+function flushed(stream: Writable): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (stream.writableLength === 0 || stream.destroyed || stream.errored) return resolve();
+    const done = () => resolve();
+    stream.once('drain', done);
+    stream.once('error', done);
+    stream.once('close', done);
+  });
 }

@@ -5,7 +5,7 @@
 import { DeployError, ExitCode } from '../errors.js';
 import { describeLock } from '../state/lock-info.js';
 import type { KeyOutcome, MigrateResult } from '../state/migrate.js';
-import type { ReleasedLock } from '../state/operator.js';
+import type { KeptLock, ReleasedLock } from '../state/operator.js';
 import type { StateSummary, VersionMeta } from '../state/store.js';
 import type { CliContext } from './context.js';
 import { table } from './table.js';
@@ -53,9 +53,19 @@ export function reportState(ctx: CliContext, { doc, hidden }: { doc: unknown; hi
 }
 
 /** `deploy state unlock`: one line per released lock, said as it is released. */
-export function reportReleased(ctx: CliContext, { key, id, holder }: ReleasedLock): void {
-  ctx.stdout.write(`released lock ${id} on "${key}"${holder ? ` (${describeLock(holder)})` : ''}\n`);
-  ctx.logger().warn({ kind: 'state-unlocked', key, id, who: holder?.Who }, 'lock released by operator');
+export function reportReleased(ctx: CliContext, { key, id, holder, stale }: ReleasedLock): void {
+  ctx.stdout.write(`released lock ${id} on "${key}"${holder ? ` (${describeLock(holder)})` : ''}${stale ? `: ${stale}` : ''}\n`);
+  ctx.logger().warn({ kind: 'state-unlocked', key, id, who: holder?.Who, stale: stale !== undefined }, 'lock released by operator');
+}
+
+/** `deploy state unlock --force-stale`: a held lock left alone, and why (stderr). */
+export function reportKept(ctx: CliContext, { key, info, why }: KeptLock): void {
+  ctx.stderr.write(`kept lock ${info.ID} on "${key}" (${describeLock(info)}): ${why}\n`);
+}
+
+/** `deploy state unlock --force-stale` that found no stale lock. */
+export function reportNothingStale(ctx: CliContext, key: string | undefined, where: string): void {
+  ctx.stdout.write(`no stale lock${key ? ` on "${key}"` : ''} in ${where}: nothing to release\n`);
 }
 
 /** `deploy state unlock --held-by <who>` that found none of that run's locks. */

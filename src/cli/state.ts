@@ -21,7 +21,9 @@ An unreachable database answers 503 (tofu retries), never 404; the server reconn
 Exposure: loopback by default. Basic-auth credentials come only from the environment:
   DEPLOY_STATE_USERNAME, DEPLOY_STATE_PASSWORD   (both or neither)
 A non-loopback --listen address without them is refused. Clients (tofu) use
-TF_HTTP_USERNAME/TF_HTTP_PASSWORD. Prints the URL on stdout, then serves until SIGINT/SIGTERM.`;
+TF_HTTP_USERNAME/TF_HTTP_PASSWORD. Prints the URL on stdout, then serves until SIGINT, SIGTERM
+or SIGHUP: it stops taking connections, gives the requests in flight up to 5 s, closes the
+store and exits 0 (a signal is how a server ends; a second signal leaves at once, exit 128+n).`;
 
 const DATA_DIR_HELP = `
 Default data directory:
@@ -41,7 +43,15 @@ CD workflow names each run, and its last step (if: always()) runs
   deploy state unlock --held-by "$DEPLOY_RUN_ID"
 so that a cancelled job leaves no lock. A state that is not locked, or locked by no run of
 that name (without --key), releases nothing and exits 0. Exit 2: --key is locked by another
-run (the message names it), or the ID names no held lock.`;
+run (the message names it), or the ID names no held lock.
+
+A stale lock (its process is gone): --force-stale releases a lock only when its holder was
+taken on this host (same host name) by a process that no longer runs: Who user@host:pid, or
+deploy's own record of the PID. It never judges a lock taken on another host, nor one that
+names no process (tofu's own user@host, a CD run name): those are kept and said. With --key
+or an ID, a lock that is not stale is an error naming why (exit 2), and nothing is released.
+  deploy state unlock --force-stale                 # every stale lock the backend lists
+  deploy state unlock --force-stale --key g1-all    # the lock of that state, if stale`;
 
 const MIGRATE_HELP = `
 One laptop -> a shared backend: run \`deploy state serve\` (or any OpenTofu http backend) where
@@ -92,6 +102,7 @@ export function registerState(program: Command, ctx: CliContext): void {
     .option('--max-body-mb <n>', 'largest accepted state, in MB (larger: 413)', parseMegabytes, 64)
     .addHelpText('after', SERVE_HELP + DATA_DIR_HELP)
     .action(async (opts: { listen: string; data?: string; maxBodyMb: number }) => {
+      ctx.held.exact = true; // it takes no lock (the locks it keeps are its clients')
       const { serveState } = await import('../state/serve.js');
       await serveState({ ...opts, env: ctx.env, signal: ctx.signal, logger: ctx.logger(), onServing: (url) => ctx.stdout.write(`${url}\n`) });
     });
@@ -137,6 +148,7 @@ export function registerState(program: Command, ctx: CliContext): void {
     .option('--json', 'print one JSON record per state')
     .addHelpText('after', MIGRATE_HELP + DATA_DIR_HELP)
     .action(async (opts: { to: string; from?: string; data?: string; key: string[]; json?: boolean }) => {
+      ctx.held.exact = true; // migrate records each lock it takes (a second Ctrl-C names them)
       const { migrateStates } = await import('../state/migrate.js');
       const { reportMigration, reportOutcome } = await import('./state-report.js');
       reportMigration(ctx, await migrateStates(ctx, opts, (outcome) => reportOutcome(ctx, outcome, opts.json)), opts.json);
@@ -147,11 +159,14 @@ export function registerState(program: Command, ctx: CliContext): void {
     .argument('[id]', 'the lock ID (optional with --held-by)')
     .option('--key <key>', 'the state the lock is on (default: found by the ID; with --held-by: every state the backend lists)')
     .option('--held-by <who>', "release only a lock taken by this run: its DEPLOY_RUN_ID (default of a run: user@host:pid); a named --key locked by another run is an error naming the holder")
+    .option('--force-stale', 'release only locks whose holder is gone: taken on this host by a PID that no longer runs (see below)')
     .addHelpText('after', UNLOCK_HELP)
-    .action(async (id: string | undefined, opts: { data?: string; key?: string; heldBy?: string }) => {
+    .action(async (id: string | undefined, opts: { data?: string; key?: string; heldBy?: string; forceStale?: boolean }) => {
+      ctx.held.exact = true; // it takes no lock
       const { unlockState } = await import('../state/operator.js');
-      const { reportNothingReleased, reportReleased } = await import('./state-report.js');
-      const { where, released } = await unlockState(ctx, id, opts, (lock) => reportReleased(ctx, lock));
+      const { reportKept, reportNothingReleased, reportNothingStale, reportReleased } = await import('./state-report.js');
+      const { where, released } = await unlockState(ctx, id, opts, (lock) => reportReleased(ctx, lock), (kept) => reportKept(ctx, kept));
       if (released === 0 && opts.heldBy !== undefined) reportNothingReleased(ctx, opts.heldBy, opts.key, where);
+      if (released === 0 && opts.forceStale) reportNothingStale(ctx, opts.key, where);
     });
 }

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { shq } from '../contract/shell.js';
 import { join } from 'node:path';
 import { DeployError, ExitCode, hintOf, ToolError } from '../errors.js';
 import type { LockAnswer } from './http-client.js';
@@ -71,6 +72,9 @@ export class DataDirSource implements StateSource {
     const result = await this.store.unlock(match.key, id);
     if (result.kind === 'held') throw noSuchLock(id, this.where, match.key, result.holder);
     return { key: match.key, holder: result.kind === 'released' ? result.holder : undefined };
+  }
+  operatorCommand(args: string): string {
+    return `deploy state ${args} --data ${shq(this.where)}`;
   }
   close() {
     // synchronous for SQLite: done when this returns

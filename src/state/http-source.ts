@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { stateAddress } from '../contract/state-address.js';
 import { ConfigError, ToolError } from '../errors.js';
-import { backendRequest, httpFailure, type LockAnswer, requestLock, requestUnlock } from './http-client.js';
+import { backendRequest, CLEANUP_TIMEOUT_MS, httpFailure, type LockAnswer, requestLock, requestUnlock } from './http-client.js';
+import { shq } from '../contract/shell.js';
 import { noSuchLock, type LockInfo } from './lock-info.js';
 import { ADMIN_PREFIX } from './server.js';
 import type { StateSource } from './state-source.js';
@@ -115,11 +116,12 @@ export class HttpSource implements StateSource {
     const lockBase = this.opts.lockAddress ? this.opts.lockAddress.replace(/\/+$/, '') : this.base;
     return requestLock(new URL(stateAddress(lockBase, key)), this.opts.lockMethod || 'LOCK', info, this.auth());
   }
+  /** Saves a state: never aborted by the run's signal (an interrupted run still saves), its own deadline. */
   async write(key: string, body: Buffer, lockId: string) {
     requireStateKey(key);
     const url = new URL(stateAddress(this.base, key));
     url.searchParams.set('ID', lockId);
-    const res = await this.request('POST', url, body);
+    const res = await backendRequest('POST', url, { username: this.opts.username, password: this.opts.password, body, timeoutMs: CLEANUP_TIMEOUT_MS });
     if (res.status !== 200 && res.status !== 201 && res.status !== 204) throw await httpFailure('POST', url, res);
   }
   async unlock(id: string, key?: string) {
@@ -149,6 +151,10 @@ export class HttpSource implements StateSource {
     if (answer.kind === 'held') throw noSuchLock(id, this.where, shownKey, answer.holder);
     return { key: shownKey, holder: answer.holder };
   }
+  operatorCommand(args: string): string {
+    const unlockAddress = this.opts.unlockAddress ? ` TF_HTTP_UNLOCK_ADDRESS=${shq(this.opts.unlockAddress)}` : '';
+    return `TF_HTTP_ADDRESS=${shq(this.base)}${unlockAddress} deploy state ${args}`;
+  }
   close() {}
 
   private auth() {
@@ -169,8 +175,9 @@ export class HttpSource implements StateSource {
     return res.json();
   }
 
-  private request(method: string, url: URL, body?: Buffer): Promise<Response> {
-    return backendRequest(method, url, { ...this.auth(), body });
+  /** A read: the run's signal stops it. */
+  private request(method: string, url: URL): Promise<Response> {
+    return backendRequest(method, url, this.auth());
   }
 }
 

@@ -10,8 +10,18 @@
  * is refused: each means that runs already wrote there, and copying would lose their state.
  * The same state already at the target is a no-op, so running migrate again changes nothing.
  * It returns the outcome per key; src/cli/state-report.ts says them.
+ *
+ * Interrupted (the run's signal), it starts no new key and no new request of the key under
+ * way, but always releases what it locked and finishes a write it began (those requests take
+ * their own deadline, never the signal: http-client.ts); then it throws an InterruptedError
+ * that says which keys are done, which are not, and any lock it could not release, with the
+ * command that frees it.
  */
-import { ConfigError, ToolError } from '../errors.js';
+import { hostname } from 'node:os';
+import { shq } from '../contract/shell.js';
+import { ConfigError, InterruptedError, ToolError } from '../errors.js';
+import type { HeldLock } from './held-locks.js';
+import { describeJudgement, judgeHolder, staleUnlockCommand } from './lock-holder.js';
 import { describeLock, type LockInfo } from './lock-info.js';
 import { defaultStateDataDir } from './paths.js';
 import { runIdentity } from './run-lock.js';
@@ -53,61 +63,169 @@ export interface MigrateResult {
 export async function migrateStates(ctx: StateAccess, opts: MigrateOptions, onOutcome: (outcome: KeyOutcome) => void): Promise<MigrateResult> {
   if (opts.from && opts.data) throw new ConfigError('two sources', [{ where: '--from/--data', message: 'give one source: a backend address (--from) or a data directory (--data)' }]);
   const who = runIdentity(ctx.env);
-  const target = new HttpSource({ address: opts.to, addressName: '--to', username: ctx.env.TF_HTTP_USERNAME, password: ctx.env.TF_HTTP_PASSWORD, signal: ctx.signal });
+  // The target's requests take their own deadlines, not the signal: a stop is checked between
+  // them, so that a lock taken or a state written there is always known (and released).
+  const target = new HttpSource({ address: opts.to, addressName: '--to', username: ctx.env.TF_HTTP_USERNAME, password: ctx.env.TF_HTTP_PASSWORD });
   const source: StateSource = opts.from
     ? new HttpSource({ address: opts.from, addressName: '--from', username: ctx.env[FROM_USERNAME_ENV], password: ctx.env[FROM_PASSWORD_ENV], signal: ctx.signal })
     : new DataDirSource(opts.data ?? defaultStateDataDir(ctx.env));
+  const outcomes: KeyOutcome[] = [];
+  let keys: string[] | undefined;
   try {
     if (source.where.replace(/\/+$/, '') === target.where.replace(/\/+$/, '')) {
       throw new ConfigError('the source and the target are the same backend', [{ where: '--to', message: `${target.where} is also where the states are read from` }]);
     }
     // a deleted state (DELETE: its newest version is a deletion) has nothing to carry over
-    const keys = opts.key?.length ? [...opts.key] : (await source.list()).filter((s) => s.latest && !s.deleted).map((s) => s.key);
-    const outcomes: KeyOutcome[] = [];
+    keys = opts.key?.length ? [...opts.key] : (await source.list()).filter((s) => s.latest && !s.deleted).map((s) => s.key);
     for (const key of keys) {
-      ctx.signal.throwIfAborted();
-      const outcome = await migrateKey(source, target, key, who);
-      outcomes.push(outcome);
-      onOutcome(outcome);
+      if (ctx.signal.aborted) break;
+      const run = await migrateKey({ source, target, ctx }, key, who);
+      if (run.outcome) {
+        outcomes.push(run.outcome);
+        onOutcome(run.outcome);
+      }
+      if (run.left.length > 0 && !ctx.signal.aborted) throw locksLeft(key, run.left);
+      if (ctx.signal.aborted) throw interruptedMigration(keys, outcomes, run);
     }
+    if (ctx.signal.aborted) throw interruptedMigration(keys, outcomes, undefined);
     return { from: source.where, to: target.where, outcomes };
+  } catch (err) {
+    // a read the signal cut (GET ... failed: SIGINT) is the interrupt, not a backend failure
+    if (ctx.signal.aborted && !(err instanceof InterruptedError) && !(err instanceof ConfigError)) throw interruptedMigration(keys ?? [], outcomes, undefined, err);
+    throw err;
   } finally {
     source.close();
     target.close();
   }
 }
 
-async function migrateKey(source: StateSource, target: StateSource, key: string, who: string): Promise<KeyOutcome> {
+/** What one key's migration did: its outcome, whether the signal stopped it, the locks it could not release. */
+interface KeyRun {
+  readonly key: string;
+  readonly outcome: KeyOutcome | undefined;
+  /** Set when the signal stopped this key before its copy: what was left of it. */
+  readonly stopped: string | undefined;
+  /** Locks of this run on the key that could not be released, with why. */
+  readonly left: readonly (HeldLock & { readonly error: string })[];
+}
+
+interface Sides {
+  readonly source: StateSource;
+  readonly target: StateSource;
+  readonly ctx: StateAccess;
+}
+
+async function migrateKey({ source, target, ctx }: Sides, key: string, who: string): Promise<KeyRun> {
   const info: LockInfo = {
     ID: randomUUID(),
     Operation: 'deploy state migrate',
-    Info: `${source.where} -> ${target.where}`,
+    // the PID and host let a later run tell a lock left by this one from a live one (lock-holder.ts)
+    Info: `${source.where} -> ${target.where}, pid ${process.pid} on ${hostname()}`,
     Who: who,
     Version: 'deploy',
     Created: new Date().toISOString(),
     Path: '',
   };
-  const onSource = await source.lock(key, info);
-  if (onSource.kind === 'held') return { key, result: 'refused', reason: `locked at the source by ${onSource.holder ? describeLock(onSource.holder) : 'another run'}: wait for that run` };
+  const locked: { side: StateSource; lock: HeldLock; forget: () => void }[] = [];
+  const take = async (side: StateSource, where: 'source' | 'target'): Promise<KeyOutcome | undefined> => {
+    const answer = await side.lock(key, info);
+    if (answer.kind === 'held') return { key, result: 'refused', reason: `locked at the ${where} by ${refusalOf(side, key, answer.holder)}` };
+    const lock: HeldLock = { key, id: info.ID, where: side.where, free: side.operatorCommand(`unlock ${info.ID} --key ${shq(key)}`) };
+    locked.push({ side, lock, forget: ctx.held?.hold(lock) ?? (() => {}) });
+    return undefined;
+  };
+  const stoppedBeforeCopy = 'stopped before its copy: nothing written to the target';
+  let outcome: KeyOutcome | undefined;
+  let stopped: string | undefined;
+  let failure: unknown;
   try {
-    const onTarget = await target.lock(key, info);
-    if (onTarget.kind === 'held') return { key, result: 'refused', reason: `locked at the target by ${onTarget.holder ? describeLock(onTarget.holder) : 'another run'}: wait for that run` };
-    try {
-      return await copyLocked(source, target, key, info.ID);
-    } finally {
-      await target.unlock(info.ID, key);
+    outcome = await take(source, 'source');
+    if (!outcome && ctx.signal.aborted) stopped = stoppedBeforeCopy;
+    if (!outcome && !stopped) outcome = await take(target, 'target');
+    if (!outcome && !stopped && ctx.signal.aborted) stopped = stoppedBeforeCopy;
+    if (!outcome && !stopped) {
+      const copy = await copyLocked(source, target, key, info.ID, ctx.signal);
+      if (copy === 'stopped') stopped = stoppedBeforeCopy;
+      else outcome = copy;
     }
-  } finally {
-    await source.unlock(info.ID, key);
+  } catch (err) {
+    failure = err;
   }
+  // the target first, then the source (the order they were taken in, reversed)
+  const left: (HeldLock & { error: string })[] = [];
+  for (const { side, lock, forget } of locked.reverse()) {
+    try {
+      await side.unlock(info.ID, key);
+      forget();
+    } catch (err) {
+      left.push({ ...lock, error: (err as Error).message });
+    }
+  }
+  if (failure) throw left.length > 0 ? locksLeft(key, left, failure) : failure;
+  return { key, outcome, stopped, left };
 }
 
-/** Both sides are locked by `lockId`: decide, copy, read back. */
-async function copyLocked(source: StateSource, target: StateSource, key: string, lockId: string): Promise<KeyOutcome> {
-  const body = await source.read(key);
-  if (!body) return { key, result: 'refused', reason: `no state "${key}" at the source` };
+/** Who holds the lock that refused a key, and what to do: wait, or free a stale one. */
+function refusalOf(side: StateSource, key: string, holder: LockInfo | undefined): string {
+  if (!holder) return 'another run: wait for that run';
+  const judged = judgeHolder(holder);
+  const what = `${describeLock(holder)}: ${describeJudgement(judged)}`;
+  return judged.kind === 'gone' ? `${what}; free it: ${staleUnlockCommand(side, key)}` : what;
+}
+
+/** Locks of this run that could not be released (exit 3), each with the command that frees it. */
+function locksLeft(key: string, left: KeyRun['left'], cause?: unknown): ToolError {
+  const first = cause instanceof Error ? `${cause.message}; and ` : '';
+  return new ToolError(`${first}the lock of this run on "${key}" could not be released: ${left.map((l) => `${l.where} (${l.error})`).join('; ')}`, {
+    hint: `once the backend answers again, free it: ${left.map((l) => l.free).join(' ; ')}`,
+    cause,
+  });
+}
+
+/** What an interrupted migration did and did not do, and what to run next. */
+function interruptedMigration(keys: readonly string[], outcomes: readonly KeyOutcome[], last: KeyRun | undefined, cause?: unknown): InterruptedError {
+  const decided = new Set(outcomes.map((o) => o.key));
+  const notDone = keys.filter((k) => !decided.has(k));
+  const count = (r: KeyOutcome['result']) => outcomes.filter((o) => o.result === r).length;
+  const parts = [
+    keys.length === 0
+      ? 'interrupted before any state was read: nothing was locked or copied'
+      : `interrupted after ${outcomes.length} of ${keys.length} states (${count('copied')} copied, ${count('already-there')} already at the target, ${count('refused')} refused)`,
+  ];
+  if (last?.stopped) parts.push(`${last.key}: ${last.stopped}`);
+  if (notDone.length > 0) parts.push(`not migrated: ${notDone.slice(0, 10).join(', ')}${notDone.length > 10 ? ` and ${notDone.length - 10} more` : ''}`);
+  const left = last?.left ?? [];
+  if (left.length > 0) {
+    parts.push(`the lock of this run on "${last!.key}" could not be released: ${left.map((l) => `${l.where} (${l.error}); free it: ${l.free}`).join('; ')}`);
+  } else if (keys.length > 0) {
+    parts.push('every lock this run took is released');
+  }
+  return new InterruptedError(parts.join('; '), {
+    hint:
+      left.length > 0
+        ? 'free the lock named above, then run the same command again: it copies what is missing and leaves what is there'
+        : 'run the same command again: it copies what is missing and leaves what is there',
+    cause,
+  });
+}
+
+/**
+ * Both sides are locked by `lockId`: decide, copy, read back. 'stopped': the signal came
+ * before the write (nothing written). Once the write is sent it is finished and read back.
+ */
+async function copyLocked(source: StateSource, target: StateSource, key: string, lockId: string, signal: AbortSignal): Promise<KeyOutcome | 'stopped'> {
+  let body: Buffer | undefined;
+  let existing: Buffer | undefined;
+  try {
+    body = await source.read(key);
+    if (!body) return { key, result: 'refused', reason: `no state "${key}" at the source` };
+    if (signal.aborted) return 'stopped';
+    existing = await target.read(key);
+  } catch (err) {
+    if (signal.aborted) return 'stopped';
+    throw err;
+  }
   const from = header(body, key, source.where);
-  const existing = await target.read(key);
   const to = existing && header(existing, key, target.where);
   if (to && existing) {
     if (to.lineage !== from.lineage) {
@@ -125,6 +243,7 @@ async function copyLocked(source: StateSource, target: StateSource, key: string,
       return { key, result: 'refused', reason: `serial ${to.serial} is at the target with other content; nothing copied` };
     }
   }
+  if (signal.aborted) return 'stopped';
   await target.write(key, body, lockId);
   const back = await target.read(key);
   if (!back || sha256Hex(back) !== sha256Hex(body)) {

@@ -3,7 +3,10 @@
  * and return what they found; src/cli/state-report.ts says it (tables, JSON, lines).
  */
 import { ConfigError, DeployError, ExitCode } from '../errors.js';
-import { describeLock, type LockInfo } from './lock-info.js';
+import { shq } from '../contract/shell.js';
+import type { HeldLocks } from './held-locks.js';
+import { describeJudgement, judgeHolder, type HostFacts } from './lock-holder.js';
+import { describeLock, noSuchLock, type LockInfo } from './lock-info.js';
 import { isDatabaseUrl } from './open-store.js';
 import { redactState } from './redact.js';
 import { DataDirSource } from './data-dir-source.js';
@@ -14,6 +17,8 @@ import type { StateSummary, VersionMeta } from './store.js';
 export interface StateAccess {
   readonly env: NodeJS.ProcessEnv;
   readonly signal: AbortSignal;
+  /** Where the locks this run takes are recorded while it holds them (a second Ctrl-C names them). */
+  readonly held?: HeldLocks | undefined;
 }
 
 interface SourceOptions {
@@ -76,6 +81,10 @@ export interface UnlockOptions extends SourceOptions {
   readonly key?: string | undefined;
   /** Release only a lock whose `Who` is this run (DEPLOY_RUN_ID of the run that took it). */
   readonly heldBy?: string | undefined;
+  /** Release only locks whose holder is judged gone (lock-holder.ts): this host, its PID not running. */
+  readonly forceStale?: boolean | undefined;
+  /** This machine, for --force-stale. @default lock-holder.ts thisHost() */
+  readonly host?: HostFacts | undefined;
 }
 
 /** One lock released: on `key`, its ID, and who held it when that is known. */
@@ -83,6 +92,15 @@ export interface ReleasedLock {
   readonly key: string;
   readonly id: string;
   readonly holder: LockInfo | undefined;
+  /** --force-stale: why it was judged stale. */
+  readonly stale?: string | undefined;
+}
+
+/** --force-stale without --key: a held lock that was left alone, and why. */
+export interface KeptLock {
+  readonly key: string;
+  readonly info: LockInfo;
+  readonly why: string;
 }
 
 /**
@@ -94,7 +112,17 @@ export interface ReleasedLock {
  * Each release is given to `onReleased` as it happens (a later failure does not hide it);
  * returns where it looked and how many it released.
  */
-export async function unlockState(ctx: StateAccess, id: string | undefined, opts: UnlockOptions, onReleased: (released: ReleasedLock) => void): Promise<{ where: string; released: number }> {
+export async function unlockState(
+  ctx: StateAccess,
+  id: string | undefined,
+  opts: UnlockOptions,
+  onReleased: (released: ReleasedLock) => void,
+  onKept: (kept: KeptLock) => void = () => {},
+): Promise<{ where: string; released: number }> {
+  if (opts.forceStale) {
+    if (opts.heldBy !== undefined) throw new ConfigError('--force-stale and --held-by both choose the locks', [{ where: '--force-stale', message: 'give one: --held-by <who> (a run you know is gone) or --force-stale (a holder deploy can check)' }]);
+    return withSource(ctx, opts, (source) => releaseStale(source, id, opts, onReleased, onKept));
+  }
   if (opts.heldBy === undefined) {
     if (!id) throw new ConfigError('nothing names the lock to release', [{ where: '<id>', message: 'give the lock ID (`deploy state list` shows it), or --held-by <who>' }]);
     return withSource(ctx, opts, async (source) => {
@@ -121,6 +149,47 @@ export async function unlockState(ctx: StateAccess, id: string | undefined, opts
     }
     return { where: source.where, released: mine.length };
   });
+}
+
+/**
+ * `--force-stale`: releases the locks whose holder is gone (taken on this host by a PID that
+ * no longer runs: lock-holder.ts), each by its own ID, so that a lock taken since by another
+ * run is never the one released. A lock named by --key or the ID that is not judged stale is
+ * an error naming why (exit 2; nothing released); without them, such locks are kept and said.
+ */
+async function releaseStale(
+  source: StateSource,
+  id: string | undefined,
+  opts: UnlockOptions,
+  onReleased: (released: ReleasedLock) => void,
+  onKept: (kept: KeptLock) => void,
+): Promise<{ where: string; released: number }> {
+  const locks = (await locksToRelease(source, opts.key)).filter((l) => !id || l.info.ID === id);
+  if (id && locks.length === 0) throw noSuchLock(id, source.where, opts.key, undefined);
+  const judged = locks.map((l) => ({ ...l, judgement: judgeHolder(l.info, opts.host) }));
+  const named = opts.key !== undefined || id !== undefined;
+  const live = judged.find((l) => l.judgement.kind !== 'gone');
+  if (named && live) {
+    throw new DeployError(`"${live.key}" in ${source.where} is locked by ${describeLock(live.info)}; not released: ${describeJudgement(live.judgement)}`, ExitCode.usage, {
+      hint:
+        live.judgement.kind === 'other-host'
+          ? `on ${live.judgement.process.host}, check that pid ${live.judgement.process.pid} is not that run; then free it by its ID: ${source.operatorCommand(`unlock ${live.info.ID} --key ${shq(live.key)}`)}`
+          : live.judgement.kind === 'running'
+            ? `wait for pid ${live.judgement.process.pid} to end (it releases its lock itself), or stop it (kill -INT ${live.judgement.process.pid}); then run this again`
+            : `when you know that run is gone, free it by its ID: ${source.operatorCommand(`unlock ${live.info.ID} --key ${shq(live.key)}`)}`,
+    });
+  }
+  let released = 0;
+  for (const l of judged) {
+    if (l.judgement.kind !== 'gone') {
+      onKept({ key: l.key, info: l.info, why: describeJudgement(l.judgement) });
+      continue;
+    }
+    const { key, holder } = await source.unlock(l.info.ID, l.key);
+    onReleased({ key, id: l.info.ID, holder: holder ?? l.info, stale: describeJudgement(l.judgement) });
+    released += 1;
+  }
+  return { where: source.where, released };
 }
 
 /** The held locks to consider: the one on `key`, or every one the source lists. */

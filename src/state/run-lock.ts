@@ -22,6 +22,9 @@ import { ConfigError, ToolError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { sleep } from '../rollout/deadline.js';
 import { requestLock, requestUnlock, type BackendAuth } from './http-client.js';
+import { shq } from '../contract/shell.js';
+import type { HeldLocks } from './held-locks.js';
+import { describeJudgement, judgeHolder, type HostFacts } from './lock-holder.js';
 import { describeLock, type LockInfo } from './lock-info.js';
 
 export const RUN_ID_ENV = 'DEPLOY_RUN_ID';
@@ -64,6 +67,10 @@ export interface RunLockOptions {
   readonly onWait?: ((holder: string) => void) | undefined;
   /** How long to wait for a lock another run holds. @default 60 s (tofu's -lock-timeout was 60s) */
   readonly timeoutMs?: number | undefined;
+  /** Where the lock is recorded while held, so that a run leaving at once names it (src/cli/shutdown.ts). */
+  readonly held?: HeldLocks | undefined;
+  /** This machine, to tell a holder that is gone. @default lock-holder.ts thisHost() */
+  readonly host?: HostFacts | undefined;
 }
 
 export interface RunLock {
@@ -102,7 +109,8 @@ export async function takeRunLock(opts: RunLockOptions): Promise<RunLock> {
     opts.signal.throwIfAborted();
     let answer;
     try {
-      answer = await requestLock(lockUrl, lockMethod, info, { ...auth, signal: opts.signal });
+      // not aborted by the signal (http-client.ts): a LOCK cut mid-flight may be granted unseen
+      answer = await requestLock(lockUrl, lockMethod, info, auth);
     } catch (err) {
       if (opts.signal.aborted) throw err;
       throw new ToolError(`could not take the state lock of ${opts.key}: ${(err as Error).message}`, {
@@ -112,11 +120,19 @@ export async function takeRunLock(opts: RunLockOptions): Promise<RunLock> {
     }
     if (answer.kind === 'acquired') break;
     const holder = answer.holder ? describeLock(answer.holder) : 'another run (the backend did not say which)';
+    const judged = answer.holder ? judgeHolder(answer.holder, opts.host) : undefined;
+    if (judged?.kind === 'gone') {
+      // waiting for a process that is gone would only end in the same refusal a minute later
+      throw new ToolError(`the state ${opts.key} is locked by a run that is gone: ${holder}; ${describeJudgement(judged)}`, {
+        hint: `free it (this checks again that its process is gone): deploy state unlock --force-stale --key ${shq(opts.key)}`,
+      });
+    }
     if (Date.now() >= deadline) {
       const who = answer.holder?.Who;
+      const why = judged ? `${describeJudgement(judged)}; ` : '';
       throw new ToolError(`the state ${opts.key} is locked: ${holder}`, {
         hint: who
-          ? `wait for that run to end; if it is gone (a cancelled job, a killed process), release its lock: deploy state unlock --held-by '${who}'`
+          ? `${why}if it is gone (a cancelled job, a killed process), release its lock: deploy state unlock --held-by ${shq(who)}`
           : 'wait for that run to end; if it is gone, release its lock: deploy state unlock <ID>',
       });
     }
@@ -131,7 +147,8 @@ export async function takeRunLock(opts: RunLockOptions): Promise<RunLock> {
   const tofuAddress = new URL(address);
   tofuAddress.searchParams.set('ID', info.ID);
   let released: Promise<void> | undefined;
-  return {
+  const forget = opts.held?.hold({ key: opts.key, id: info.ID, where: address, free: `deploy state unlock ${info.ID} --key ${shq(opts.key)}` });
+  const lock: RunLock = {
     info,
     tofuEnv: { TF_HTTP_ADDRESS: tofuAddress.toString() },
     release: () =>
@@ -139,6 +156,7 @@ export async function takeRunLock(opts: RunLockOptions): Promise<RunLock> {
         try {
           // its own deadline only: the run's signal may be aborted (Ctrl-C), the lock must still go
           const answer = await requestUnlock(unlockUrl, unlockMethod, info, auth);
+          forget?.();
           if (answer.kind === 'held') {
             opts.logger?.warn({ kind: 'state-unlock-refused', key: opts.key, id: info.ID, holder: answer.holder?.ID }, `the lock of ${opts.key} was not ours any more`);
           } else {
@@ -147,9 +165,15 @@ export async function takeRunLock(opts: RunLockOptions): Promise<RunLock> {
         } catch (err) {
           opts.logger?.error(
             { kind: 'state-unlock-failed', key: opts.key, id: info.ID, who: info.Who, err: (err as Error).message },
-            `could not release the state lock of ${opts.key}: run deploy state unlock --held-by '${info.Who}'`,
+            `could not release the state lock of ${opts.key}: run deploy state unlock --held-by ${shq(info.Who!)}`,
           );
         }
       })()),
   };
+  // a stop that came while the LOCK was answered: the lock is ours, so it goes at once
+  if (opts.signal.aborted) {
+    await lock.release();
+    opts.signal.throwIfAborted();
+  }
+  return lock;
 }

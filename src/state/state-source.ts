@@ -26,6 +26,11 @@ export interface StateSource {
   write(key: string, body: Buffer, lockId: string): Promise<void>;
   /** Releases the lock with this ID (on `key`, or wherever it is held); returns the key and the holder. */
   unlock(id: string, key?: string): Promise<{ key: string; holder: LockInfo | undefined }>;
+  /**
+   * The command line of `deploy state <args>` that reaches this source, for messages that say
+   * what to run (`--data DIR`, or TF_HTTP_ADDRESS=<base>; credentials stay out).
+   */
+  operatorCommand(args: string): string;
   close(): void;
 }
 

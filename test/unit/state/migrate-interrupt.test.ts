@@ -1,0 +1,221 @@
+/**
+ * Ctrl-C during `deploy state migrate` (issue 30): the real command between two real
+ * `deploy state serve` servers (SQLite each), 60 states, one SIGINT at a seeded random moment
+ * of each run. Every run must exit 130, leave no lock on either side, leave the source as it
+ * was and each target state absent or byte-equal to the source's; a next migrate converges.
+ * A second SIGINT, while a release hangs, leaves at once and names the lock and its command.
+ * DEPLOY_TEST_SEED replays a failing sequence (the seed is in every message).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { execa, type ResultPromise } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEPLOY_BIN } from '../cli/deploy-bin.js';
+import { stateDoc } from './backend.js';
+
+const STATES = 60;
+const RUNS = 20;
+const SEED = Number(process.env.DEPLOY_TEST_SEED ?? 30_2026);
+const keys = Array.from({ length: STATES }, (_, i) => `mig-${i + 1}`);
+const env = { DEPLOY_LOG_LEVEL: 'warn', DEPLOY_RUN_ID: '', HOME: '/nonexistent-home' };
+
+/** mulberry32: a small seeded generator, so that a failing sequence of moments can be run again. */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface Served {
+  readonly url: string;
+  readonly child: ResultPromise;
+  readonly dir: string;
+}
+
+async function serve(): Promise<Served> {
+  const dir = mkdtempSync(join(tmpdir(), 'migrate-interrupt-'));
+  const child = execa(DEPLOY_BIN, ['state', 'serve', '--listen', '127.0.0.1:0', '--data', dir], { env, reject: false, timeout: 300_000 });
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout?.on('data', (d: Buffer) => {
+      const m = String(d).match(/http:\/\/[\d.:]+/);
+      if (m) resolve(m[0]);
+    });
+    void child.then((r) => reject(new Error(`deploy state serve ended before it listened: ${r.stderr}`)));
+  });
+  return { url, child, dir };
+}
+
+async function http(url: string, method = 'GET', body?: Buffer): Promise<{ status: number; body: Buffer }> {
+  const res = await fetch(url, { method, body, signal: AbortSignal.timeout(10_000) });
+  return { status: res.status, body: Buffer.from(await res.arrayBuffer()) };
+}
+
+/** The keys locked on a backend (its state list). */
+async function lockedKeys(base: string): Promise<string[]> {
+  const states = JSON.parse((await http(`${base}/_deploy/v1/states`)).body.toString()) as { key: string; lock?: unknown }[];
+  return states.filter((s) => s.lock).map((s) => s.key);
+}
+
+/** A `deploy state migrate` process, and whether it has ended. */
+function migrate(from: string, to: string, extra: string[] = []) {
+  const child = execa(DEPLOY_BIN, ['state', 'migrate', '--from', from, '--to', to, ...extra], { env, reject: false, timeout: 60_000 });
+  let ended = false;
+  void child.then(() => (ended = true));
+  return Object.assign(child, { ended: () => ended });
+}
+
+describe('deploy state migrate, interrupted', () => {
+  let source: Served;
+  let target: Served;
+  const bytes = new Map<string, Buffer>();
+
+  beforeAll(async () => {
+    [source, target] = await Promise.all([serve(), serve()]);
+    for (const [i, key] of keys.entries()) {
+      const body = stateDoc(1 + (i % 4), `c0ffee00-0000-4000-8000-${String(i).padStart(12, '0')}`, { resources: 3 });
+      expect((await http(`${source.url}/${key}`, 'POST', body)).status).toBe(200);
+      bytes.set(key, body);
+    }
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const s of [source, target]) {
+      s?.child.kill('SIGTERM');
+      await s?.child;
+      if (s) rmSync(s.dir, { recursive: true, force: true });
+    }
+  });
+
+  /** Every state of the target deleted (a delete is a version: the next copy starts afresh). */
+  async function emptyTarget(): Promise<void> {
+    for (const key of keys) await http(`${target.url}/${key}`, 'DELETE');
+  }
+
+  /** No lock on either side, the source as it was, each target state absent or the same bytes. */
+  async function expectIntact(why: string): Promise<{ copied: number }> {
+    expect(await lockedKeys(source.url), `${why}: locks left at the source`).toEqual([]);
+    expect(await lockedKeys(target.url), `${why}: locks left at the target`).toEqual([]);
+    let copied = 0;
+    for (const key of keys) {
+      const at = await http(`${source.url}/${key}`);
+      expect(at.body.equals(bytes.get(key)!), `${why}: ${key} changed at the source`).toBe(true);
+      const there = await http(`${target.url}/${key}`);
+      if (there.status === 404) continue;
+      expect(there.status, `${why}: ${key} at the target`).toBe(200);
+      expect(there.body.equals(bytes.get(key)!), `${why}: ${key} at the target differs from the source`).toBe(true);
+      copied += 1;
+    }
+    return { copied };
+  }
+
+  it(`GIVEN 60 states WHEN each of ${RUNS} runs gets one SIGINT at a random moment THEN exit 130, no lock left, every state intact, and the next run converges`, async () => {
+    const started = Date.now();
+    // how long a whole run takes here: the moments are drawn within it
+    const whole = Date.now();
+    const full = await migrate(source.url, target.url);
+    expect(full.exitCode, full.stderr).toBe(0);
+    const span = Date.now() - whole;
+    await expectIntact('the uninterrupted run');
+    const next = random(SEED);
+    const seen: { delay: number; copied: number }[] = [];
+    let interrupted = 0;
+    for (let run = 0; interrupted < RUNS && run < RUNS * 2; run += 1) {
+      await emptyTarget();
+      // from 150 ms on: before that Node has not run deploy's first line (its default action
+      // ends the process on the signal, and nothing has started)
+      const delay = Math.round(150 + next() * Math.max(0, span - 250));
+      const why = `seed ${SEED}, run ${run}, SIGINT after ${delay} ms of ~${span} ms`;
+      const child = migrate(source.url, target.url);
+      await new Promise((r) => setTimeout(r, delay));
+      const signalled = !child.ended() && child.kill('SIGINT');
+      const r = await child;
+      if (!signalled || (r.exitCode === 0 && !r.stderr.includes('SIGINT received'))) {
+        // the run ended before the signal: a whole migration, as above
+        expect(r.exitCode, `${why}: ${r.stderr}`).toBe(0);
+        await expectIntact(why);
+        continue;
+      }
+      interrupted += 1;
+      expect(r.signal, `${why}: killed by the signal instead of stopping`).toBeUndefined();
+      expect(r.exitCode, `${why}: ${r.stderr}`).toBe(130);
+      expect(r.stderr, why).toMatch(/interrupted (after \d+ of 60 states|before any state was read)/);
+      expect(r.stderr, why).not.toContain('failed: SIGINT');
+      if (!r.stderr.includes('interrupted before any state was read')) expect(r.stderr, why).toContain('every lock this run took is released');
+      const { copied } = await expectIntact(why);
+      seen.push({ delay, copied });
+    }
+    expect(interrupted, `runs that the signal interrupted (seed ${SEED})`).toBe(RUNS);
+    // the moments spread over the run: some stopped early, some late
+    expect(seen.some((s) => s.copied < STATES / 2), JSON.stringify(seen)).toBe(true);
+
+    // the next run converges: copies what is missing; the one after changes nothing
+    const converge = await migrate(source.url, target.url);
+    expect(converge.exitCode, converge.stderr).toBe(0);
+    expect((await expectIntact('after the next run')).copied).toBe(STATES);
+    const again = await migrate(source.url, target.url, ['--json']);
+    expect(again.exitCode, again.stderr).toBe(0);
+    expect((JSON.parse(again.stdout) as { result: string }[]).map((o) => o.result)).toEqual(keys.map(() => 'already-there'));
+    expect(Date.now() - started, 'bounded time').toBeLessThan(90_000);
+  }, 120_000);
+
+  describe('a second SIGINT while a release hangs', () => {
+    let hanging: Server;
+    let hangingUrl = '';
+    let unlockAsked: () => void = () => {};
+    beforeAll(async () => {
+      // the target: LOCK, GET and POST answer (it keeps what was posted), UNLOCK never does (a backend that froze)
+      const kept = new Map<string, Buffer>();
+      hanging = createServer((req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (c: Buffer) => chunks.push(c));
+        req.on('end', () => {
+          const key = new URL(req.url ?? '/', 'http://x').pathname;
+          if (req.method === 'LOCK') return void res.writeHead(200).end('{}');
+          if (req.method === 'GET') return void (kept.has(key) ? res.writeHead(200).end(kept.get(key)) : res.writeHead(404).end());
+          if (req.method === 'POST') return void (kept.set(key, Buffer.concat(chunks)), res.writeHead(200).end());
+          if (req.method === 'UNLOCK') return unlockAsked(); // never answered
+          res.writeHead(405).end();
+        });
+      });
+      await new Promise<void>((r) => hanging.listen(0, '127.0.0.1', r));
+      hangingUrl = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}`;
+    });
+    afterAll(async () => {
+      hanging.closeAllConnections();
+      await new Promise((r) => hanging.close(r));
+    });
+
+    it('GIVEN a stopping migrate waiting for its UNLOCK WHEN a second SIGINT comes THEN it leaves at once, exit 130, naming each lock with a command that frees it', async () => {
+      const asked = new Promise<void>((resolve) => (unlockAsked = resolve));
+      const child = migrate(source.url, hangingUrl, ['--key', 'mig-1']);
+      // the copy is written and read back; then the release of the target's lock hangs
+      await asked;
+      child.kill('SIGINT');
+      await new Promise((r) => setTimeout(r, 500));
+      expect(child.ended(), 'the first SIGINT waits for the release').toBe(false);
+      const second = Date.now();
+      child.kill('SIGINT');
+      const r = await child;
+      expect(Date.now() - second, 'at once').toBeLessThan(5_000);
+      expect(r.exitCode, r.stderr).toBe(130);
+      expect(r.stderr).toContain('SIGINT again: leaving now');
+      const uuid = '[0-9a-f-]{36}';
+      expect(r.stderr).toMatch(new RegExp(`the lock ${uuid} on "mig-1" \\(${hangingUrl}\\) may stay held; free it: TF_HTTP_ADDRESS='${hangingUrl}' deploy state unlock ${uuid} --key 'mig-1'`));
+      // the source's lock is released after the target's: it stays, and its command frees it
+      expect(await lockedKeys(source.url)).toEqual(['mig-1']);
+      const free = r.stderr.match(new RegExp(`\\(${source.url}\\) may stay held; free it: (.*)`))?.[1];
+      expect(free, r.stderr).toMatch(new RegExp(`^TF_HTTP_ADDRESS='${source.url}' deploy state unlock ${uuid} --key 'mig-1'$`));
+      const freed = await execa('sh', ['-c', free!], { env: { ...env, PATH: `${dirname(DEPLOY_BIN)}:${process.env.PATH}` }, reject: false, timeout: 60_000 });
+      expect(freed.exitCode, freed.stderr).toBe(0);
+      expect(await lockedKeys(source.url)).toEqual([]);
+    }, 60_000);
+  });
+});
