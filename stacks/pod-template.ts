@@ -7,6 +7,7 @@ import type { NodeModel, TargetModel } from '../src/config/target-model.js';
 import { names } from '../src/config/names.js';
 import { CONTAINER_NAME } from '../src/contract/node-container.js';
 import { LABEL_GROUP, LABEL_MANAGED_BY, LABEL_NAME, MANAGED_BY } from '../src/contract/pod-labels.js';
+import { CONTAINER_SECURITY_CONTEXT, POD_SECURITY_CONTEXT } from '../src/contract/pod-security.js';
 import {
   LIVENESS_PERIOD_SECONDS,
   LIVENESS_SCRIPT,
@@ -50,6 +51,8 @@ export function deploymentManifest(target: TargetModel, node: NodeModel, namespa
           serviceAccountName: names.serviceAccount(node.name),
           automountServiceAccountToken: false,
           enableServiceLinks: false,
+          // Pod Security Admission baseline, and restricted but for the capabilities (src/contract/pod-security.ts)
+          securityContext: POD_SECURITY_CONTEXT,
           // systemd stops on SIGRTMIN+3 (the image's StopSignal) and needs this long to stop
           // its units cleanly; the kubelet kills it when the time is up (DEPLOY_STOP_TIMEOUT)
           terminationGracePeriodSeconds: target.stopTimeoutSeconds,
@@ -58,6 +61,7 @@ export function deploymentManifest(target: TargetModel, node: NodeModel, namespa
               name: CONTAINER_NAME,
               image,
               imagePullPolicy: 'IfNotPresent',
+              securityContext: CONTAINER_SECURITY_CONTEXT,
               env: [
                 { name: 'container', value: 'docker' },
                 // systemd takes the machine ID from container_uuid when /etc/machine-id is empty (FR-013)

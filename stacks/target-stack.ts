@@ -17,6 +17,7 @@ import { NetworkPolicyV1 } from '@cdktf/provider-kubernetes/lib/network-policy-v
 import type { TargetModel } from '../src/config/target-model.js';
 import { names } from '../src/config/names.js';
 import { LABEL_GROUP, LABEL_MANAGED_BY, MANAGED_BY } from '../src/contract/pod-labels.js';
+import { POD_SECURITY_LABELS } from '../src/contract/pod-security.js';
 import { nodeConstructId, SPIRE_CONSTRUCT, type TargetPart } from '../src/contract/graph-ids.js';
 import { NODE_NAMES_OUTPUT, SUBMISSION_OUTPUT, TARGET_NAMESPACE_OUTPUT } from '../src/contract/graph-outputs.js';
 import { NodeImage, NodeWorkload } from './node.js';
@@ -66,7 +67,8 @@ export class TargetStack extends TerraformStack {
 
     const labels = { [LABEL_MANAGED_BY]: MANAGED_BY, [LABEL_GROUP]: model.group };
     const namespace = new NamespaceV1(this, 'namespace' satisfies TargetPart, {
-      metadata: { name: model.namespace, labels },
+      // Pod Security Admission at the level the node pods pass (src/contract/pod-security.ts)
+      metadata: { name: model.namespace, labels: { ...labels, ...POD_SECURITY_LABELS } },
       // after every push, so that a failed push changes nothing in the cluster
       dependsOn: images.map((i) => i.push),
     });

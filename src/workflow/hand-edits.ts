@@ -250,7 +250,7 @@ function typedEdits(o: ObjectUnderGraph): HandEdit[] {
     if (own.has(id) || seen.has(id) || steps[0] === 'f:status') continue;
     seen.add(id);
     const field = readablePath(steps);
-    const internal = steps[0] === 'f:metadata' && (steps[1] === 'f:labels' || steps[1] === 'f:annotations') && (steps[2] ?? '').includes('kubernetes.io/');
+    const internal = steps[0] === 'f:metadata' && (steps[1] === 'f:labels' || steps[1] === 'f:annotations') && (steps[2] ?? '').includes('kubernetes.io/') && !(steps[2] ?? '').startsWith('f:pod-security.kubernetes.io/');
     edits.push(
       internal
         ? { kind: o.kind, name, node: o.node, field, writer, action: 'keep', why: 'the provider ignores labels and annotations under kubernetes.io/ that the graph does not set', inTemplate: false }

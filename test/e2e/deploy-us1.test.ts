@@ -85,6 +85,18 @@ describe('US1: deploy a node to a cluster as an image', () => {
     }
   });
 
+  it('Pod Security Admission (issue 29): the namespace enforces baseline, the node pods pass it (seccomp RuntimeDefault, no privilege escalation), and a pod that breaks it is refused naming the rule', async () => {
+    const ns = await h.getJson(['get', 'namespace', h.namespace], { namespace: null });
+    expect(ns.metadata.labels).toMatchObject({ 'pod-security.kubernetes.io/enforce': 'baseline', 'pod-security.kubernetes.io/audit': 'restricted' });
+    const pod = await h.podOf('web');
+    expect(pod.spec.securityContext.seccompProfile).toEqual({ type: 'RuntimeDefault' });
+    expect(pod.spec.containers[0].securityContext.allowPrivilegeEscalation).toBe(false);
+    expect(pod.status.conditions.find((c: any) => c.type === 'Ready').status).toBe('True');
+    const bad = await h.kubectl(['run', 'privileged', '--image=none', '--restart=Never', '--overrides', JSON.stringify({ spec: { containers: [{ name: 'x', image: 'none', securityContext: { privileged: true } }] } })]);
+    expect(bad.exitCode).not.toBe(0);
+    expect(bad.stderr).toContain('violates PodSecurity "baseline:latest": privileged');
+  });
+
   it('SC-002: after the apply, a plan shows no changes', async () => {
     const r = await h.deploy('plan', plan, ['--target', 'all']);
     expect(r.exitCode, r.stderr).toBe(0);

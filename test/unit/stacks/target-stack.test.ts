@@ -160,6 +160,11 @@ describe('the graph of a target', () => {
     expect(pod.hostUsers).toBe(false);
     expect(pod.terminationGracePeriodSeconds).toBe(30);
     expect(pod.automountServiceAccountToken).toBe(false);
+    // Pod Security Admission baseline, restricted but for the capabilities (issue 29)
+    expect(pod.securityContext).toEqual({ seccompProfile: { type: 'RuntimeDefault' } });
+    expect(pod.containers[0].securityContext).toEqual({ allowPrivilegeEscalation: false });
+    const nsLabels = Object.values<any>(json.resource.kubernetes_namespace_v1)[0].metadata.labels;
+    expect(nsLabels).toMatchObject({ 'pod-security.kubernetes.io/enforce': 'baseline', 'pod-security.kubernetes.io/audit': 'restricted' });
     const mounts = Object.fromEntries(pod.containers[0].volumeMounts.map((v: any) => [v.mountPath, v.name]));
     for (const p of ['/run', '/run/lock', '/tmp']) {
       const vol = pod.volumes.find((v: any) => v.name === mounts[p]);
