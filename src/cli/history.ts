@@ -1,7 +1,9 @@
 /** `deploy history <target>`: the versions of a target's state and what each changed per node. */
 import { InvalidArgumentError, type Command } from 'commander';
 import type { CliContext } from './context.js';
+import { ConfigError } from '../errors.js';
 import { EXIT_CODES_HELP } from './exit-codes-help.js';
+import { collectTargets, namespaceToCheck, SHARED_FLAGS } from './inputs.js';
 
 const HISTORY_HELP = `
 Reads every kept version of the state <group>-<target> (from TF_HTTP_ADDRESS when set, else
@@ -27,18 +29,33 @@ function parseCount(v: string): number {
   return n;
 }
 
+/** The one target of `deploy history`: the argument or --target, not both different, not several. */
+function oneTarget(positional: string | undefined, flagged: string[] | undefined): string {
+  const given = [...new Set([...(positional ? [positional] : []), ...(flagged ?? [])])];
+  if (given.length === 1 && given[0] !== '*') return given[0]!;
+  throw new ConfigError('deploy history needs one target', [
+    {
+      where: '<target>/--target',
+      message: given.length === 0 ? 'name it: deploy history all (or --target all)' : `one state's history at a time; given: ${given.join(', ')}`,
+    },
+  ]);
+}
+
 export function registerHistory(program: Command, ctx: CliContext): void {
   program
     .command('history')
     .description("the versions of a target's state, oldest first: time, serial, and what each changed per node (image, added, removed, rollout failed); when each node last changed image")
-    .argument('<target>', 'the target: all, or an app of the plan')
-    .option('-p, --plan <file>', 'the group plan (its group)', 'group.json')
+    .argument('[target]', 'the target: all, or an app of the plan (or --target)')
+    .option(SHARED_FLAGS.plan, 'the group plan (its group)', 'group.json')
+    .option(SHARED_FLAGS.target, 'the target, as for plan (one: the history is of one state)', collectTargets)
+    .option(SHARED_FLAGS.namespace, 'the namespace the target was applied in, as for plan; a state whose newest version holds another is an error, exit 2 (default: K8S_NAMESPACE, else not checked)')
     .option('--last <n>', 'only the newest n versions', parseCount)
-    .option('--json', 'write one JSON document on stdout (the README describes its fields)')
+    .option(SHARED_FLAGS.json, 'write one JSON document on stdout (the README describes its fields)')
     .addHelpText('after', HISTORY_HELP + '\n' + EXIT_CODES_HELP)
-    .action(async (target: string, flags: { plan: string; last?: number; json?: boolean }) => {
+    .action(async (positional: string | undefined, flags: { plan: string; target?: string[]; namespace?: string; last?: number; json?: boolean }) => {
+      const target = oneTarget(positional, flags.target);
       const { readHistory } = await import('../workflow/history.js');
       const { reportHistory } = await import('./history-report.js');
-      reportHistory(ctx, await readHistory(target, flags, ctx), flags.json);
+      reportHistory(ctx, await readHistory(target, { plan: flags.plan, last: flags.last, namespace: namespaceToCheck(flags.namespace, ctx.env) }, ctx), flags.json);
     });
 }

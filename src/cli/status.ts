@@ -5,6 +5,7 @@
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { EXIT_CODES_HELP } from './exit-codes-help.js';
+import { collectTargets, namespaceToCheck, SHARED_FLAGS } from './inputs.js';
 
 const STATUS_HELP = `
 What it reads, and nothing else (no tofu, no lock, no change):
@@ -40,15 +41,16 @@ export function registerStatus(program: Command, ctx: CliContext): void {
   program
     .command('status')
     .description("per node: the image its state holds and the one the cluster runs (by digest), Ready, restarts, pod age, the last rollout; marks what differs. Read-only; exit 0 only when every node is ready and matches")
-    .option('-p, --plan <file>', 'the group plan (its group and targets)', 'group.json')
-    .option('-t, --target <target>', "a target: all or an app; repeat for several, '*' for every target that has a state (default: all)", (value: string, previous: string[] | undefined) => [...(previous ?? []), value])
-    .option('--kubeconfig <file>', 'kubeconfig of the cluster (default: KUBE_CONFIG_PATH)')
-    .option('--json', 'write one JSON document on stdout (the README describes its fields)')
+    .option(SHARED_FLAGS.plan, 'the group plan (its group and targets)', 'group.json')
+    .option(SHARED_FLAGS.target, "a target: all or an app; repeat for several, '*' for every target that has a state (default: all)", collectTargets)
+    .option(SHARED_FLAGS.namespace, 'the namespace the targets were applied in, as for plan (all: <name>, an app: <name>-<app>); a state that holds another is an error, exit 2 (default: K8S_NAMESPACE, else the namespace each state holds)')
+    .option(SHARED_FLAGS.kubeconfig, 'kubeconfig of the cluster (default: KUBE_CONFIG_PATH)')
+    .option(SHARED_FLAGS.json, 'write one JSON document on stdout (the README describes its fields)')
     .addHelpText('after', STATUS_HELP + '\n' + EXIT_CODES_HELP)
-    .action(async (flags: { plan: string; target?: string[]; kubeconfig?: string; json?: boolean }) => {
+    .action(async (flags: { plan: string; target?: string[]; namespace?: string; kubeconfig?: string; json?: boolean }) => {
       const { readStatus } = await import('../workflow/status.js');
       const { reportStatus } = await import('./status-report.js');
-      const result = await readStatus(flags, ctx);
+      const result = await readStatus({ plan: flags.plan, target: flags.target, kubeconfig: flags.kubeconfig, namespace: namespaceToCheck(flags.namespace, ctx.env) }, ctx);
       reportStatus(ctx, result, flags.json);
       ctx.exitCode = result.exitCode;
     });

@@ -11,11 +11,14 @@ import { DeployError, ExitCode } from '../errors.js';
 import type { RunContext } from './run-context.js';
 import { openReadOnlySource } from './state-reading.js';
 import { readStateFacts, tagOf, type StateNode } from './state-nodes.js';
+import { requireStateNamespace, type NamespaceCheck } from './namespace-check.js';
 
 export interface HistoryInputs {
   plan: string;
   /** Show only the newest N versions (their changes still compare with the version before). */
-  last?: number;
+  last?: number | undefined;
+  /** The namespace the target was applied in (--namespace, K8S_NAMESPACE): checked against the newest version. */
+  namespace?: NamespaceCheck | undefined;
 }
 
 /** One change of one node between two versions. */
@@ -63,6 +66,7 @@ export async function readHistory(target: string, inputs: HistoryInputs, ctx: Ru
     const versions: HistoryVersion[] = [];
     const lastChange = new Map<string, { serial: number; created: string; image: string | null }>();
     let before: Map<string, StateNode> = new Map();
+    let namespace: string | undefined;
     for (const meta of metas) {
       if (meta.deleted) {
         versions.push({ serial: meta.serial, created: meta.created, deleted: true, unreadable: false, changes: [...before.values()].map((n) => ({ node: n.node, change: 'removed' as const, image: n.image })) });
@@ -75,6 +79,7 @@ export async function readHistory(target: string, inputs: HistoryInputs, ctx: Ru
         versions.push({ serial: meta.serial, created: meta.created, deleted: false, unreadable: true, changes: [] });
         continue;
       }
+      namespace = facts.namespace ?? namespace;
       const now = new Map(facts.nodes.map((n) => [n.node, n]));
       const changes = compareNodes(before, now);
       for (const c of changes) {
@@ -83,6 +88,7 @@ export async function readHistory(target: string, inputs: HistoryInputs, ctx: Ru
       versions.push({ serial: meta.serial, created: meta.created, deleted: false, unreadable: false, changes });
       before = now;
     }
+    requireStateNamespace(inputs.namespace, target, stateKey, namespace, source.where);
     const shown = inputs.last !== undefined ? versions.slice(-inputs.last) : versions;
     const lastImageChange = [...before.keys()].sort().flatMap((node) => {
       const at = lastChange.get(node);

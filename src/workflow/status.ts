@@ -14,11 +14,14 @@ import type { RunContext } from './run-context.js';
 import { openReadOnlySource } from './state-reading.js';
 import { readStateFacts } from './state-nodes.js';
 import { judgeNodes, type NodeStatus } from './status-judge.js';
+import { requireStateNamespace, type NamespaceCheck } from './namespace-check.js';
 
 export interface StatusInputs {
   plan: string;
   target?: string[];
-  kubeconfig?: string;
+  kubeconfig?: string | undefined;
+  /** The namespace the targets were applied in (--namespace, K8S_NAMESPACE): checked against each state. */
+  namespace?: NamespaceCheck | undefined;
 }
 
 /** The state's lock: `free`, `held` (by whom), or `unknown` (a backend that does not list its states). */
@@ -86,6 +89,7 @@ export async function readStatus(inputs: StatusInputs, ctx: RunContext): Promise
       if (body && !facts) {
         throw new ToolError(`the state ${stateKey} in ${source.where} is not a state of deploy's graphs`, { hint: '`deploy state show ' + stateKey + '` prints it; check TF_HTTP_ADDRESS names the backend of this group' });
       }
+      if (facts) requireStateNamespace(inputs.namespace, target, stateKey, facts.namespace, source.where);
       return facts && facts.nodes.length > 0 ? [{ target, stateKey, facts }] : [];
     });
     const notDeployed = chosen.filter((t) => !deployed.some((d) => d.target === t));

@@ -145,3 +145,42 @@ describe('deploy history', () => {
     expect(r.stderr).toContain('its targets: all, site');
   });
 });
+
+describe('one set of flags: status and history take --namespace, --target, --kubeconfig and --json as plan does', () => {
+  it('GIVEN the namespace the state holds THEN status and history read as without it; the flags of plan are accepted', async () => {
+    lists = { deployments: [deployment('web', 'b'), deployment('mail', 'a')], pods: [pod('web', 'b', true), pod('mail', 'a', true)] };
+    const r = await runCli(['status', '--namespace', 'ns1', '--target', 'all', '--kubeconfig', env.KUBE_CONFIG_PATH!, '--plan', 'group.json', '--json'], env, dir);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).targets[0].namespace).toBe('ns1');
+    const fromEnv = await runCli(['status'], { ...env, K8S_NAMESPACE: 'ns1' }, dir);
+    expect(fromEnv.code, fromEnv.stderr).toBe(0);
+    const h = await runCli(['history', '--target', 'all', '--namespace', 'ns1', '--json'], env, dir);
+    expect(h.code, h.stderr).toBe(0);
+    expect(JSON.parse(h.stdout).stateKey).toBe('g1-all');
+  });
+
+  it('GIVEN another namespace THEN exit 2 naming both namespaces and where the other was given; nothing read of the cluster', async () => {
+    requests.length = 0;
+    const r = await runCli(['status', '--namespace', 'ceo-hang'], env, dir);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--namespace: target all means namespace "ceo-hang", but g1-all holds namespace "ns1"');
+    expect(requests, 'no list request for a state of another namespace').toEqual([]);
+    const fromEnv = await runCli(['status'], { ...env, K8S_NAMESPACE: 'ceo-hang' }, dir);
+    expect(fromEnv.code).toBe(2);
+    expect(fromEnv.stderr).toContain('K8S_NAMESPACE: target all means namespace "ceo-hang"');
+    const h = await runCli(['history', 'all', '--namespace', 'ceo-hang'], env, dir);
+    expect(h.code).toBe(2);
+    expect(h.stderr).toContain('g1-all holds namespace "ns1"');
+  });
+
+  it('GIVEN history with two different targets, or none THEN exit 2 saying it reads one state', async () => {
+    const two = await runCli(['history', 'all', '--target', 'site'], env, dir);
+    expect(two.code).toBe(2);
+    expect(two.stderr).toContain("one state's history at a time; given: all, site");
+    const none = await runCli(['history'], env, dir);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('deploy history needs one target');
+    const same = await runCli(['history', 'all', '-t', 'all'], env, dir);
+    expect(same.code, same.stderr).toBe(0);
+  });
+});
