@@ -11,5 +11,6 @@ Exit codes:
   6    rollout failed and setting the Deployment back failed too
   7    status: a node is not ready, or does not run the image its state holds
        (rolled back, drift, its Deployment gone); nothing was changed
-  130  interrupted
+  130  interrupted by Ctrl-C (143: SIGTERM, 129: SIGHUP); a second signal leaves at once,
+       naming each lock that may stay held and the command that frees it
   1    unexpected error (a bug: please report it with the log)`;
