@@ -3,7 +3,8 @@
  * next steps on stderr. src/state/ finds the facts; this module words them.
  */
 import { DeployError, ExitCode } from '../errors.js';
-import { describeLock } from '../state/lock-info.js';
+import { judgeHolder } from '../state/lock-holder.js';
+import { describeLock, type LockInfo } from '../state/lock-info.js';
 import type { KeyOutcome, MigrateResult } from '../state/migrate.js';
 import type { KeptLock, ReleasedLock } from '../state/operator.js';
 import type { StateSummary, VersionMeta } from '../state/store.js';
@@ -31,10 +32,16 @@ export function reportStates(ctx: CliContext, { where, states }: { where: string
       String(s.versions),
       s.latest?.created ?? '-',
       s.latest && !s.deleted ? String(s.latest.size) : '-',
-      s.lock ? describeLock(s.lock) : '-',
+      s.lock ? `${describeLock(s.lock)}${staleMark(s.lock)}` : '-',
     ]);
   }
   ctx.stdout.write(table(rows));
+}
+
+/** ' (STALE: ...)' for a lock whose holder is gone (lock-holder.ts), else ''. */
+function staleMark(lock: LockInfo): string {
+  const judged = judgeHolder(lock);
+  return judged.kind === 'gone' ? ` (STALE: pid ${judged.process.pid} no longer runs on this host; deploy state unlock --force-stale frees it)` : '';
 }
 
 /** `deploy state versions <key>`: a key without versions is an error in text (JSON: `[]`). */

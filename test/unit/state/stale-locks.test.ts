@@ -72,6 +72,10 @@ describe('deploy state unlock --force-stale, and who says "stale"', () => {
     for (const [key, info] of [['g1-all', gone], ['g1-cd', goneByInfo], ['g1-web', live], ['g1-mail', elsewhere], ['g1-db', tofu]] as const) {
       expect((await call(`${backend.url}/${key}`, 'LOCK', info)).status).toBe(200);
     }
+    const listed = await runCli(['state', 'list', '--data', backend.data], {});
+    expect(listed.stdout).toContain(`held by root@${here}:${gonePid}, for deploy state migrate`);
+    expect(listed.stdout).toContain(`(STALE: pid ${gonePid} no longer runs on this host; deploy state unlock --force-stale frees it)`);
+    expect(listed.stdout.match(/STALE/g), 'only the two whose process is gone').toHaveLength(2);
     const r = await runCli(['state', 'unlock', '--force-stale', '--data', backend.data], {});
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain(`released lock ${gone.ID} on "g1-all"`);
