@@ -19,7 +19,7 @@
  */
 import { hostname } from 'node:os';
 import { shq } from '../contract/shell.js';
-import { ConfigError, InterruptedError, ToolError } from '../errors.js';
+import { ConfigError, DeployError, ExitCode, InterruptedError, ToolError } from '../errors.js';
 import type { HeldLock } from './held-locks.js';
 import { describeJudgement, judgeHolder, staleUnlockCommand } from './lock-holder.js';
 import { describeLock, type LockInfo } from './lock-info.js';
@@ -91,7 +91,7 @@ export async function migrateStates(ctx: StateAccess, opts: MigrateOptions, onOu
     return { from: source.where, to: target.where, outcomes };
   } catch (err) {
     // a read the signal cut (GET ... failed: SIGINT) is the interrupt, not a backend failure
-    if (ctx.signal.aborted && !(err instanceof InterruptedError) && !(err instanceof ConfigError)) throw interruptedMigration(keys ?? [], outcomes, undefined, err);
+    if (ctx.signal.aborted && !(err instanceof InterruptedError) && !(err instanceof ConfigError)) throw interruptedMigration(keys ?? [], outcomes, undefined, err, ctx.signal.reason);
     throw err;
   } finally {
     source.close();
@@ -183,7 +183,7 @@ function locksLeft(key: string, left: KeyRun['left'], cause?: unknown): ToolErro
 }
 
 /** What an interrupted migration did and did not do, and what to run next. */
-function interruptedMigration(keys: readonly string[], outcomes: readonly KeyOutcome[], last: KeyRun | undefined, cause?: unknown): InterruptedError {
+function interruptedMigration(keys: readonly string[], outcomes: readonly KeyOutcome[], last: KeyRun | undefined, cause?: unknown, stopReason?: unknown): InterruptedError {
   const decided = new Set(outcomes.map((o) => o.key));
   const notDone = keys.filter((k) => !decided.has(k));
   const count = (r: KeyOutcome['result']) => outcomes.filter((o) => o.result === r).length;
@@ -200,8 +200,11 @@ function interruptedMigration(keys: readonly string[], outcomes: readonly KeyOut
   } else if (keys.length > 0) {
     parts.push('every lock this run took is released');
   }
+  // a failure met while stopping (not a read the signal cut) is said, with its own next step
+  const met = cause instanceof DeployError && cause.exitCode !== ExitCode.interrupted && !(stopReason !== undefined && cause.cause === stopReason) ? cause : undefined;
+  if (met) parts.push(`meanwhile: ${met.message}`);
   return new InterruptedError(parts.join('; '), {
-    hint:
+    hint: met?.hint ? `${met.hint}; then run the same command again` :
       left.length > 0
         ? 'free the lock named above, then run the same command again: it copies what is missing and leaves what is there'
         : 'run the same command again: it copies what is missing and leaves what is there',
