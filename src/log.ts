@@ -50,7 +50,12 @@ export type TargetLogEvent =
   | { kind: 'target-applied'; target: string; rollouts: number }
   | { kind: 'noop-record'; err: string };
 
-export type LogEvent = StateLogEvent | RolloutLogEvent | TargetLogEvent;
+/** The tools deploy drives (src/tools/). */
+export type ToolLogEvent =
+  /** A saved plan read by `tofu show -json` because the in-process reader was unsure of it (src/tools/tofu.ts planGraph). */
+  { kind: 'plan-read-fallback'; planFile: string; reason: string };
+
+export type LogEvent = StateLogEvent | RolloutLogEvent | TargetLogEvent | ToolLogEvent;
 
 /** The kinds, for a reader who filters the JSON lines. */
 export type LogEventKind = LogEvent['kind'];

@@ -11,19 +11,44 @@
  * root outputs as planned. No schema is needed for that: objects and maps are msgpack maps,
  * lists and sets arrays, unknown values an extension type (cty/msgpack/unknown.go).
  *
- * Any doubt (another format version, a field of a wire type not expected, a value this reader
- * cannot decode) throws; the caller then runs `tofu show -json` as before (tofu.ts planGraph).
+ * OpenTofu documents the plan file as internal, and new value encodings may come without a
+ * version bump (https://opentofu.org/docs/internals/json-format/ says to read plans through
+ * `tofu show -json`). So any doubt throws: another format version, a field the .proto of
+ * OpenTofu 1.12 does not declare (protobuf-wire.ts), a field in another wire type, a field
+ * this reader needs that is not there, a value cty's msgpack reader cannot decode
+ * (cty-msgpack.ts), an action or reason it does not know, an object whose attributes differ
+ * before and after. The caller then runs `tofu show -json` (tofu.ts planGraph) and says why.
  * The integration test compares both readers on real plans of every action.
  */
 import type { PlannedResourceChange } from '../contract/planned-change.js';
+import { UNKNOWN, msgpack } from './cty-msgpack.js';
 import { readSavedPlan, type SavedPlan, type StateResource } from './plan-file.js';
+import { fields, type MessageShape } from './protobuf-wire.js';
 import { changedKeysOf, formatAttributePath, type PlannedOutput, type ShownPlan } from './tofu-plan-json.js';
+
+export { UNKNOWN, msgpack } from './cty-msgpack.js';
 
 /** The plan file format this reader knows (planfile/tfplan.go tfplanFormatVersion). */
 const FORMAT_VERSION = 3;
 
-/** A value known only after the apply (msgpack extension 0, or 12 with refinements). */
-export const UNKNOWN: unique symbol = Symbol('unknown');
+// planfile.proto's messages (OpenTofu 1.12, internal/plans/internal/planproto): every field
+// declared, read or not; a field not here is one this reader has never seen
+const PLAN: MessageShape = {
+  name: 'Plan',
+  fields: { 1: 'varint', 2: 'bytes', 3: 'bytes', 4: 'bytes', 5: 'bytes', 6: 'bytes', 13: 'bytes', 14: 'bytes', 15: 'bytes', 16: 'bytes', 17: 'varint', 18: 'bytes', 19: 'bytes', 20: 'varint', 21: 'bytes', 22: 'bytes', 500000000: 'bytes' },
+};
+const RESOURCE_CHANGE: MessageShape = { name: 'ResourceInstanceChange', fields: { 7: 'bytes', 8: 'bytes', 9: 'bytes', 10: 'bytes', 11: 'bytes', 12: 'varint', 13: 'bytes', 14: 'bytes' } };
+const CHANGE: MessageShape = { name: 'Change', fields: { 1: 'varint', 2: 'bytes', 3: 'bytes', 4: 'bytes', 5: 'bytes', 6: 'bytes', 7: 'bytes', 8: 'bytes' } };
+const OUTPUT_CHANGE: MessageShape = { name: 'OutputChange', fields: { 1: 'bytes', 2: 'bytes', 3: 'varint' } };
+const DYNAMIC_VALUE: MessageShape = { name: 'DynamicValue', fields: { 1: 'bytes' } };
+const PATH: MessageShape = { name: 'Path', fields: { 1: 'bytes' } };
+const STEP: MessageShape = { name: 'Path.Step', fields: { 1: 'bytes', 2: 'bytes' } };
+
+/** planfile.proto enum Mode: NORMAL, DESTROY, REFRESH_ONLY */
+const MODES = new Set([0, 1, 2]);
+
+/** How many values a Change holds, by action (planfile/tfplan.go changeFromTfplan). */
+const VALUE_COUNT: Record<number, number> = { 0: 1, 1: 1, 2: 2, 3: 2, 5: 1, 6: 2, 7: 2, 8: 1, 10: 2 };
 
 // planfile.proto: enum Action and enum ResourceInstanceActionReason, as `tofu show -json` names them
 const ACTIONS: Record<number, string[]> = {
@@ -59,8 +84,12 @@ const REASONS: Record<number, string | undefined> = {
 
 /** The changes and planned outputs of a saved plan (plan-file.ts readSavedPlan), as `tofu show -json` gives them. */
 export function planChanges(saved: SavedPlan): ShownPlan {
-  if (saved.tfplan === undefined) throw new Error(`the plan file ${saved.file} holds no entry tfplan`);
-  return decodePlan(saved.tfplan, taintedIn(saved.state));
+  if (saved.tfplan === undefined) throw new Error('no entry tfplan');
+  try {
+    return decodePlan(saved.tfplan, taintedIn(saved.state));
+  } catch (err) {
+    throw new Error(`entry tfplan: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
 }
 
 /** The same, read from the file `planFile`. */
@@ -73,15 +102,22 @@ export function decodePlan(tfplan: Buffer, tainted: ReadonlySet<string>): ShownP
   let version: number | undefined;
   const rows: { address: string; deposed: string; change: PlannedResourceChange }[] = [];
   const outputs: Record<string, PlannedOutput> = {};
-  for (const f of fields(tfplan)) {
+  const pending: Buffer[][] = [[], []];
+  for (const f of fields(tfplan, PLAN)) {
     if (f.no === 1) version = f.int();
-    else if (f.no === 3) rows.push(resourceChange(f.bytes(), tainted));
-    else if (f.no === 4) {
-      const [name, output] = outputChange(f.bytes());
-      if (output !== undefined) outputs[name] = output;
-    }
+    else if (f.no === 3) pending[0]!.push(f.bytes());
+    else if (f.no === 4) pending[1]!.push(f.bytes());
+    else if (f.no === 17 && !MODES.has(f.int())) throw new Error(`unknown plan mode ${f.int()}`);
+    // an errored plan is incomplete (tofu refuses to apply it)
+    else if (f.no === 20 && f.int() !== 0) throw new Error('the plan is marked errored');
   }
-  if (version !== FORMAT_VERSION) throw new Error(`plan file format ${version}, this reader knows ${FORMAT_VERSION}`);
+  // the version first: the rest is read only in the format this reader knows
+  if (version !== FORMAT_VERSION) throw new Error(`plan file format ${version ?? '(none)'}, this reader knows ${FORMAT_VERSION}`);
+  for (const b of pending[0]!) rows.push(resourceChange(b, tainted));
+  for (const b of pending[1]!) {
+    const [name, output] = outputChange(b);
+    if (output !== undefined) outputs[name] = output;
+  }
   // tofu show -json's order (jsonplan MarshalResourceChanges: by address, then deposed key)
   rows.sort((a, b) => compareAddresses(a.change, b.change) || (a.deposed < b.deposed ? -1 : a.deposed > b.deposed ? 1 : 0));
   const changes = rows.map((r) => r.change).filter((c) => !(c.actions.length === 1 && c.actions[0] === 'no-op'));
@@ -94,7 +130,7 @@ function resourceChange(buf: Buffer, tainted: ReadonlySet<string>): { address: s
   let reason = 0;
   let change: { action: number; values: unknown[] } | undefined;
   const replace: (string | number)[][] = [];
-  for (const f of fields(buf)) {
+  for (const f of fields(buf, RESOURCE_CHANGE)) {
     if (f.no === 13) address = f.text();
     else if (f.no === 7) deposed = f.text();
     else if (f.no === 9) change = changeOf(f.bytes());
@@ -105,7 +141,8 @@ function resourceChange(buf: Buffer, tainted: ReadonlySet<string>): { address: s
   const actions = ACTIONS[change.action];
   if (actions === undefined) throw new Error(`${address}: unknown action ${change.action}`);
   if (!(reason in REASONS)) throw new Error(`${address}: unknown action reason ${reason}`);
-  const { before, after } = beforeAndAfter(change.action, change.values);
+  const { before, after } = beforeAndAfter(change.action, change.values, address);
+  requireSameAttributes(before, after, address);
   const { mode, type, name } = addressParts(address);
   const changedKeys = changedKeysOf(jsonLike(before), jsonLike(after), unknownMarks(after));
   return {
@@ -129,7 +166,7 @@ function outputChange(buf: Buffer): [string, PlannedOutput | undefined] {
   let name = '';
   let sensitive = false;
   let change: { action: number; values: unknown[] } | undefined;
-  for (const f of fields(buf)) {
+  for (const f of fields(buf, OUTPUT_CHANGE)) {
     if (f.no === 1) name = f.text();
     else if (f.no === 2) change = changeOf(f.bytes());
     else if (f.no === 3) sensitive = f.int() !== 0;
@@ -137,14 +174,17 @@ function outputChange(buf: Buffer): [string, PlannedOutput | undefined] {
   if (!name || change === undefined) throw new Error('an output change without name or change');
   // jsonplan marshalPlannedOutputs: no deleted outputs; a value only when wholly known
   if (change.action === 5) return [name, undefined];
-  const { after } = beforeAndAfter(change.action, change.values);
+  const { after } = beforeAndAfter(change.action, change.values, `output ${name}`);
   // outputs are encoded as dynamic values: [type as JSON, value]
   const value = after === undefined ? undefined : dynamicValue(after);
   return [name, { ...(value !== undefined && value !== null && !hasUnknown(value) ? { value } : {}), sensitive }];
 }
 
 /** planfile/tfplan.go changeFromTfplan: which of `values` is before and which after, by action. */
-function beforeAndAfter(action: number, values: unknown[]): { before: unknown; after: unknown } {
+function beforeAndAfter(action: number, values: unknown[], what: string): { before: unknown; after: unknown } {
+  const count = VALUE_COUNT[action];
+  if (count === undefined) throw new Error(`${what}: unknown action ${action}`);
+  if (values.length !== count) throw new Error(`${what}: ${values.length} values for action ${action}, which has ${count}`);
   switch (action) {
     case 0: // no-op: one value, both
       return { before: values[0], after: values[0] };
@@ -161,25 +201,46 @@ function beforeAndAfter(action: number, values: unknown[]): { before: unknown; a
 function changeOf(buf: Buffer): { action: number; values: unknown[] } {
   let action = 0;
   const values: unknown[] = [];
-  for (const f of fields(buf)) {
+  // proto3 leaves out a field at its default: no action field is NOOP (0)
+  for (const f of fields(buf, CHANGE)) {
     if (f.no === 1) action = f.int();
     else if (f.no === 2) values.push(dynamicValueBytes(f.bytes()));
   }
   return { action, values };
 }
 
-/** message DynamicValue { bytes msgpack = 1; } decoded */
+/** message DynamicValue { bytes msgpack = 1; } decoded; tofu always writes its bytes (a null is msgpack nil), so none is a doubt */
 function dynamicValueBytes(buf: Buffer): unknown {
-  for (const f of fields(buf)) if (f.no === 1) return msgpack(f.bytes());
-  return null;
+  let value: { v: unknown } | undefined;
+  for (const f of fields(buf, DYNAMIC_VALUE)) value = { v: msgpack(f.bytes()) };
+  if (value === undefined) throw new Error('a DynamicValue without its msgpack');
+  return value.v;
+}
+
+/**
+ * cty's msgpack writes every attribute of an object, null or not, and a resource's before and
+ * after are of one schema: an attribute on one side only is a value this reader would take
+ * for "none" (a missing field), so it is unsure instead.
+ */
+function requireSameAttributes(before: unknown, after: unknown, address: string): void {
+  if (!isObject(before) || !isObject(after)) return;
+  const a = Object.keys(before).sort();
+  const b = Object.keys(after).sort();
+  const missing = [...a.filter((k) => !b.includes(k)).map((k) => `${k} (after)`), ...b.filter((k) => !a.includes(k)).map((k) => `${k} (before)`)];
+  if (missing.length > 0) throw new Error(`${address}: attribute ${missing.join(', ')} missing`);
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Uint8Array);
 }
 
 /** message Path { repeated Step steps = 1; }, a Step an attribute name (1) or an element key (2) */
 function pathOf(buf: Buffer): (string | number)[] {
   const steps: (string | number)[] = [];
-  for (const f of fields(buf)) {
-    if (f.no !== 1) continue;
-    for (const s of fields(f.bytes())) {
+  for (const f of fields(buf, PATH)) {
+    const before = steps.length;
+    for (const s of fields(f.bytes(), STEP)) {
+      if (steps.length > before) throw new Error('a path step with two selectors');
       if (s.no === 1) steps.push(s.text());
       else if (s.no === 2) {
         const key = dynamicValueBytes(s.bytes());
@@ -189,6 +250,7 @@ function pathOf(buf: Buffer): (string | number)[] {
         steps.push(k);
       }
     }
+    if (steps.length === before) throw new Error('a path step without attribute name or element key');
   }
   return steps;
 }
@@ -269,165 +331,3 @@ function unknownMarks(v: unknown): unknown {
   }
   return undefined;
 }
-
-// ---- protocol buffers: the wire format, fields by number ----
-
-interface Field {
-  readonly no: number;
-  int(): number;
-  bytes(): Buffer;
-  text(): string;
-}
-
-function* fields(buf: Buffer): Generator<Field> {
-  let at = 0;
-  const varint = (): number => {
-    let v = 0;
-    let mul = 1;
-    for (;;) {
-      if (at >= buf.length) throw new Error('a protocol buffer ends inside a varint');
-      const b = buf[at++]!;
-      v += (b & 0x7f) * mul;
-      if (b < 0x80) return v;
-      mul *= 128;
-      if (mul > 2 ** 63) throw new Error('a varint longer than 64 bits');
-    }
-  };
-  while (at < buf.length) {
-    const key = varint();
-    const no = Math.floor(key / 8);
-    const wire = key % 8;
-    if (wire === 0) {
-      const v = varint();
-      yield { no, int: () => v, bytes: () => wrong(no, 'bytes'), text: () => wrong(no, 'text') };
-    } else if (wire === 2) {
-      const len = varint();
-      if (at + len > buf.length) throw new Error('a protocol buffer field runs past its end');
-      const b = buf.subarray(at, at + len);
-      at += len;
-      yield { no, int: () => wrong(no, 'a number'), bytes: () => b, text: () => b.toString('utf8') };
-    } else if (wire === 1) at += 8;
-    else if (wire === 5) at += 4;
-    else throw new Error(`protocol buffer wire type ${wire} (field ${no})`);
-  }
-}
-
-function wrong(no: number, what: string): never {
-  throw new Error(`protocol buffer field ${no} is not ${what}`);
-}
-
-// ---- msgpack, as cty writes it ----
-
-/** One msgpack value: maps become objects (keys are strings in cty), bin stays bytes, unknowns UNKNOWN. */
-export function msgpack(buf: Buffer): unknown {
-  const r = new MsgpackReader(buf);
-  const v = r.value();
-  if (r.at !== buf.length) throw new Error('msgpack has bytes past its value');
-  return v;
-}
-
-class MsgpackReader {
-  at = 0;
-  constructor(private readonly buf: Buffer) {}
-
-  value(): unknown {
-    const b = this.u(1);
-    if (b <= 0x7f) return b;
-    if (b >= 0xe0) return b - 0x100;
-    if ((b & 0xf0) === 0x80) return this.map(b & 0x0f);
-    if ((b & 0xf0) === 0x90) return this.array(b & 0x0f);
-    if ((b & 0xe0) === 0xa0) return this.str(b & 0x1f);
-    const read = TAGGED[b];
-    if (read === undefined) throw new Error(`msgpack byte 0x${b.toString(16)}`);
-    return read(this);
-  }
-
-  /** a number of `n` bytes at the cursor (64-bit integers as the nearest JS number) */
-  read(n: number, at: (buf: Buffer, i: number) => number | bigint): number {
-    this.need(n);
-    const v = at(this.buf, this.at);
-    this.at += n;
-    return Number(v);
-  }
-
-  u(n: 1 | 2 | 4): number {
-    return this.read(n, (b, i) => (n === 1 ? b.readUInt8(i) : n === 2 ? b.readUInt16BE(i) : b.readUInt32BE(i)));
-  }
-
-  str(n: number): string {
-    this.need(n);
-    const s = this.buf.toString('utf8', this.at, this.at + n);
-    this.at += n;
-    return s;
-  }
-
-  bin(n: number): Uint8Array {
-    this.need(n);
-    const b = new Uint8Array(this.buf.subarray(this.at, this.at + n));
-    this.at += n;
-    return b;
-  }
-
-  array(n: number): unknown[] {
-    return Array.from({ length: n }, () => this.value());
-  }
-
-  map(n: number): Record<string, unknown> {
-    const out: Record<string, unknown> = {};
-    for (let i = 0; i < n; i++) {
-      const k = this.value();
-      const key = typeof k === 'string' ? k : typeof k === 'number' ? String(k) : k instanceof Uint8Array ? Buffer.from(k).toString('utf8') : undefined;
-      if (key === undefined) throw new Error('a msgpack map key that is not a string');
-      out[key] = this.value();
-    }
-    return out;
-  }
-
-  /** an extension of `n` bytes: cty's unknown value (type 0, or 12 with refinements), nothing else */
-  ext(n: number): typeof UNKNOWN {
-    this.need(1 + n);
-    const type = this.buf.readInt8(this.at);
-    this.at += 1 + n;
-    if (type !== 0 && type !== 0x0c) throw new Error(`msgpack extension ${type}`);
-    return UNKNOWN;
-  }
-
-  private need(n: number): void {
-    if (this.at + n > this.buf.length) throw new Error('msgpack ends early');
-  }
-}
-
-/** Every msgpack type with a tag byte of its own (the fix* forms are read in MsgpackReader.value). */
-const TAGGED: Record<number, (r: MsgpackReader) => unknown> = {
-  0xc0: () => null,
-  0xc2: () => false,
-  0xc3: () => true,
-  0xc4: (r) => r.bin(r.u(1)),
-  0xc5: (r) => r.bin(r.u(2)),
-  0xc6: (r) => r.bin(r.u(4)),
-  0xc7: (r) => r.ext(r.u(1)),
-  0xc8: (r) => r.ext(r.u(2)),
-  0xc9: (r) => r.ext(r.u(4)),
-  0xca: (r) => r.read(4, (b, i) => b.readFloatBE(i)),
-  0xcb: (r) => r.read(8, (b, i) => b.readDoubleBE(i)),
-  0xcc: (r) => r.u(1),
-  0xcd: (r) => r.u(2),
-  0xce: (r) => r.u(4),
-  0xcf: (r) => r.read(8, (b, i) => b.readBigUInt64BE(i)),
-  0xd0: (r) => r.read(1, (b, i) => b.readInt8(i)),
-  0xd1: (r) => r.read(2, (b, i) => b.readInt16BE(i)),
-  0xd2: (r) => r.read(4, (b, i) => b.readInt32BE(i)),
-  0xd3: (r) => r.read(8, (b, i) => b.readBigInt64BE(i)),
-  0xd4: (r) => r.ext(1),
-  0xd5: (r) => r.ext(2),
-  0xd6: (r) => r.ext(4),
-  0xd7: (r) => r.ext(8),
-  0xd8: (r) => r.ext(16),
-  0xd9: (r) => r.str(r.u(1)),
-  0xda: (r) => r.str(r.u(2)),
-  0xdb: (r) => r.str(r.u(4)),
-  0xdc: (r) => r.array(r.u(2)),
-  0xdd: (r) => r.array(r.u(4)),
-  0xde: (r) => r.map(r.u(2)),
-  0xdf: (r) => r.map(r.u(4)),
-};

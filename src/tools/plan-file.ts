@@ -4,9 +4,17 @@
  * time included). Read in-process, so the no-op plan, which runs no `tofu show -json`
  * (src/tools/tofu.ts), costs no extra process for it. Values may be secret: callers take
  * only what they need and never log the rest.
+ *
+ * The file's layout is OpenTofu's internal format (internal/plans/planfile): every read here
+ * throws on what it does not know (an encrypted plan, no such entry, a state of another version
+ * or encrypted, a resource without mode, type or name), and tofu.ts planGraph then reads the
+ * plan with `tofu show -json` instead. Encrypted plans: OpenTofu's state and plan encryption
+ * (https://opentofu.org/docs/language/state/encryption/, TF_ENCRYPTION) writes the whole file
+ * as a JSON envelope `{"meta": ..., "encrypted_data": ...}`, not a zip.
  */
 import { readFile } from 'node:fs/promises';
 import { inflateRawSync } from 'node:zlib';
+import { z } from 'zod';
 
 const END_OF_DIRECTORY = 0x06054b50;
 const DIRECTORY_ENTRY = 0x02014b50;
@@ -36,6 +44,7 @@ export function zipEntry(zip: Buffer, name: string): Buffer | undefined {
       if (zip.readUInt32LE(local) !== LOCAL_HEADER) throw new Error(`the zip entry ${name} is damaged`);
       const start = local + 30 + zip.readUInt16LE(local + 26) + zip.readUInt16LE(local + 28);
       const data = zip.subarray(start, start + size);
+      if (data.length !== size) throw new Error(`the zip entry ${name} is cut short`);
       if (method === 0) return data;
       if (method === 8) return inflateRawSync(data);
       throw new Error(`the zip entry ${name} uses compression method ${method}`);
@@ -61,11 +70,72 @@ export interface SavedPlan {
   readonly state: readonly StateResource[];
 }
 
-/** The saved plan `planFile`, read once: its `tfplan` entry and the resources of its state. */
+/** The state format this reader knows (internal/states/statefile: version 4). */
+const STATE_VERSION = 4;
+
+// the fields the callers read, checked; the rest of each object kept as it is
+const stateSchema = z
+  .object({
+    version: z.number(),
+    resources: z
+      .array(
+        z
+          .object({
+            module: z.string().optional(),
+            mode: z.enum(['managed', 'data']),
+            type: z.string(),
+            name: z.string(),
+            instances: z
+              .array(
+                z
+                  .object({
+                    attributes: z.record(z.string(), z.unknown()).optional(),
+                    status: z.string().optional(),
+                    index_key: z.union([z.string(), z.number()]).optional(),
+                  })
+                  .loose(),
+              ),
+          })
+          .loose(),
+      )
+      .optional(),
+  })
+  .loose();
+
+/** An encrypted file of OpenTofu's (plan or state): a JSON envelope, no zip and no state. */
+function isEncrypted(bytes: Buffer): boolean {
+  if (bytes[0] !== 0x7b) return false; // '{'
+  try {
+    const v = JSON.parse(bytes.toString('utf8')) as unknown;
+    return v !== null && typeof v === 'object' && 'encrypted_data' in v;
+  } catch {
+    return false;
+  }
+}
+
+/** The saved plan `planFile`, read once: its `tfplan` entry and the resources of its state. Throws, naming the entry, on anything it does not know. */
 export async function readSavedPlan(planFile: string): Promise<SavedPlan> {
   const zip = await readFile(planFile);
+  if (isEncrypted(zip)) throw new Error('the plan file is encrypted (OpenTofu plan encryption, TF_ENCRYPTION)');
   const state = zipEntry(zip, 'tfstate');
-  if (state === undefined) throw new Error(`the plan file ${planFile} holds no state (entry tfstate)`);
-  const parsed = JSON.parse(state.toString('utf8')) as { resources?: StateResource[] };
-  return { file: planFile, tfplan: zipEntry(zip, 'tfplan'), state: parsed.resources ?? [] };
+  if (state === undefined) throw new Error('no entry tfstate');
+  return { file: planFile, tfplan: zipEntry(zip, 'tfplan'), state: readStateResources(state) };
+}
+
+/** The resources of a state file (JSON, version 4), checked. */
+export function readStateResources(bytes: Buffer): readonly StateResource[] {
+  if (isEncrypted(bytes)) throw new Error('entry tfstate: the state is encrypted (OpenTofu state encryption, TF_ENCRYPTION)');
+  let json: unknown;
+  try {
+    json = JSON.parse(bytes.toString('utf8'));
+  } catch (err) {
+    throw new Error(`entry tfstate: not JSON (${err instanceof Error ? err.message : String(err)})`, { cause: err });
+  }
+  const parsed = stateSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(`entry tfstate: ${issue?.path.join('.') || '(top)'}: ${issue?.message ?? 'not a state'}`);
+  }
+  if (parsed.data.version !== STATE_VERSION) throw new Error(`entry tfstate: state version ${parsed.data.version}, this reader knows ${STATE_VERSION}`);
+  return (parsed.data.resources ?? []) as readonly StateResource[];
 }

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import type { PlannedResourceChange } from '../contract/planned-change.js';
+import type { StateResource } from './plan-file.js';
 
 /** A root output as planned: no `value` when it is known only after the apply. */
 export interface PlannedOutput {
@@ -17,6 +18,29 @@ export interface ShownPlan {
   readonly changes: PlannedResourceChange[];
   readonly outputs: Record<string, PlannedOutput>;
 }
+
+const shownResourceSchema = z
+  .object({
+    address: z.string(),
+    mode: z.string(),
+    type: z.string(),
+    name: z.string(),
+    index: z.union([z.string(), z.number()]).optional(),
+    values: z.record(z.string(), z.unknown()).optional(),
+    tainted: z.boolean().optional(),
+  })
+  .loose();
+
+interface ShownModule {
+  readonly address?: string | undefined;
+  readonly resources?: z.output<typeof shownResourceSchema>[] | undefined;
+  readonly child_modules?: ShownModule[] | undefined;
+}
+
+/** A module of the shown state: its resources, and its child modules the same way. */
+const shownModuleSchema: z.ZodType<ShownModule> = z.lazy(() =>
+  z.object({ address: z.string().optional(), resources: z.array(shownResourceSchema).optional(), child_modules: z.array(shownModuleSchema).optional() }).loose(),
+);
 
 export const planJsonSchema = z
   .object({
@@ -38,12 +62,7 @@ export const planJsonSchema = z
     // tofu's action_reason says "replace_because_tainted" only when nothing else replaces
     // the instance: a replace_triggered_by that also fires overwrites it with "replace_by_triggers"
     prior_state: z
-      .object({
-        values: z
-          .object({ root_module: z.object({ resources: z.array(z.object({ address: z.string(), tainted: z.boolean().optional() }).loose()).optional() }).loose().optional() })
-          .loose()
-          .optional(),
-      })
+      .object({ values: z.object({ root_module: shownModuleSchema.optional() }).loose().optional() })
       .loose()
       .optional(),
     planned_values: z
@@ -73,6 +92,34 @@ export function readShownPlan(plan: z.output<typeof planJsonSchema>): ShownPlan 
       ...(c.change.replace_paths ? { replacePaths: c.change.replace_paths.map(formatAttributePath) } : {}),
     }));
   return { changes, outputs };
+}
+
+/**
+ * The state the plan was made from (`prior_state`), in the shape of a state file's resources
+ * (plan-file.ts StateResource: what the saved plan's `tfstate` gives when it is read in-process),
+ * for a plan whose file could not be read that way (tofu.ts planGraph). A plan without a prior
+ * state (the first) has no resources.
+ */
+export function readShownPriorState(plan: z.output<typeof planJsonSchema>): StateResource[] {
+  const out = new Map<string, { module?: string; mode: string; type: string; name: string; instances: { attributes?: Record<string, unknown>; status?: string; index_key?: string | number }[] }>();
+  const visit = (m: ShownModule | undefined): void => {
+    for (const r of m?.resources ?? []) {
+      const key = JSON.stringify([m?.address ?? '', r.mode, r.type, r.name]);
+      let resource = out.get(key);
+      if (resource === undefined) {
+        resource = { ...(m?.address ? { module: m.address } : {}), mode: r.mode, type: r.type, name: r.name, instances: [] };
+        out.set(key, resource);
+      }
+      resource.instances.push({
+        ...(r.index !== undefined ? { index_key: r.index } : {}),
+        ...(r.tainted === true ? { status: 'tainted' } : {}),
+        ...(r.values !== undefined ? { attributes: r.values } : {}),
+      });
+    }
+    for (const c of m?.child_modules ?? []) visit(c);
+  };
+  visit(plan.prior_state?.values?.root_module);
+  return [...out.values()];
 }
 
 /** `["spec", 0, "storage_class_name"]` -> `spec[0].storage_class_name` (tofu's own way of writing it). */

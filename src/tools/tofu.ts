@@ -26,9 +26,10 @@ import { dropStaleProviderLock, LOCK_FILE, markProviderLock, mirroredBuilds } fr
 import { runTofuJson } from './tofu-json-run.js';
 import { diagnosticSchema, toDiagnostic, type ChangeSummary, type TofuDiagnostic } from './tofu-events.js';
 import type { PlannedResourceChange } from '../contract/planned-change.js';
+import type { Logger } from '../log.js';
 import { planChanges } from './plan-changes.js';
-import { readSavedPlan, type SavedPlan, type StateResource } from './plan-file.js';
-import { planJsonSchema, readShownPlan, type PlannedOutput, type ShownPlan } from './tofu-plan-json.js';
+import { readSavedPlan, type StateResource } from './plan-file.js';
+import { planJsonSchema, readShownPlan, readShownPriorState, type PlannedOutput, type ShownPlan } from './tofu-plan-json.js';
 import { readTofuJson, TEN_MINUTES, type TofuOptions } from './tofu-process.js';
 
 export type { ChangeAction, ChangeSummary, TofuDiagnostic, TofuEvent } from './tofu-events.js';
@@ -56,8 +57,8 @@ export interface PlanResult {
   readonly warnings: readonly TofuDiagnostic[];
   /**
    * The resources of the state the plan was made from (the plan file's `tfstate`: after the
-   * plan's refresh), read with the changes in one read of the file. Not read for a destroy
-   * plan without changes.
+   * plan's refresh), read with the changes in one read of the file (or `prior_state` of `tofu
+   * show -json` when that read fails). Not read for a destroy plan without changes.
    */
   readonly priorState?: readonly StateResource[];
 }
@@ -168,6 +169,8 @@ export async function planGraph(
      * or the live objects first. @default true
      */
     readonly refresh?: boolean;
+    /** Told (warn) when the saved plan is read by `tofu show -json` because the in-process reader is unsure of it. */
+    readonly logger?: Pick<Logger, 'warn'>;
   },
 ): Promise<PlanResult> {
   const planFile = resolveIn(opts.dir, opts.planFile ?? 'tfplan');
@@ -184,26 +187,40 @@ export async function planGraph(
   // plan` of that group (issue 11's bench). So it is skipped; and with changes the plan file
   // is read in-process (plan-changes.ts), with `tofu show -json` only when that reader is
   // unsure of the file.
-  const saved = hasChanges || !opts.destroy ? await readSavedPlan(planFile) : undefined;
-  const shown = saved && hasChanges ? await readChanges(opts, saved) : undefined;
+  const read = hasChanges || !opts.destroy ? await readPlan(opts, planFile, hasChanges) : undefined;
   return {
     hasChanges,
     planFile,
-    changes: shown?.changes ?? [],
-    outputs: shown?.outputs,
+    changes: read?.shown?.changes ?? [],
+    outputs: read?.shown?.outputs,
     summary: run.summary,
     warnings: run.warnings,
-    ...(saved ? { priorState: saved.state } : {}),
+    ...(read ? { priorState: read.priorState } : {}),
   };
 }
 
-/** The changes of a saved plan: read in-process, or by `tofu show -json` when that reader cannot. */
-async function readChanges(opts: TofuOptions, saved: SavedPlan): Promise<ShownPlan> {
+/**
+ * A saved plan's prior state, and its changes when `withChanges`: read in-process (the file's
+ * format is OpenTofu's internal one, read by plan-file.ts and plan-changes.ts), or, on any
+ * failure or doubt of that reader (an encrypted plan, an entry renamed, another format version,
+ * a field it does not know), by `tofu show -json`, said at warn level with the reason: the
+ * run is slower by that `show` (2-6 s) and someone should look at why.
+ */
+async function readPlan(
+  opts: TofuOptions & { readonly logger?: Pick<Logger, 'warn'> },
+  planFile: string,
+  withChanges: boolean,
+): Promise<{ shown?: ShownPlan; priorState: readonly StateResource[] }> {
   try {
-    return planChanges(saved);
+    const saved = await readSavedPlan(planFile);
+    return { ...(withChanges ? { shown: planChanges(saved) } : {}), priorState: saved.state };
   } catch (err) {
-    opts.onEvent?.({ kind: 'log', level: 'debug', message: `the plan file was not read in-process (${err instanceof Error ? err.message : String(err)}): tofu show -json` });
-    return showPlan(opts, saved.file);
+    const reason = err instanceof Error ? err.message : String(err);
+    const message = `the saved plan could not be read in-process (${reason}): tofu show -json read it instead`;
+    if (opts.logger) opts.logger.warn({ kind: 'plan-read-fallback', planFile, reason }, message);
+    else opts.onEvent?.({ kind: 'log', level: 'warn', message });
+    const plan = await readTofuJson(opts, ['show', '-no-color', '-json', planFile], planJsonSchema);
+    return { ...(withChanges ? { shown: readShownPlan(plan) } : {}), priorState: readShownPriorState(plan) };
   }
 }
 
