@@ -1,3 +1,4 @@
+import type { HeldLocks } from '../state/held-locks.js';
 import type { Writable } from 'node:stream';
 import type { Logger } from '../log.js';
 
@@ -15,4 +16,6 @@ export interface RunContext {
   logger(): Logger;
   /** Aborted on the first SIGINT/SIGTERM/SIGHUP; passed to every wait and child process. */
   readonly signal: AbortSignal;
+  /** Where the run records the locks it holds, so that a second signal names them (src/cli/shutdown.ts). */
+  readonly held?: HeldLocks | undefined;
 }

@@ -28,6 +28,7 @@ import type { RolloutReport } from '../rollout/report.js';
 import { describeApiError } from '../rollout/api-error.js';
 import { names } from '../config/names.js';
 import type { HandEdit } from './hand-edits.js';
+import type { HeldLocks } from '../state/held-locks.js';
 import { readTargetObjects, type TargetObjects } from './target-objects.js';
 import { handEditsOf, readGraphText, undoHandEdits } from './undo-hand-edits.js';
 import { requirePushArchives } from './push-archives.js';
@@ -65,6 +66,8 @@ export interface TargetRunOptions {
   readonly progress: (line: string) => void;
   /** The run's view: the rows of each node and target, fed with tofu's events. */
   readonly view: RunView;
+  /** Where the run's state lock is recorded while held (a second Ctrl-C names it). */
+  readonly held?: HeldLocks | undefined;
 }
 
 export interface TargetRunResult {
@@ -115,6 +118,7 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
       key: model.stateKey,
       operation: `deploy ${mode}`,
       who: opts.who,
+      held: opts.held,
       signal,
       logger,
       onWait: (holder) => opts.progress(`[${model.target}] waiting up to 60s for the state lock of ${model.stateKey}: ${holder}`),

@@ -50,7 +50,7 @@ export async function runVerb(mode: Mode, flags: VerbInputs, ctx: RunContext): P
     for (const model of targets) {
       // a destroy makes no copy; plan and apply say which nodes another target already runs
       const copies = mode === 'destroy' ? [] : await nodeCopiesOf(model, groupTargets, mode === 'plan' ? targets : [], ctx, progress);
-      const r = await runTarget({ mode, model, tools, graphsDir: graphsDir(flags, ctx), kubeconfig, sshPrivateKeyFile, allowVolumeReplacement, env: ctx.env, who, logger, signal: ctx.signal, progress, view });
+      const r = await runTarget({ mode, model, tools, graphsDir: graphsDir(flags, ctx), kubeconfig, sshPrivateKeyFile, allowVolumeReplacement, env: ctx.env, who, logger, signal: ctx.signal, progress, view, held: ctx.held });
       results.push({ ...r, copies });
       if (r.exitCode !== ExitCode.ok) break;
     }
