@@ -113,13 +113,40 @@ export function readShownPriorState(plan: z.output<typeof planJsonSchema>): Stat
       resource.instances.push({
         ...(r.index !== undefined ? { index_key: r.index } : {}),
         ...(r.tainted === true ? { status: 'tainted' } : {}),
-        ...(r.values !== undefined ? { attributes: r.values } : {}),
+        ...(r.values !== undefined ? { attributes: asStateAttributes(r.type, r.values) } : {}),
       });
     }
     for (const c of m?.child_modules ?? []) visit(c);
   };
   visit(plan.prior_state?.values?.root_module);
   return [...out.values()];
+}
+
+/**
+ * The built-in terraform_data's attributes of type dynamic (internal/builtin/providers/tofu:
+ * input, output, triggers_replace): a state file writes such a value as `{value, type}`
+ * (cty's JSON of a dynamic value), `tofu show -json` as the value alone. Put back as the state
+ * writes them (the type implied by the value, as cty reads JSON), so a caller reads one shape
+ * whichever reader ran (moved-tags.ts reads the pushed digest's `output.value`). Other
+ * providers' dynamic attributes (kubernetes_manifest's manifest and object) stay as shown:
+ * without their schemas they cannot be told apart.
+ */
+const BUILTIN_DYNAMIC: Readonly<Record<string, readonly string[]>> = { terraform_data: ['input', 'output', 'triggers_replace'] };
+
+function asStateAttributes(type: string, values: Record<string, unknown>): Record<string, unknown> {
+  const dynamic = BUILTIN_DYNAMIC[type];
+  if (dynamic === undefined) return values;
+  const out = { ...values };
+  for (const k of dynamic) if (out[k] !== undefined && out[k] !== null) out[k] = { value: out[k], type: impliedType(out[k]) };
+  return out;
+}
+
+/** cty's type of a JSON value read without a type (ctyjson.ImpliedType): objects, tuples, strings, numbers, bools. */
+function impliedType(v: unknown): unknown {
+  if (v === null) return 'dynamic';
+  if (Array.isArray(v)) return ['tuple', v.map(impliedType)];
+  if (typeof v === 'object') return ['object', Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, impliedType(x)]))];
+  return typeof v === 'string' ? 'string' : typeof v === 'number' ? 'number' : 'bool';
 }
 
 /** `["spec", 0, "storage_class_name"]` -> `spec[0].storage_class_name` (tofu's own way of writing it). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planJsonSchema, readShownPlan } from '../../../src/tools/tofu-plan-json.js';
+import { planJsonSchema, readShownPlan, readShownPriorState } from '../../../src/tools/tofu-plan-json.js';
 
 /** The part of `tofu show -json <planfile>` that readShownPlan reads (shape of OpenTofu 1.12). */
 const shown = {
@@ -43,5 +43,39 @@ describe('readShownPlan', () => {
     expect(plan.changes[1]!.wasTainted).toBeUndefined();
     // a trigger known only after the apply counts as changed
     expect(plan.changes[1]!.changedKeys).toEqual(['image']);
+  });
+});
+
+describe('readShownPriorState', () => {
+  it('GIVEN a shown prior state THEN the resources as a state file has them: instances grouped, index as index_key, tainted as status, terraform_data dynamics as {value, type}', () => {
+    const read = readShownPriorState;
+    const plan = {
+      prior_state: {
+        values: {
+          root_module: {
+            resources: [
+              { address: 'terraform_data.k["a"]', mode: 'managed', type: 'terraform_data', name: 'k', index: 'a', values: { id: '1', input: null, output: { digest: 'sha256:x', n: [1, true] } } },
+              { address: 'terraform_data.k["b"]', mode: 'managed', type: 'terraform_data', name: 'k', index: 'b', tainted: true, values: { id: '2' } },
+              { address: 'data.external.d', mode: 'data', type: 'external', name: 'd', values: { result: { digest: 'sha256:y' } } },
+            ],
+            child_modules: [{ address: 'module.m', resources: [{ address: 'module.m.null_resource.n', mode: 'managed', type: 'null_resource', name: 'n', values: { id: '3' } }] }],
+          },
+        },
+      },
+    };
+    expect(read(plan)).toEqual([
+      {
+        mode: 'managed',
+        type: 'terraform_data',
+        name: 'k',
+        instances: [
+          { index_key: 'a', attributes: { id: '1', input: null, output: { value: { digest: 'sha256:x', n: [1, true] }, type: ['object', { digest: 'string', n: ['tuple', ['number', 'bool']] }] } } },
+          { index_key: 'b', status: 'tainted', attributes: { id: '2' } },
+        ],
+      },
+      { mode: 'data', type: 'external', name: 'd', instances: [{ attributes: { result: { digest: 'sha256:y' } } }] },
+      { module: 'module.m', mode: 'managed', type: 'null_resource', name: 'n', instances: [{ attributes: { id: '3' } }] },
+    ]);
+    expect(read({})).toEqual([]);
   });
 });
