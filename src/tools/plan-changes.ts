@@ -175,9 +175,11 @@ function outputChange(buf: Buffer): [string, PlannedOutput | undefined] {
   // jsonplan marshalPlannedOutputs: no deleted outputs; a value only when wholly known
   if (change.action === 5) return [name, undefined];
   const { after } = beforeAndAfter(change.action, change.values, `output ${name}`);
-  // outputs are encoded as dynamic values: [type as JSON, value]
+  // outputs are encoded as dynamic values: [type as JSON, value]; a known null is a value
+  // (jsonplan marshalPlannedOutputs: After wholly known, null included, as with a manifest's
+  // uid planned null after an update), an unknown anywhere in it none
   const value = after === undefined ? undefined : dynamicValue(after);
-  return [name, { ...(value !== undefined && value !== null && !hasUnknown(value) ? { value } : {}), sensitive }];
+  return [name, { ...(value !== undefined && !hasUnknown(value) ? { value } : {}), sensitive }];
 }
 
 /** planfile/tfplan.go changeFromTfplan: which of `values` is before and which after, by action. */

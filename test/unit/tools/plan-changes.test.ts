@@ -49,6 +49,14 @@ describe('decodePlan: a plan of format 3', () => {
     ]);
   });
 
+  it('GIVEN outputs known, known null and unknown THEN a value for the first two only (as tofu show -json)', () => {
+    // OutputChange { name = 1; change = 2 { action = 1 (create); values = 2 } }: values are dynamic, [type JSON (bin), value]
+    const output = (name: string, msgpack: Buffer) => bytes(4, bytes(1, name), bytes(2, int(1, 1), bytes(2, dynamic(msgpack))));
+    const typed = (type: string, value: Buffer) => Buffer.concat([Buffer.from([0x92, 0xc4, type.length]), Buffer.from(type), value]);
+    const plan = decodePlan(Buffer.concat([VERSION, output('known', typed('"string"', str('v'))), output('none', typed('"string"', Buffer.from([0xc0]))), output('later', Buffer.from([0xd4, 0, 0]))]), new Set());
+    expect(plan.outputs).toEqual({ known: { value: 'v', sensitive: false }, none: { value: null, sensitive: false }, later: { sensitive: false } });
+  });
+
   it('GIVEN an empty plan THEN no changes, no outputs', () => {
     expect(decodePlan(VERSION, new Set())).toEqual({ changes: [], outputs: {} });
   });

@@ -1,0 +1,118 @@
+/**
+ * The in-process reader of saved plans (src/tools/plan-changes.ts) against `tofu show -json` on
+ * plans of `kubernetes_manifest` changes, made by the REAL OpenTofu and kubernetes provider
+ * against the running local cluster (test/cluster/): its values are dynamically typed
+ * (`manifest`, `object`: cty's [type, value] pairs in msgpack), with unknowns deep inside
+ * `object` after a change. Skipped when the cluster's admin kubeconfig is not there.
+ *
+ * Creates only the namespace plan-reader-<random> and objects in it; deletes the namespace at
+ * the end, whatever happened.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LogEvent } from '../../src/log.js';
+import { readPlanChanges } from '../../src/tools/plan-changes.js';
+import { applyPlan, initGraph, planGraph, showPlan, type TofuOptions } from '../../src/tools/tofu.js';
+
+const KUBECONFIG = '/root/.local/state/k8s-deployer/cluster/admin.kubeconfig';
+const namespace = `plan-reader-${randomBytes(3).toString('hex')}`;
+// the providers from the offline mirror; the cluster's API not through any proxy
+const env = { ...process.env, HTTPS_PROXY: 'http://127.0.0.1:9', HTTP_PROXY: 'http://127.0.0.1:9', NO_PROXY: '*', KUBE_CONFIG_PATH: KUBECONFIG };
+const kubectl = (...args: string[]) => execFileSync('kubectl', ['--kubeconfig', KUBECONFIG, ...args], { encoding: 'utf8', timeout: 60_000 });
+
+const configMap = (name: string, data: Record<string, string>) => ({ manifest: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, labels: { app: 'plan-reader' } }, data } });
+
+function writeGraph(dir: string, manifests: Record<string, unknown>, output: Record<string, unknown>): void {
+  const graph = {
+    terraform: { required_providers: { kubernetes: { source: 'hashicorp/kubernetes', version: '2.38.0' } }, backend: { local: { path: 'terraform.tfstate' } } },
+    provider: { kubernetes: [{}] },
+    resource: { kubernetes_manifest: manifests },
+    output,
+  };
+  writeFileSync(join(dir, 'cdk.tf.json'), JSON.stringify(graph, null, 2));
+}
+
+async function bothReaders(opts: TofuOptions, planFile: string) {
+  return { inProcess: await readPlanChanges(planFile), shown: await showPlan(opts, planFile) };
+}
+
+describe.skipIf(!existsSync(KUBECONFIG))('kubernetes_manifest plans: the in-process reader equals tofu show -json', () => {
+  let opts: TofuOptions;
+  const warned: LogEvent[] = [];
+  const logger = { warn: (e: LogEvent) => warned.push(e) };
+
+  beforeAll(async () => {
+    kubectl('create', 'namespace', namespace);
+    opts = { dir: mkdtempSync(join(tmpdir(), 'plan-kubernetes-')), env, timeoutMs: 240_000 };
+    writeGraph(
+      opts.dir,
+      {
+        settings: configMap('settings', { level: 'info', size: '10' }),
+        named: configMap('first-name', { a: 'b' }),
+        gone: { manifest: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'gone', namespace }, type: 'Opaque', data: { token: 'bm90LWEtc2VjcmV0' } } },
+      },
+      { uid: { value: '${kubernetes_manifest.settings.object.metadata.uid}' }, level: { value: '${kubernetes_manifest.settings.manifest.data.level}' } },
+    );
+    await initGraph(opts);
+  });
+
+  afterAll(() => {
+    // whatever the tests left: the namespace and all in it
+    kubectl('delete', 'namespace', namespace, '--ignore-not-found', '--wait=false');
+  });
+
+  it('a first plan: creates, with object unknown and an output known only after the apply', async () => {
+    const plan = await planGraph({ ...opts, planFile: 'create.tfplan', logger });
+    const { inProcess, shown } = await bothReaders(opts, plan.planFile);
+    expect(inProcess).toEqual(shown);
+    expect(plan.changes).toEqual(shown.changes);
+    expect(warned).toEqual([]);
+    expect(inProcess.changes.map((c) => `${c.address} ${c.actions.join('+')}`)).toEqual(['kubernetes_manifest.gone create', 'kubernetes_manifest.named create', 'kubernetes_manifest.settings create']);
+    expect(inProcess.outputs).toEqual({ uid: { sensitive: false }, level: { value: 'info', sensitive: false } });
+    await applyPlan({ ...opts, planFile: plan.planFile });
+    expect(kubectl('get', 'configmap', 'settings', '-n', namespace, '-o', 'jsonpath={.data.level}')).toBe('info');
+  });
+
+  it('updates in place, a replace (a new name), a delete and a create', async () => {
+    writeGraph(
+      opts.dir,
+      {
+        settings: configMap('settings', { level: 'debug', size: '10' }),
+        named: configMap('second-name', { a: 'b' }),
+        added: { manifest: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'added', namespace }, automountServiceAccountToken: false } },
+      },
+      { uid: { value: '${kubernetes_manifest.settings.object.metadata.uid}' }, level: { value: '${kubernetes_manifest.settings.manifest.data.level}' } },
+    );
+    const plan = await planGraph({ ...opts, planFile: 'change.tfplan', logger });
+    const { inProcess, shown } = await bothReaders(opts, plan.planFile);
+    // THEN both readers agree on every field, and planGraph read it in-process (no warning)
+    expect(inProcess).toEqual(shown);
+    expect(plan.changes).toEqual(shown.changes);
+    expect(warned).toEqual([]);
+    const byAddress = new Map(inProcess.changes.map((c) => [c.address, c]));
+    expect(byAddress.get('kubernetes_manifest.settings')).toMatchObject({ actions: ['update'] });
+    expect(byAddress.get('kubernetes_manifest.named')).toMatchObject({ actions: ['delete', 'create'], actionReason: 'replace_because_cannot_update' });
+    expect(byAddress.get('kubernetes_manifest.named')?.replacePaths).toEqual(shown.changes.find((c) => c.address === 'kubernetes_manifest.named')?.replacePaths);
+    expect(byAddress.get('kubernetes_manifest.gone')).toMatchObject({ actions: ['delete'], actionReason: 'delete_because_no_resource_config' });
+    expect(byAddress.get('kubernetes_manifest.added')).toMatchObject({ actions: ['create'] });
+    expect(inProcess.outputs.level).toEqual({ value: 'debug', sensitive: false });
+    // AND the plan's state holds the manifests as the state file writes them (dynamic: {value, type})
+    const settings = plan.priorState?.find((r) => r.name === 'settings');
+    expect((settings?.instances?.[0]?.attributes?.manifest as { value?: { data?: unknown } } | undefined)?.value?.data).toEqual({ level: 'info', size: '10' });
+    await applyPlan({ ...opts, planFile: plan.planFile });
+    expect(kubectl('get', 'configmap', 'second-name', '-n', namespace, '-o', 'jsonpath={.data.a}')).toBe('b');
+  });
+
+  it('a destroy plan', async () => {
+    const plan = await planGraph({ ...opts, destroy: true, planFile: 'destroy.tfplan', logger });
+    const { inProcess, shown } = await bothReaders(opts, plan.planFile);
+    expect(inProcess).toEqual(shown);
+    expect(warned).toEqual([]);
+    expect(inProcess.changes.map((c) => c.actions.join('+'))).toEqual(['delete', 'delete', 'delete']);
+    await applyPlan({ ...opts, planFile: plan.planFile });
+  });
+});
