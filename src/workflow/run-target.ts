@@ -246,9 +246,9 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
       throw spireFailure(err, verb, model.spire?.node) ?? err;
     };
     const { plan, pushedAgain } = await (mode === 'destroy'
-      ? planDestroy((refresh) => tofu.planGraph({ ...base, destroy: true, refresh }), say).then((p) => ({ plan: p, pushedAgain: new Set<string>() }))
+      ? planDestroy((refresh) => tofu.planGraph({ ...base, destroy: true, refresh, logger }), say).then((p) => ({ plan: p, pushedAgain: new Set<string>() }))
       : planPushingGoneTags(
-          (replace) => tofu.planGraph({ ...base, replace: [...replace, ...replaceRollouts], targets: scoped?.targets }),
+          (replace) => tofu.planGraph({ ...base, replace: [...replace, ...replaceRollouts], targets: scoped?.targets, logger }),
           async () => JSON.parse(await readFile(join(graphDir, GRAPH_FILE), 'utf8')),
           (node) => model.nodes.find((n) => n.name === node)?.tagRef,
           say,
