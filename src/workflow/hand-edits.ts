@@ -226,7 +226,8 @@ function holdsGraphValue(o: ObjectUnderGraph, steps: readonly Step[]): boolean {
   return stableJson(now) === stableJson(expected);
 }
 
-function stableJson(v: unknown): string {
+/** JSON with the keys of every object sorted: the same object gives the same text (noop-check's prints too). */
+export function stableJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
   if (v !== null && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
   return JSON.stringify(v) ?? 'null';

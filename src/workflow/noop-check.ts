@@ -39,11 +39,11 @@ import { FIELD_MANAGER, ROLLBACK_FIELD_MANAGER } from '../contract/field-manager
 import { LAST_ROLLOUT_ANNOTATION } from '../rollout/last-rollout.js';
 import type { TargetModel } from '../config/target-model.js';
 import { names } from '../config/names.js';
-import { describeGraphAddress, GRAPH_FILE, graphPartOf } from '../contract/graph-ids.js';
+import { describeGraphAddress, graphPartOf } from '../contract/graph-ids.js';
 import { cacheDir, stateDir } from '../paths.js';
 import { findProviderConfig } from '../tools/providers.js';
 import type { RunTools } from '../tools/preflight.js';
-import { shortHandEdit, undoes, type HandEdit } from './hand-edits.js';
+import { shortHandEdit, stableJson, undoes, type HandEdit } from './hand-edits.js';
 import { readTargetObjects, type StateView, type TargetObjects } from './target-objects.js';
 import { movedFrom, recordedPushDigests, type MovedTag } from './moved-tags.js';
 
@@ -144,17 +144,17 @@ function recordFile(ctx: Pick<NoopCheckContext, 'env' | 'model'>): string {
 
 /**
  * Compares the target now (`seen`: its objects and state as read for this run, or why they could
- * not be read) with its record; never throws (a failure is a reason for the full plan). A hand
+ * not be read; `graphText`: the run's cdk.tf.json) with its record; never throws (a failure is a reason for the full plan). A hand
  * edit that the apply would undo (hand-edits.ts) is never answered here: the full plan runs.
  */
-export async function checkNoop(ctx: NoopCheckContext, seen: TargetObjects | string, handEdits: readonly HandEdit[] = []): Promise<NoopVerdict> {
+export async function checkNoop(ctx: NoopCheckContext, seen: TargetObjects | string, handEdits: readonly HandEdit[], graphText: string): Promise<NoopVerdict> {
   let print: TargetPrint | undefined;
   try {
     if (typeof seen === 'string') return { verified: false, reason: `the check could not read everything it needs (${seen})` };
     if (!seen.complete) return { verified: false, reason: `the check could not read everything it needs (${seen.partialReason ?? 'only the Deployments were read'})` };
     const state = seen.state;
     if (state?.untrusted !== undefined) return { verified: false, reason: state.untrusted };
-    const [record, graphText] = await Promise.all([readRecord(ctx), readFile(join(ctx.graphDir, GRAPH_FILE), 'utf8')]);
+    const record = await readRecord(ctx);
     print = await takePrint(ctx, seen, graphText);
     // (a typed object's hand edit is tofu's to see: its refresh reads every field of the schema)
     const edits = handEdits.filter((e) => e.kind === 'Deployment' && undoes(e));
@@ -196,11 +196,11 @@ export async function checkNoop(ctx: NoopCheckContext, seen: TargetObjects | str
 }
 
 /** The print of the target now, with the objects and state it was taken from, or why it cannot be taken. */
-export async function printTarget(ctx: NoopCheckContext): Promise<{ readonly print: TargetPrint; readonly seen: TargetObjects } | string> {
+export async function printTarget(ctx: NoopCheckContext, graphText: string): Promise<{ readonly print: TargetPrint; readonly seen: TargetObjects } | string> {
   try {
     const seen = await readTargetObjects(ctx);
     if (!seen.complete) return seen.partialReason ?? 'only the Deployments were read';
-    return { print: await takePrint(ctx, seen, await readFile(join(ctx.graphDir, GRAPH_FILE), 'utf8')), seen };
+    return { print: await takePrint(ctx, seen, graphText), seen };
   } catch (err) {
     return (err as Error).message;
   }
@@ -400,16 +400,4 @@ async function readTags(ctx: NoopCheckContext, skipped: ReadonlySet<string>): Pr
 
 function sha256(data: string | Buffer): string {
   return createHash('sha256').update(data).digest('hex');
-}
-
-/** JSON with the keys of every object sorted: the same object gives the same text. */
-function stableJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
-  if (v !== null && typeof v === 'object') {
-    return `{${Object.keys(v)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(v) ?? 'null';
 }

@@ -30,7 +30,7 @@ import { names } from '../config/names.js';
 import type { HandEdit } from './hand-edits.js';
 import type { HeldLocks } from '../state/held-locks.js';
 import { readTargetObjects, type TargetObjects } from './target-objects.js';
-import { handEditsOf, readGraphText, undoHandEdits } from './undo-hand-edits.js';
+import { graphManifests, handEditsOf, readGraphText, undoHandEdits, type GraphDocument } from './undo-hand-edits.js';
 import { requirePushArchives } from './push-archives.js';
 import type { RunTools } from '../tools/preflight.js';
 
@@ -176,18 +176,20 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
     const fastOff = mode === 'destroy' ? 'destroy' : noop.fastPlanAllowed(noopCtx);
     // The target's objects and state, read once for the check and the hand edits (issue 34)
     const graphText = await readGraphText(graphDir);
+    const graphDoc = JSON.parse(graphText) as GraphDocument;
+    const manifests = graphManifests(graphDoc);
     let seen: TargetObjects | string = 'a destroy reads nothing of the cluster before its plan';
     let edits: readonly HandEdit[] = [];
     if (mode !== 'destroy') {
       seen = await readTargetObjects(noopCtx).catch((err: Error) => err.message);
       if (typeof seen === 'string') say(`hand edits not looked for: the cluster's objects could not be read (${seen})`);
-      else edits = handEditsOf(model, seen.objects, graphText, seen.state?.resources);
+      else edits = handEditsOf(model, seen.objects, manifests, seen.state?.resources);
     }
     let printBefore: import('./noop-check.js').TargetPrint | undefined;
     // only some nodes changed, the rest verified: those nodes' addresses (-target)
     let scoped: { readonly nodes: readonly string[]; readonly targets: readonly string[]; readonly movedTags: ReadonlyMap<string, MovedTag>; readonly outputs: Record<string, { value: unknown }> } | undefined;
     if (fastOff === undefined) {
-      const verdict = await noop.checkNoop(noopCtx, seen, edits);
+      const verdict = await noop.checkNoop(noopCtx, seen, edits, graphText);
       if (verdict.verified === 'nodes') {
         say(verdict.words);
         scoped = verdict;
@@ -208,7 +210,7 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
     // is a new pod: the node's rollout step is replaced, and waits for it (law 11). A plan says
     // what the apply will do, with the same -replace.
     const removable = edits.filter((e) => e.action === 'remove');
-    let replaceRollouts = rolloutAddresses(graphText, [...new Set(removable.filter((e) => e.inTemplate && e.node !== undefined).map((e) => e.node!))]);
+    let replaceRollouts = rolloutAddresses(graphDoc, [...new Set(removable.filter((e) => e.inTemplate && e.node !== undefined).map((e) => e.node!))]);
     if (mode === 'apply' && removable.length > 0 && typeof seen !== 'string') {
       const io = seen;
       const outcome = await undoHandEdits(
@@ -216,7 +218,7 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
         {
           patch: (name, ops, manager) => io.deployments.patch(name, ops, manager),
           read: (name) => io.deployments.read(name),
-          editsOf: (object) => handEditsOf(model, [{ kind: 'Deployment', object }], graphText, io.state?.resources),
+          editsOf: (object) => handEditsOf(model, [{ kind: 'Deployment', object }], manifests, io.state?.resources),
           resourceVersionOf: (name) => io.objects.find((o) => o.kind === 'Deployment' && o.object.metadata?.name === name)?.object.metadata?.resourceVersion,
         },
         say,
@@ -226,10 +228,10 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
           cause: err,
         });
       });
-      replaceRollouts = rolloutAddresses(graphText, outcome.templateChanged);
+      replaceRollouts = rolloutAddresses(graphDoc, outcome.templateChanged);
       // the print before tofu's refresh, taken again: the step changed the objects
       if (printBefore !== undefined) {
-        const again = await noop.printTarget(noopCtx);
+        const again = await noop.printTarget(noopCtx, graphText);
         printBefore = typeof again === 'string' ? undefined : again.print;
       }
     }
@@ -315,9 +317,9 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
     if (fastOff === undefined && rolloutCode === ExitCode.ok) {
       // taken after the rollout, kept only when every writer of the objects is deploy's own, no
       // hand edit is in them, and the objects the apply did not change are as before its plan
-      const after = await noop.printTarget(noopCtx);
+      const after = await noop.printTarget(noopCtx, graphText);
       const during = (a: Exclude<typeof after, string>): string[] => [
-        ...handEditsOf(model, a.seen.objects, graphText, a.seen.state?.resources)
+        ...handEditsOf(model, a.seen.objects, manifests, a.seen.state?.resources)
           .filter((e) => e.kind === 'Deployment' && e.action !== 'keep')
           .map((e) => `${e.kind}/${e.name} ${e.field} (${e.writer})`),
         ...(printBefore === undefined ? ['no print of the target before the plan'] : noop.changedBehindTheApply(printBefore, a.print, changedObjects(model, summary), graphObject(model))),
@@ -340,9 +342,8 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
 }
 
 /** The `null_resource` addresses of these nodes' rollout steps in the graph (for -replace). */
-function rolloutAddresses(graphText: string, nodes: readonly string[]): string[] {
+function rolloutAddresses(doc: GraphDocument, nodes: readonly string[]): string[] {
   if (nodes.length === 0) return [];
-  const doc = JSON.parse(graphText) as { resource?: Record<string, Record<string, unknown>> };
   return Object.keys(doc.resource?.null_resource ?? {})
     .filter((name) => {
       const p = graphPartOf(name);

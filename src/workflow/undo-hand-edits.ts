@@ -36,10 +36,9 @@ export type ReadDeployment = (name: string) => Promise<ManagedObject | undefined
 
 /**
  * Pairs each listed object with its node, and each node's Deployment with the graph's manifest
- * of it (`graphText`: the cdk.tf.json) and the one the state last applied (`state`).
+ * of it (`graph`: graphManifests of the cdk.tf.json) and the one the state last applied (`state`).
  */
-export function objectsUnderGraph(model: TargetModel, listed: readonly ListedObject[], graphText: string, state: readonly StateResource[] | undefined): ObjectUnderGraph[] {
-  const graph = deploymentManifests(JSON.parse(graphText) as GraphDocument);
+export function objectsUnderGraph(model: TargetModel, listed: readonly ListedObject[], graph: GraphManifests, state: readonly StateResource[] | undefined): ObjectUnderGraph[] {
   const applied = appliedManifests(state ?? []);
   const byKey = new Map<string, string>();
   for (const n of model.nodes) {
@@ -64,16 +63,20 @@ export function objectsUnderGraph(model: TargetModel, listed: readonly ListedObj
 }
 
 /** The hand edits of a target's objects as listed. */
-export function handEditsOf(model: TargetModel, listed: readonly ListedObject[], graphText: string, state: readonly StateResource[] | undefined): HandEdit[] {
-  return findHandEdits(objectsUnderGraph(model, listed, graphText, state));
+export function handEditsOf(model: TargetModel, listed: readonly ListedObject[], graph: GraphManifests, state: readonly StateResource[] | undefined): HandEdit[] {
+  return findHandEdits(objectsUnderGraph(model, listed, graph, state));
 }
 
-interface GraphDocument {
+/** The synthesized graph (cdk.tf.json) as far as the hand edits and the ownership step read it. */
+export interface GraphDocument {
   resource?: Record<string, Record<string, { manifest?: unknown }>>;
 }
 
 /** node -> the Deployment manifest of the graph. */
-function deploymentManifests(doc: GraphDocument): Map<string, unknown> {
+export type GraphManifests = ReadonlyMap<string, unknown>;
+
+/** The graph's Deployment manifest of each node. */
+export function graphManifests(doc: GraphDocument): GraphManifests {
   const out = new Map<string, unknown>();
   for (const [name, block] of Object.entries(doc.resource?.kubernetes_manifest ?? {})) {
     const part = nodeResourceOf(name);
