@@ -124,6 +124,19 @@ export class DeployHarness {
     return r.exitCode === 0 ? r.stdout.trim() : undefined;
   }
 
+  /**
+   * Whether a volume is gone within a minute: the host-path provisioner deletes a released
+   * volume a moment after its claim, not within destroy's run.
+   */
+  async volumeGone(volume: string): Promise<boolean> {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      if ((await this.kubectl(['get', 'pv', volume], { namespace: null })).exitCode !== 0) return true;
+      if (Date.now() > deadline) return false;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+
   async cleanup(): Promise<void> {
     await this.kubectl(['delete', 'namespace', '--ignore-not-found', '--wait=false', this.namespace], { namespace: null });
     await rm(this.dir, { recursive: true, force: true });
