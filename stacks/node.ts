@@ -80,7 +80,10 @@ export interface NodeWorkloadProps {
   readonly node: NodeModel;
   readonly namespace: string;
   readonly imageByDigest: string;
-  /** The NetworkPolicy: Deployments come after it (FR-010). */
+  /**
+   * The NetworkPolicy: Deployments come after it (FR-010); and the rollout steps of the nodes
+   * this node comes after (`after` in the plan, config/order-rules.ts).
+   */
   readonly after: ITerraformDependable[];
   /**
    * Set when the SPIRE coordinates are: the pod gets the SPIRE volumes, and the Deployment

@@ -20,6 +20,7 @@ import { LABEL_GROUP, LABEL_MANAGED_BY, MANAGED_BY } from '../src/contract/pod-l
 import { POD_SECURITY_LABELS } from '../src/contract/pod-security.js';
 import { nodeConstructId, SPIRE_CONSTRUCT, type TargetPart } from '../src/contract/graph-ids.js';
 import { NODE_NAMES_OUTPUT, SUBMISSION_OUTPUT, TARGET_NAMESPACE_OUTPUT } from '../src/contract/graph-outputs.js';
+import { rolloutOrder } from '../src/config/order-rules.js';
 import { NodeImage, NodeWorkload } from './node.js';
 import { SpireIdentity } from './spire-identity.js';
 
@@ -97,16 +98,25 @@ export class TargetStack extends TerraformStack {
             after: [namespace],
           });
 
-    model.nodes.forEach((node, i) => {
-      new NodeWorkload(this, nodeConstructId('node', node.name), {
-        target: model,
-        node,
-        namespace: ns,
-        imageByDigest: images[i]!.imageByDigest,
-        after: [policy],
-        ...(spire !== undefined ? { spire: { after: [spire.handoff, spire.configMap] } } : {}),
-      });
-    });
+    // `after` (config/order-rules.ts): a node's Deployment depends on the rollout step of each
+    // node it comes after, so tofu changes it only once those are Ready, and not at all when
+    // one of them failed (and was rolled back). Made in that order; the IDs do not change.
+    const imageOf = new Map(model.nodes.map((n, i) => [n.name, images[i]!]));
+    const workloads = new Map<string, NodeWorkload>();
+    for (const node of rolloutOrder(model.nodes)) {
+      const waitsFor = (node.after ?? []).map((d) => workloads.get(d)!.rollout);
+      workloads.set(
+        node.name,
+        new NodeWorkload(this, nodeConstructId('node', node.name), {
+          target: model,
+          node,
+          namespace: ns,
+          imageByDigest: imageOf.get(node.name)!.imageByDigest,
+          after: [policy, ...waitsFor],
+          ...(spire !== undefined ? { spire: { after: [spire.handoff, spire.configMap] } } : {}),
+        }),
+      );
+    }
 
     new TerraformOutput(this, NODE_NAMES_OUTPUT, { value: model.nodes.map((n) => n.name), description: 'the node names (FR-009)' });
     new TerraformOutput(this, TARGET_NAMESPACE_OUTPUT, { value: model.namespace });

@@ -11,6 +11,7 @@ import { resolveCoordinates, type CoordinateFlags, type Coordinates } from './co
 import { findDuplicateKeys } from './json-duplicates.js';
 import { labelProblem, names } from './names.js';
 import { identityProblems } from './identity-rules.js';
+import { orderProblems, targetOrderProblems } from './order-rules.js';
 import { groupPlanSchema, type GroupPlan } from './plan-schema.js';
 import { spireGraphCoordinates } from './spire-coordinates.js';
 import { ALL_TARGET, chooseTargets } from './target-choice.js';
@@ -112,6 +113,7 @@ export function buildTargets(plan: GroupPlan, coords: Coordinates, planFile: str
   }
   issues.push(...identityProblems(plan, coords.spire?.node, at));
   issues.push(...sharedArchiveProblems(plan, dirname(resolve(planFile)), at));
+  issues.push(...orderProblems(plan, at));
   for (const [i, off] of (plan.submission?.turnsOff ?? []).entries()) {
     if (!(off in plan.nodes)) issues.push({ where: at(['submission', 'turnsOff', i]), message: `node "${off}" is not a node of group "${plan.group}"` });
   }
@@ -122,20 +124,23 @@ export function buildTargets(plan: GroupPlan, coords: Coordinates, planFile: str
   }
   const { chosen, issues: targetIssues } = chooseTargets(known, targets, plan.group);
   issues.push(...targetIssues);
+  const off = new Set(plan.submission?.turnsOff ?? []);
+  const nodesOf = (t: string) =>
+    Object.keys(plan.nodes)
+      .filter((n) => !off.has(n))
+      .filter((n) => t === ALL_TARGET || plan.nodes[n]!.apps.includes(t))
+      .sort();
+  for (const t of chosen) issues.push(...targetOrderProblems(plan, t, nodesOf(t), at));
   if (issues.length > 0) {
     throw new ConfigError(`group "${plan.group}" cannot be deployed with the k8s method`, issues, {
       hint: 'fix the plan as each line says; nothing was changed',
     });
   }
 
-  const off = new Set(plan.submission?.turnsOff ?? []);
   const base = dirname(resolve(planFile));
   return chosen.map((t) => {
     const namespace = t === ALL_TARGET ? coords.namespace : names.appNamespace(coords.namespace, t);
-    const nodeNames = Object.keys(plan.nodes)
-      .filter((n) => !off.has(n))
-      .filter((n) => t === ALL_TARGET || plan.nodes[n]!.apps.includes(t))
-      .sort();
+    const nodeNames = nodesOf(t);
     const nodes: NodeModel[] = nodeNames.map((n) => {
       const img = plan.nodes[n]!.image;
       const repository = names.imageRepository(coords.registry, namespace, n);
@@ -147,6 +152,8 @@ export function buildTargets(plan: GroupPlan, coords: Coordinates, planFile: str
         tagRef: `${repository}:${img.tag}`,
         // only when set, so that a node without a build is modelled (and pushed) as before
         ...(img.build !== undefined ? { build: { argv: img.build, dir: base } } : {}),
+        // only when set, so that a graph without an order is as it was
+        ...(plan.nodes[n]!.after.length > 0 ? { after: [...plan.nodes[n]!.after].sort() } : {}),
       };
     });
     return {

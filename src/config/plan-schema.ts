@@ -59,6 +59,11 @@ export const nodeSchema = z.strictObject({
   identity: z.boolean({ error: 'must be true or false' }).default(false),
   /** Host firewall sources; the pod network is not filtered per source on this method. */
   firewall: firewallSchema.optional(),
+  /**
+   * Nodes of the same group this node comes after: its Deployment changes only once each of
+   * them is Ready on its new image in the same run (or unchanged). config/order-rules.ts.
+   */
+  after: z.array(label(NODE_NAME_MAX)).default([]),
 });
 
 export const rosterSchema = z.strictObject({

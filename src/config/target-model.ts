@@ -12,6 +12,11 @@ export interface NodeModel {
   readonly tagRef: string;
   /** `image.build`: the command that writes the archive, run in `dir` (the plan file's). */
   readonly build?: ImageBuild;
+  /**
+   * `after` in the plan: the nodes of this target whose rollout this node's Deployment waits
+   * for (config/order-rules.ts). Only when set, so that a graph without an order is as it was.
+   */
+  readonly after?: readonly string[];
 }
 
 export interface ImageBuild {
@@ -42,7 +47,7 @@ export interface TargetModel {
   /** The pod's terminationGracePeriodSeconds: how long systemd may take to stop. */
   readonly stopTimeoutSeconds: number;
   readonly submissionId: string | undefined;
-  /** Sorted by name. */
+  /** Sorted by name; a node's `after` names only nodes of this list. */
   readonly nodes: readonly NodeModel[];
   readonly degrade: readonly DegradeNote[];
   /**

@@ -38,6 +38,13 @@ export interface NodeSummary {
   recordsDigest?: boolean;
   /** fields of the node's objects that another writer set or removed, and what the apply does about each (hand-edits.ts) */
   handEdits?: HandEdit[];
+  /** the nodes whose rollout its Deployment waits for (`after` in the plan, config/order-rules.ts) */
+  after?: string[];
+  /**
+   * After an apply whose rollout of another node failed: the failed node this node comes after,
+   * so its planned change was not made (its Deployment and pod are as they were).
+   */
+  heldBackBy?: string;
   /** one line for people */
   words: string;
 }
@@ -147,6 +154,11 @@ export function summarizePlan(
     const edits = (facts.handEdits ?? []).filter((e) => e.node === s.node);
     if (edits.length > 0 && !s.removed) s.handEdits = edits;
     s.words = describe(s, byName.get(s.node)?.tagRef, byName.get(s.node)?.build ? 'build and push' : 'push');
+    const after = byName.get(s.node)?.after;
+    if (after !== undefined && after.length > 0) {
+      s.after = [...after];
+      if (touchesPod(s)) s.words += `; only once ${after.join(' and ')} ${after.length === 1 ? 'is' : 'are'} ready (after)`;
+    }
   }
   const targetEdits = (facts.handEdits ?? []).filter((e) => e.node === undefined);
   // a hand edit the apply removes is a change even when tofu has none (an annotation of a Deployment)
@@ -163,6 +175,11 @@ export function summarizePlan(
     claimLosses: findClaimLosses(model, planned, claims),
     degrade: model.degrade,
   };
+}
+
+/** Whether the apply changes the node's Deployment or waits for its pod: what an order holds back. */
+export function touchesPod(s: NodeSummary): boolean {
+  return !s.removed && (s.deployment !== 'none' || s.rollout !== 'none');
 }
 
 function describeSpire(what: SpirePart, change: Change, keys: readonly string[], model: TargetModel): string {

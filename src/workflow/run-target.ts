@@ -32,6 +32,7 @@ import type { HeldLocks } from '../state/held-locks.js';
 import { readTargetObjects, type TargetObjects } from './target-objects.js';
 import { graphManifests, handEditsOf, readGraphText, undoHandEdits, type GraphDocument } from './undo-hand-edits.js';
 import { requirePushArchives } from './push-archives.js';
+import { markHeldBack } from './held-back.js';
 import type { RunTools } from '../tools/preflight.js';
 
 export type Mode = 'plan' | 'apply' | 'destroy';
@@ -310,7 +311,7 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
     if (failure !== undefined) {
       // A failed rollout step fails the apply; its report says more than tofu's error does.
       // (the names are a courtesy here: reading them must not hide the rollout's exit code)
-      if (rolloutCode !== ExitCode.ok) return { summary, rollouts, applied: true, nodeNames: await nodeNames(undefined).catch(() => undefined), exitCode: rolloutCode, graphDir };
+      if (rolloutCode !== ExitCode.ok) return { summary: markHeldBack(model, summary, rollouts), rollouts, applied: true, nodeNames: await nodeNames(undefined).catch(() => undefined), exitCode: rolloutCode, graphDir };
       throw failure;
     }
     logger.debug({ kind: 'target-applied', target: model.target, rollouts: rollouts.length }, 'applied');

@@ -10,6 +10,7 @@ import type { TargetModel } from '../config/target-model.js';
 import { ExitCode } from '../errors.js';
 import type { NodeCopy } from './node-copies.js';
 import { formatTargetSummary } from './plan-summary.js';
+import { heldBackLine } from './held-back.js';
 import { requireRunTools } from '../tools/preflight.js';
 import type { RunContext } from './run-context.js';
 import { requireKubeconfig, runTarget, type Mode, type TargetRunResult } from './run-target.js';
@@ -80,6 +81,7 @@ export async function runVerb(mode: Mode, flags: VerbInputs, ctx: RunContext): P
       ctx.stdout.write(formatTargetSummary(r.summary) + '\n');
       for (const c of r.copies) ctx.stdout.write(`  warning: ${c.words}\n`);
       if (mode === 'apply' && r.applied) ctx.stdout.write(formatRolloutSummary(r.rollouts).replace(/^/gm, '  ').replace(/ +$/gm, ''));
+      for (const n of r.summary.nodes) if (n.heldBackBy !== undefined) ctx.stdout.write(`  ${heldBackLine(r.summary.namespace, n.node, n.heldBackBy)}\n`);
       if (mode === 'destroy' && r.applied) ctx.stdout.write(`  destroyed: namespace ${r.summary.namespace} and everything in it (the images stay in the registry)\n`);
     }
     const stopped = notRun.length > 0 ? ` (the run stopped at ${ran.at(-1)}; not run: ${notRun.join(', ')})` : '';

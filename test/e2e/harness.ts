@@ -19,6 +19,8 @@ export interface NodeSpec {
   apps?: string[];
   /** `identity: true` in the plan: the node needs a workload identity (SPIRE). */
   identity?: boolean;
+  /** `after` in the plan: the nodes whose rollout this node's Deployment waits for. */
+  after?: string[];
 }
 
 export interface DeployRun {
@@ -66,7 +68,7 @@ export class DeployHarness {
     for (const [n, spec] of Object.entries(nodes)) {
       const link = join(this.dir, 'images', `${spec.image.tag}.tar`);
       await symlink(spec.image.archive, link).catch((e) => (e.code === 'EEXIST' ? undefined : Promise.reject(e)));
-      planNodes[n] = { image: { archive: `images/${spec.image.tag}.tar`, tag: spec.image.tag }, apps: spec.apps ?? [], ...(spec.identity ? { identity: true } : {}) };
+      planNodes[n] = { image: { archive: `images/${spec.image.tag}.tar`, tag: spec.image.tag }, apps: spec.apps ?? [], ...(spec.identity ? { identity: true } : {}), ...(spec.after ? { after: spec.after } : {}) };
     }
     const file = join(this.dir, `${name}.json`);
     await writeFile(file, JSON.stringify({ version: 1, group, nodes: planNodes, ...extra }, null, 2));

@@ -1,0 +1,83 @@
+/**
+ * Issue 31, dependencies between nodes: `after` in the group plan. A chain db <- app <- web:
+ * each Deployment changes only once the node before it is Ready on its new image (timestamps
+ * from the API), and a broken db is rolled back while app and web are left as they were (same
+ * pod, same Deployment generation), the apply naming db; the next plan still has their change.
+ * A cycle and an unknown node are refused before anything runs.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BuiltImage } from '../integration/images-scripts.js';
+import { DeployHarness, images } from './harness.js';
+
+/** Seconds since the epoch of an API timestamp (whole seconds). */
+const at = (t: string) => Date.parse(t) / 1000;
+
+describe('after: a chain db <- app <- web', () => {
+  let h: DeployHarness;
+  let good: BuiltImage;
+  let next: BuiltImage;
+  let third: BuiltImage;
+  let broken: BuiltImage;
+  const chain = (db: BuiltImage, rest: BuiltImage) => ({ db: { image: db }, app: { image: rest, after: ['db'] }, web: { image: rest, after: ['app'] } });
+
+  beforeAll(async () => {
+    h = await DeployHarness.create('after');
+    [good, next, third, broken] = [await images.good(), await images.goodWith('after=2'), await images.goodWith('after=3'), await images.broken()];
+    const first = await h.deploy('apply', await h.writePlan('first', chain(good, good)), ['--target', 'all']);
+    expect(first.exitCode, first.stderr).toBe(0);
+  });
+  afterAll(() => h?.cleanup());
+
+  /** The time the node's current pod became Ready, and the creation time of its current ReplicaSet. */
+  async function times(node: string): Promise<{ ready: number; replicaSet: number }> {
+    const pod = await h.podOf(node);
+    const ready = pod.status.conditions.find((c: any) => c.type === 'Ready');
+    expect(ready.status).toBe('True');
+    const owner = pod.metadata.ownerReferences.find((o: any) => o.kind === 'ReplicaSet').name;
+    const rs = await h.getJson(['get', 'replicaset', owner]);
+    return { ready: at(ready.lastTransitionTime), replicaSet: at(rs.metadata.creationTimestamp) };
+  }
+
+  it('GIVEN a new image for all three WHEN applied THEN each Deployment changes only after the node before it is Ready, and the plan said so', async () => {
+    const plan = await h.writePlan('next', chain(next, next));
+    const p = await h.deploy('plan', plan, ['--target', 'all'], {}, { json: false });
+    expect(p.exitCode, p.stderr).toBe(0);
+    expect(p.stdout).toMatch(/ {2}app: .*; only once db is ready \(after\)\n/);
+    expect(p.stdout).toMatch(/ {2}web: .*; only once app is ready \(after\)\n/);
+    const r = await h.deploy('apply', plan, ['--target', 'all']);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.json.targets[0].rollouts.map((x: any) => [x.node, x.outcome]).sort()).toEqual([['app', 'ready'], ['db', 'ready'], ['web', 'ready']]);
+    const [db, app, web] = [await times('db'), await times('app'), await times('web')];
+    // the new ReplicaSet is made when the Deployment's template changes
+    expect(app.replicaSet).toBeGreaterThanOrEqual(db.ready);
+    expect(web.replicaSet).toBeGreaterThanOrEqual(app.ready);
+  });
+
+  it('GIVEN db broken WHEN applied THEN db is rolled back (exit 4), app and web are not touched and the apply names db; the next plan still has their change', async () => {
+    const before = Object.fromEntries(await Promise.all(['app', 'web'].map(async (n) => [n, { uid: (await h.podOf(n)).metadata.uid, generation: (await h.getJson(['get', 'deployment', n])).metadata.generation }])));
+    const plan = await h.writePlan('broken', chain(broken, third));
+    const r = await h.deploy('apply', plan, ['--target', 'all'], {}, { json: false });
+    expect(r.exitCode, r.stderr).toBe(4);
+    expect(r.stdout).toMatch(/rolled back to .* because/);
+    for (const n of ['app', 'web']) {
+      expect(r.stdout).toContain(`/${n}: not changed: it comes after db, whose rollout failed`);
+      expect((await h.podOf(n)).metadata.uid).toBe(before[n].uid);
+      expect((await h.getJson(['get', 'deployment', n])).metadata.generation).toBe(before[n].generation);
+    }
+    const again = await h.deploy('plan', plan, ['--target', 'all']);
+    expect(again.exitCode, again.stderr).toBe(0);
+    const nodes = Object.fromEntries(again.json.targets[0].nodes.map((n: any) => [n.node, n]));
+    for (const n of ['app', 'web']) expect(nodes[n].deployment).toBe('update');
+  });
+
+  it('GIVEN a cycle or an unknown node THEN the plan is refused (exit 2) naming them, before any cluster read', async () => {
+    const cycle = await h.writePlan('cycle', { db: { image: good, after: ['web'] }, app: { image: good, after: ['db'] }, web: { image: good, after: ['app'] } });
+    const c = await h.deploy('plan', cycle, ['--target', 'all'], {}, { json: false });
+    expect(c.exitCode).toBe(2);
+    expect(c.stderr).toContain('cycle: app -> db -> web -> app');
+    const unknown = await h.writePlan('unknown', { db: { image: good }, app: { image: good, after: ['dbx'] } });
+    const u = await h.deploy('plan', unknown, ['--target', 'all'], {}, { json: false });
+    expect(u.exitCode).toBe(2);
+    expect(u.stderr).toContain('"dbx" is not a node of group');
+  });
+});
