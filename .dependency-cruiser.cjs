@@ -1,4 +1,4 @@
-// The layer rule of deploy (README "Layout"), checked by test/unit/architecture/layers.test.ts
+// The layer rule of deploy (docs/architecture.md), checked by test/unit/architecture/layers.test.ts
 // (part of `npm test`) and by hand with `npx depcruise src stacks`.
 //
 //     cli -> workflow -> { graph, config, tools, state, rollout, spire }

@@ -1,4 +1,4 @@
-# The group plan for `deploy` (README "The group plan"), written by Nix: each node's image is
+# The group plan for `deploy` (docs/group-plan.md), written by Nix: each node's image is
 # built on the deployer by the graph's push step (`image.build`, FR-002), only when its tag
 # changes. Evaluating this builds nothing: the tag comes from the system's store path
 # (image.nix), and `image.build` names the `nix build` of exactly the derivation evaluated here.
@@ -13,7 +13,7 @@
 # a garbage collection before the apply removes it, and the build then fails naming the node
 # and the command: evaluate the plan again.
 # Not run on the project's machines (no nixpkgs, no nix build there): evaluated with a stub
-# image only (test/integration/cd-nix.test.ts). See README "Nix".
+# image only (test/integration/cd-nix.test.ts). See docs/cd-and-nix.md.
 { pkgs ? import <nixpkgs> { }
 , system ? builtins.currentSystem
   # `{ configuration, name } -> derivation with passthru tag`: image.nix, or a stub in the test

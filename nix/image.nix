@@ -11,7 +11,7 @@
 # SIGRTMIN+3 (systemd's clean shutdown), Env container=docker, one layer holding the closure
 # of the system (dockerTools.buildImage), an empty /etc/machine-id (node-module.nix).
 # The tag follows the system's store path, so it changes exactly when the image does (FR-002).
-# Not built on the project's machines (no nixpkgs there); only parsed. See README "Nix".
+# Not built on the project's machines (no nixpkgs there); only parsed. See docs/cd-and-nix.md.
 { pkgs ? import <nixpkgs> { }
 , configuration
 , name ? "node"

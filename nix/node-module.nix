@@ -15,7 +15,7 @@
 #   - masked units that must not run in a pod;
 #   - `deploy-node-ready`: the readiness check of the Deployment's probe (prints the systemd
 #     state and the failed units, exits 0 only when systemd is `running`).
-# Not built on the project's machines (no nixpkgs there); only parsed. See README "Nix".
+# Not built on the project's machines (no nixpkgs there); only parsed. See docs/cd-and-nix.md.
 { config, lib, pkgs, ... }:
 
 let

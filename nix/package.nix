@@ -18,11 +18,11 @@
 # pass `tofuProviders` to choose others (newer nixpkgs name them by owner, e.g.
 # p.hashicorp_kubernetes, where older ones say p.kubernetes).
 # The kubernetes provider gets the same patch as `npm run tools` builds
-# (toolchain/tofu/patches/kubernetes-2.38.0/: the per-kind type cache, README "The provider
-# patch") when nixpkgs' provider is that version; `providerPatches = false` keeps the stock
+# (toolchain/tofu/patches/kubernetes-2.38.0/: the per-kind type cache, docs/provider-patch.md)
+# when nixpkgs' provider is that version; `providerPatches = false` keeps the stock
 # provider (DEPLOY_PROVIDER_PATCHES=none of `npm run tools`). Another version is left stock,
 # with a warning: the patch is written against 2.38.0.
-# Not built on the project's machines (no nixpkgs there); only parsed. See README "Nix".
+# Not built on the project's machines (no nixpkgs there); only parsed. See docs/cd-and-nix.md.
 { lib
 , buildNpmPackage
 , nodejs_24

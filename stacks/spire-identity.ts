@@ -113,7 +113,7 @@ export class SpireIdentity extends Construct {
     // The bundle as read: the same bytes give no change; a CA rotation changes it at the next plan.
     this.configMap = new ConfigMapV1(this, 'agent-config-map' satisfies SpirePart, {
       metadata: { name: SPIRE_AGENT_CONFIG_MAP, namespace, labels },
-      // the contract with the node image (README "Workload identity with SPIRE"): the agent
+      // the contract with the node image (docs/spire.md): the agent
       // reads these files from /etc/spire-agent/bundle/
       data: {
         'bundle.crt': Fn.base64decode(bundle.result.lookup(SPIRE_READS.bundle)),

@@ -18,7 +18,7 @@
 #                            cache's tofu.rc too).
 #   DEPLOY_PROVIDER_PATCHES  `all` (default): apply toolchain/tofu/patches/<name>-<version>/*.patch
 #                            to those providers (today: the kubernetes provider's per-kind type
-#                            cache, README "The provider patch") and serve them from the patched
+#                            cache, docs/provider-patch.md) and serve them from the patched
 #                            mirror; `none`: build and serve the stock providers only. `deploy`
 #                            reads the same variable to choose the mirror.
 #

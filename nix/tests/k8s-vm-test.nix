@@ -11,7 +11,7 @@
 # US2: after the good deploy, a configuration with a unit that always fails: apply fails with
 #      exit code 4 and tells of the rollback; the Deployment runs the previous image again;
 #      the new pod has the file written in /var/lib before, and the same machine ID.
-# Not run on the project's machines (no nixpkgs, no KVM there); only parsed. See README "Nix".
+# Not run on the project's machines (no nixpkgs, no KVM there); only parsed. See docs/cd-and-nix.md.
 { pkgs ? import <nixpkgs> { }
 , deploy ? pkgs.callPackage ../package.nix { }
   # its embedded containerd must be 2.1 or later, which has `cgroup_writable` (below; k3s
@@ -59,7 +59,7 @@ let
   brokenPlan = groupPlan "broken" brokenImage;
 
   # The method's RuntimeClass; its handler `systemd` is the containerd runtime configured in
-  # services.k3s.containerdConfigTemplate below (README "Running on your cluster").
+  # services.k3s.containerdConfigTemplate below (docs/running-on-your-cluster.md).
   runtimeClass = pkgs.writeText "runtimeclass.json" (builtins.toJSON {
     apiVersion = "node.k8s.io/v1";
     kind = "RuntimeClass";

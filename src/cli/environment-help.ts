@@ -20,7 +20,7 @@ ${COORDINATES.map((c) => `  ${c.env.padEnd(24)} ${c.help}`).join('\n')}
   DEPLOY_FAST_PLAN         off: every plan and apply runs tofu's full plan (default: a target unchanged
                            since its last verified plan or apply is answered "no changes" without a refresh)
 
-Workload identity with SPIRE (off unless K8S_SPIRE_NODE is set; see the README). The plan's
+Workload identity with SPIRE (off unless K8S_SPIRE_NODE is set; see docs/spire.md). The plan's
 roster.spiffeProvider must name the spire node exactly when K8S_SPIRE_NODE is set, and a node
 with "identity": true needs both (else exit 2, naming the node):
 ${SPIRE_COORDINATES.map((c) => `  ${c.env.padEnd(24)} ${c.help}`).join('\n')}

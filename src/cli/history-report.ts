@@ -1,7 +1,7 @@
 /**
  * What `deploy history` says: one row per kept version of the state (serial, time, what
  * changed per node), then when each node's image last changed; or, with --json, the one
- * document described in the README ("deploy history").
+ * document described in docs/status-and-history.md.
  */
 import type { HistoryResult, NodeChange } from '../workflow/history.js';
 import { shortDigest } from '../workflow/status-judge.js';

@@ -50,7 +50,7 @@ export function registerHistory(program: Command, ctx: CliContext): void {
     .option(SHARED_FLAGS.target, 'the target, as for plan (one: the history is of one state)', collectTargets)
     .option(SHARED_FLAGS.namespace, 'the namespace the target was applied in, as for plan; a state whose newest version holds another is an error, exit 2 (default: K8S_NAMESPACE, else not checked)')
     .option('--last <n>', 'only the newest n versions', parseCount)
-    .option(SHARED_FLAGS.json, 'write one JSON document on stdout (the README describes its fields)')
+    .option(SHARED_FLAGS.json, 'write one JSON document on stdout (docs/status-and-history.md describes its fields)')
     .addHelpText('after', HISTORY_HELP + '\n' + EXIT_CODES_HELP)
     .action(async (positional: string | undefined, flags: { plan: string; target?: string[]; namespace?: string; last?: number; json?: boolean }) => {
       const target = oneTarget(positional, flags.target);

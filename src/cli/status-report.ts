@@ -1,7 +1,7 @@
 /**
  * What `deploy status` says: per target a header (namespace, state serial, lock) and one row
  * per node, a sentence under the table for each node that differs, and a last line with the
- * verdict; or, with --json, the one document described in the README ("deploy status").
+ * verdict; or, with --json, the one document described in docs/status-and-history.md.
  */
 import type { LockView, StatusResult, TargetStatus } from '../workflow/status.js';
 import { shortDigest, type NodeStatus } from '../workflow/status-judge.js';

@@ -45,7 +45,7 @@ export function registerStatus(program: Command, ctx: CliContext): void {
     .option(SHARED_FLAGS.target, "a target: all or an app; repeat for several, '*' for every target that has a state (default: all)", collectTargets)
     .option(SHARED_FLAGS.namespace, 'the namespace the targets were applied in, as for plan (all: <name>, an app: <name>-<app>); a state that holds another is an error, exit 2 (default: K8S_NAMESPACE, else the namespace each state holds)')
     .option(SHARED_FLAGS.kubeconfig, 'kubeconfig of the cluster (default: KUBE_CONFIG_PATH)')
-    .option(SHARED_FLAGS.json, 'write one JSON document on stdout (the README describes its fields)')
+    .option(SHARED_FLAGS.json, 'write one JSON document on stdout (docs/status-and-history.md describes its fields)')
     .addHelpText('after', STATUS_HELP + '\n' + EXIT_CODES_HELP)
     .action(async (flags: { plan: string; target?: string[]; namespace?: string; kubeconfig?: string; json?: boolean }) => {
       const { readStatus } = await import('../workflow/status.js');

@@ -53,7 +53,7 @@ export function parseGroupPlan(text: string, file: string): GroupPlan {
   if (!parsed.success) {
     for (const i of parsed.error.issues) {
       if (i.code === 'unrecognized_keys') {
-        for (const k of i.keys) issues.push({ where: `${file}:${jsonPath([...i.path, k])}`, message: `unknown field "${k}": remove it or check its spelling (see the plan format in the README)` });
+        for (const k of i.keys) issues.push({ where: `${file}:${jsonPath([...i.path, k])}`, message: `unknown field "${k}": remove it or check its spelling (see the plan format in docs/group-plan.md)` });
       } else if (i.code === 'invalid_key') {
         issues.push({ where: `${file}:${jsonPath(i.path)}`, message: `invalid node name: ${i.issues.map((x) => x.message).join('; ')}` });
       } else {

@@ -31,7 +31,7 @@ export const imageSchema = z.strictObject({
   /**
    * The command (argv, no shell) that writes the archive, run by the graph's push step just
    * before the push, in the plan file's directory, only when the push is replaced (FR-002).
-   * Not part of the replacement: the tag says which image it is (README "image.build").
+   * Not part of the replacement: the tag says which image it is (docs/group-plan.md, "The image build on the deployer").
    */
   build: z
     .array(z.string({ error: 'must be a string: each element is one word of the command' }).min(1, 'must not be empty: each element is one word of the command'), { error: 'must be an argv array, e.g. ["nix", "build", "--out-link", "images/web.tar"]' })

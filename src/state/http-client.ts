@@ -16,8 +16,8 @@ const REQUEST_TIMEOUT_MS = 30_000;
  * run's signal: an interrupt must not cut the very request that cleans up after the run (it
  * did: "UNLOCK ... failed: SIGINT" right after "stopping cleanly"). Short, so that a stopping
  * run that meets a dead backend still ends soon, naming what it left; above the 15 s a
- * PostgreSQL-backed server may wait for another server's transaction on the key (README, "The
- * shared state backend").
+ * PostgreSQL-backed server may wait for another server's transaction on the key
+ * (docs/state-backends.md).
  */
 export const CLEANUP_TIMEOUT_MS = 20_000;
 

@@ -111,7 +111,7 @@ export const ERROR_CLASSES: readonly { readonly name: string; readonly test: Reg
   {
     name: 'permission',
     test: /forbidden|\b403\b|Unauthorized|\b401\b/i,
-    hint: "the cluster refused deploy's identity: grant the verb and resource named above to the kubeconfig's user (README: Running on your cluster), or use a kubeconfig that has them",
+    hint: "the cluster refused deploy's identity: grant the verb and resource named above to the kubeconfig's user (docs/running-on-your-cluster.md), or use a kubeconfig that has them",
   },
   {
     name: 'unreachable',
