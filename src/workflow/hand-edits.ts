@@ -4,7 +4,7 @@
  * API server's record of which field manager set which field), and the fields of the graph that
  * someone removed. Pure: objects, manifests and rules in, edits out.
  *
- * The rule (README "Hand edits and drift"):
+ * The rule (docs/hand-edits-and-drift.md):
  *   - A field is deploy's when the graph's apply (`deploy`), the provider's typed resources
  *     (`HashiCorp`) or the rollout step (`deploy-rollout`, its rollback and annotation) wrote it,
  *     or a controller of the cluster did (`kube-controller-manager`, `kube-scheduler`,

@@ -81,7 +81,7 @@ function clusterPart(c: ClusterNode, nowMs: number): NonNullable<NodeStatus['clu
 
 function judgeNode(s: StateNode, c: ClusterNode | undefined, nowMs: number): NodeStatus {
   const state = { image: s.image, tag: s.tagRef ? tagOf(s.tagRef) : null, rolloutFailed: s.rolloutFailed };
-  // (the keys in the order the README documents them)
+  // (the keys in the order docs/status-and-history.md documents them)
   const cluster = c ? clusterPart(c, nowMs) : null;
   const status = (mark: Mark, words: string): NodeStatus => ({ node: s.node, mark, words, state, cluster, lastRollout: c?.lastRollout ?? null });
   if (!c) return status('missing', 'its Deployment is gone from the cluster (drift: deleted by hand, or the namespace or cluster made again): `deploy apply` makes it again, with its rollout step');

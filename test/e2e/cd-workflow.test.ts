@@ -368,7 +368,7 @@ describe('the CD workflow under act', () => {
       expect(await locksOnServer()).toEqual({});
       // nothing of the cancelled job that could write state or touch the cluster keeps running
       // to race the next run: not deploy, its rollout step, or tofu (a provider plugin of the
-      // killed tofu is left idle on a host runner: nobody talks to it; see the README)
+      // killed tofu is left idle on a host runner: nobody talks to it; see docs/cd-and-nix.md)
       const running = async () => [...(await processesWithHome(join(work, 'home-cancel'))).values()].filter((c) => !/\/terraform-provider-[a-z]+_v/.test(c));
       const deadline = Date.now() + 90_000;
       let left = await running();

@@ -1,5 +1,5 @@
 /**
- * Edge case 1, its second form (README "Running on your cluster"): the cluster has the
+ * Edge case 1, its second form (docs/running-on-your-cluster.md): the cluster has the
  * RuntimeClass, but the node's container runtime has no handler of that name. Every pod
  * sandbox fails; the rollout step calls that terminal after three failures, says what the
  * runtime said, and on a first deploy exits 5 (nothing to set back).
