@@ -20,7 +20,7 @@ import { LABEL_GROUP, LABEL_MANAGED_BY, MANAGED_BY } from '../src/contract/pod-l
 import { POD_SECURITY_LABELS } from '../src/contract/pod-security.js';
 import { nodeConstructId, SPIRE_CONSTRUCT, type TargetPart } from '../src/contract/graph-ids.js';
 import { NODE_NAMES_OUTPUT, SUBMISSION_OUTPUT, TARGET_NAMESPACE_OUTPUT } from '../src/contract/graph-outputs.js';
-import { rolloutOrder } from '../src/config/order-rules.js';
+import { waitsFor, waves } from '../src/config/order-rules.js';
 import { NodeImage, NodeWorkload } from './node.js';
 import { SpireIdentity } from './spire-identity.js';
 
@@ -98,13 +98,16 @@ export class TargetStack extends TerraformStack {
             after: [namespace],
           });
 
-    // `after` (config/order-rules.ts): a node's Deployment depends on the rollout step of each
-    // node it comes after, so tofu changes it only once those are Ready, and not at all when
-    // one of them failed (and was rolled back). Made in that order; the IDs do not change.
+    // `after` and the waves (config/order-rules.ts): a node's Deployment depends on the rollout
+    // step of each node it comes after and of each node of the wave before its own, so tofu
+    // changes it only once those are Ready, and not at all when one of them failed (and was
+    // rolled back). Made in that order; the IDs do not change.
     const imageOf = new Map(model.nodes.map((n, i) => [n.name, images[i]!]));
+    const waits = waitsFor(model.nodes, model.waveSize);
     const workloads = new Map<string, NodeWorkload>();
-    for (const node of rolloutOrder(model.nodes)) {
-      const waitsFor = (node.after ?? []).map((d) => workloads.get(d)!.rollout);
+    for (const node of waves(model.nodes, model.waveSize).flat()) {
+      const w = waits.get(node.name)!;
+      const before = [...new Set([...w.after, ...w.previousWave])].map((d) => workloads.get(d)!.rollout);
       workloads.set(
         node.name,
         new NodeWorkload(this, nodeConstructId('node', node.name), {
@@ -112,7 +115,7 @@ export class TargetStack extends TerraformStack {
           node,
           namespace: ns,
           imageByDigest: imageOf.get(node.name)!.imageByDigest,
-          after: [policy, ...waitsFor],
+          after: [policy, ...before],
           ...(spire !== undefined ? { spire: { after: [spire.handoff, spire.configMap] } } : {}),
         }),
       );

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { parseDurationSeconds } from './duration.js';
 import { labelProblem } from './names.js';
+import { parseMaxUnavailable, type MaxUnavailable } from './max-unavailable.js';
 import type { InputIssue } from '../errors.js';
 
 import { COORDINATES, type CoordinateFlags } from './coordinate-table.js';
@@ -42,6 +43,8 @@ const coordinatesSchema = z.object({
     .int()
     .min(1, 'must be at least 1s: at 0 the kubelet kills systemd without letting it stop its units'),
   registryTlsVerify: z.boolean(),
+  /** The wave size (order-rules.ts): absent, no limit. */
+  maxUnavailable: z.custom<MaxUnavailable>((v) => v !== null, { error: 'must be a whole number of nodes (at least 1) or a percentage of the target\'s nodes (1%-100%), e.g. 10 or 20%' }).optional(),
 });
 
 /** `spire`: present only when the SPIRE coordinates are set (K8S_SPIRE_NODE). */
@@ -76,6 +79,7 @@ export function resolveCoordinates(
     runtimeClass: pick(flags.runtimeClass, env.K8S_RUNTIME_CLASS) ?? 'systemd',
     rolloutTimeoutSeconds: parseDurationSeconds(timeoutText),
     stopTimeoutSeconds: parseDurationSeconds(stopText),
+    maxUnavailable: parseMaxUnavailable(pick(flags.maxUnavailable, env.DEPLOY_MAX_UNAVAILABLE)),
     registryTlsVerify: tls === 'false' || tls === '0' || tls === 'no' ? false : tls === 'true' || tls === '1' || tls === 'yes' ? true : undefined,
   };
   const parsed = coordinatesSchema.safeParse(raw);

@@ -12,6 +12,7 @@ import { findDuplicateKeys } from './json-duplicates.js';
 import { labelProblem, names } from './names.js';
 import { identityProblems } from './identity-rules.js';
 import { orderProblems, targetOrderProblems } from './order-rules.js';
+import { parseMaxUnavailable, waveSize } from './max-unavailable.js';
 import { groupPlanSchema, type GroupPlan } from './plan-schema.js';
 import { spireGraphCoordinates } from './spire-coordinates.js';
 import { ALL_TARGET, chooseTargets } from './target-choice.js';
@@ -138,6 +139,8 @@ export function buildTargets(plan: GroupPlan, coords: Coordinates, planFile: str
   }
 
   const base = dirname(resolve(planFile));
+  // flag or environment, else the plan's default (validated by the schema)
+  const maxUnavailable = coords.maxUnavailable ?? parseMaxUnavailable(plan.maxUnavailable) ?? undefined;
   return chosen.map((t) => {
     const namespace = t === ALL_TARGET ? coords.namespace : names.appNamespace(coords.namespace, t);
     const nodeNames = nodesOf(t);
@@ -171,6 +174,8 @@ export function buildTargets(plan: GroupPlan, coords: Coordinates, planFile: str
       submissionId: plan.submission?.id,
       nodes,
       degrade: nodeNames.flatMap((n) => degradeNotes(n, plan)),
+      // only when it cuts the nodes into waves, so that a graph without waves is as it was
+      ...(maxUnavailable !== undefined && waveSize(maxUnavailable, nodes.length) < nodes.length ? { waveSize: waveSize(maxUnavailable, nodes.length) } : {}),
       // only when set, so that a model (and its graph) without SPIRE is as it was
       ...(coords.spire !== undefined ? { spire: spireGraphCoordinates(coords.spire) } : {}),
     };

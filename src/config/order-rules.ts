@@ -102,30 +102,70 @@ export function rolloutOrder<T extends { readonly name: string; readonly after?:
   return out;
 }
 
+type Ordered = { readonly name: string; readonly after?: readonly string[] };
+
 /**
- * The nodes that a failed node holds back: every node that comes after it, directly or through
- * another node, as `node -> the failed node it waited for` (the first found along its order).
+ * The waves of a target (--max-unavailable): its nodes in rollout order, cut into runs of
+ * `size`. Every node of a wave waits for the rollout of each node of the wave before it, so at
+ * most `size` nodes are between "old pod stopped" and "new pod Ready" at once. A wave is cut
+ * from all the target's nodes, not only the changed ones: the graph is made before the plan
+ * knows which change (a wave whose nodes do not change passes at once).
+ * No size: one wave.
  */
-export function heldBackBy<T extends { readonly name: string; readonly after?: readonly string[] }>(nodes: readonly T[], failed: ReadonlySet<string>): Map<string, string> {
-  const byName = new Map(nodes.map((n) => [n.name, n]));
-  const memo = new Map<string, string | undefined>();
-  const blocker = (name: string, seen: Set<string>): string | undefined => {
-    if (memo.has(name)) return memo.get(name);
-    if (seen.has(name)) return undefined;
-    seen.add(name);
-    let found: string | undefined;
-    for (const dep of byName.get(name)?.after ?? []) {
-      found = failed.has(dep) ? dep : blocker(dep, seen);
-      if (found !== undefined) break;
+export function waves<T extends Ordered>(nodes: readonly T[], size: number | undefined): T[][] {
+  const ordered = rolloutOrder(nodes);
+  if (size === undefined || size >= ordered.length) return [ordered];
+  const out: T[][] = [];
+  for (let i = 0; i < ordered.length; i += size) out.push(ordered.slice(i, i + size));
+  return out;
+}
+
+/** What each node waits for: the nodes it comes after, and the nodes of the wave before its own. */
+export function waitsFor<T extends Ordered>(nodes: readonly T[], size: number | undefined): Map<string, { after: readonly string[]; previousWave: readonly string[]; wave: number; waves: number }> {
+  const cut = waves(nodes, size);
+  const out = new Map<string, { after: readonly string[]; previousWave: readonly string[]; wave: number; waves: number }>();
+  cut.forEach((wave, i) => {
+    const previousWave = i === 0 ? [] : cut[i - 1]!.map((n) => n.name);
+    for (const n of wave) out.set(n.name, { after: n.after ?? [], previousWave, wave: i + 1, waves: cut.length });
+  });
+  return out;
+}
+
+/** Why a node's change was not made: the failed node it waited for, through `after` alone or through a wave. */
+export interface HeldBack {
+  readonly by: string;
+  readonly through: 'after' | 'wave';
+}
+
+/**
+ * The nodes that a failed node holds back: every node that waits for it, directly or through
+ * another node (its `after`, or the waves of `size`), with the failed node it waited for.
+ */
+export function heldBackBy<T extends Ordered>(nodes: readonly T[], failed: ReadonlySet<string>, size?: number): Map<string, HeldBack> {
+  const waits = waitsFor(nodes, size);
+  const search = (name: string, edges: (n: string) => readonly string[]): string | undefined => {
+    const seen = new Set<string>();
+    const stack = [...edges(name)];
+    while (stack.length > 0) {
+      const next = stack.shift()!;
+      if (seen.has(next)) continue;
+      seen.add(next);
+      if (failed.has(next)) return next;
+      stack.push(...edges(next));
     }
-    memo.set(name, found);
-    return found;
+    return undefined;
   };
-  const held = new Map<string, string>();
+  const afterOnly = (n: string) => waits.get(n)?.after ?? [];
+  const all = (n: string) => [...(waits.get(n)?.after ?? []), ...(waits.get(n)?.previousWave ?? [])];
+  const held = new Map<string, HeldBack>();
   for (const n of nodes) {
     if (failed.has(n.name)) continue;
-    const b = blocker(n.name, new Set());
-    if (b !== undefined) held.set(n.name, b);
+    const byAfter = search(n.name, afterOnly);
+    if (byAfter !== undefined) held.set(n.name, { by: byAfter, through: 'after' });
+    else {
+      const byWave = search(n.name, all);
+      if (byWave !== undefined) held.set(n.name, { by: byWave, through: 'wave' });
+    }
   }
   return held;
 }

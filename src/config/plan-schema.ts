@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { labelProblem, NODE_NAME_MAX } from './names.js';
+import { parseMaxUnavailable } from './max-unavailable.js';
 
 const label = (max?: number) =>
   z.string().superRefine((s, ctx) => {
@@ -86,6 +87,14 @@ export const groupPlanSchema = z.strictObject({
   nodes: z.record(label(NODE_NAME_MAX), nodeSchema).refine((n) => Object.keys(n).length > 0, 'must have at least one node'),
   roster: rosterSchema.default({ spiffeProvider: null }),
   submission: submissionSchema.optional(),
+  /**
+   * The default of --max-unavailable (DEPLOY_MAX_UNAVAILABLE overrides it): how many changed
+   * nodes of a target may be down at once, as a number or a percentage (config/order-rules.ts).
+   */
+  maxUnavailable: z
+    .union([z.number(), z.string()], { error: 'must be a number of nodes or a percentage such as "20%"' })
+    .refine((v) => parseMaxUnavailable(v) !== null, 'must be a whole number of nodes (at least 1) or a percentage of the target\'s nodes (1%-100%), e.g. 10 or "20%"')
+    .optional(),
 });
 
 export type GroupPlan = z.infer<typeof groupPlanSchema>;

@@ -49,6 +49,11 @@ export interface TargetModel {
   readonly submissionId: string | undefined;
   /** Sorted by name; a node's `after` names only nodes of this list. */
   readonly nodes: readonly NodeModel[];
+  /**
+   * --max-unavailable as a number of this target's nodes, when it cuts them into several waves
+   * (config/order-rules.ts `waves`); absent: one wave, and the graph is as it was without it.
+   */
+  readonly waveSize?: number;
   readonly degrade: readonly DegradeNote[];
   /**
    * The SPIRE coordinates when set (K8S_SPIRE_NODE), without the key's path: the run stages

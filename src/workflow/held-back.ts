@@ -1,6 +1,6 @@
 /**
  * After an apply whose rollout of some node failed: the nodes that come after it (`after` in
- * the plan) and had a change planned were not changed, since tofu does not apply a resource
+ * the plan, or a later wave of --max-unavailable) and had a change planned were not changed, since tofu does not apply a resource
  * whose dependency failed. Each is marked with the failed node it waited for, so the summary
  * says why its change is not made (and the next apply makes it, once that node is fixed).
  */
@@ -11,19 +11,20 @@ import { touchesPod, type TargetSummary } from './plan-summary.js';
 
 export function markHeldBack(model: TargetModel, summary: TargetSummary, rollouts: readonly RolloutReport[]): TargetSummary {
   const failed = new Set(rollouts.filter((r) => r.outcome !== 'ready').map((r) => r.node));
-  if (failed.size === 0 || !model.nodes.some((n) => (n.after ?? []).length > 0)) return summary;
+  if (failed.size === 0) return summary;
   const reported = new Set(rollouts.map((r) => r.node));
-  const held = heldBackBy(model.nodes, failed);
+  const held = heldBackBy(model.nodes, failed, model.waveSize);
   return {
     ...summary,
     nodes: summary.nodes.map((n) => {
-      const by = held.get(n.node);
-      return by !== undefined && touchesPod(n) && !reported.has(n.node) ? { ...n, heldBackBy: by } : n;
+      const h = held.get(n.node);
+      return h !== undefined && touchesPod(n) && !reported.has(n.node) ? { ...n, heldBackBy: h.by, heldBackThrough: h.through } : n;
     }),
   };
 }
 
 /** The summary's line for a node held back (under the rollout lines of `deploy apply`). */
-export function heldBackLine(namespace: string, node: string, by: string): string {
-  return `${namespace}/${node}: not changed: it comes after ${by}, whose rollout failed; its Deployment and pod are as they were, and the next apply makes its change once ${by} is ready`;
+export function heldBackLine(namespace: string, node: string, by: string, through: 'after' | 'wave' = 'after'): string {
+  const why = through === 'after' ? `it comes after ${by}, whose rollout failed` : `its wave starts only after the wave of ${by}, whose rollout failed (--max-unavailable; no new wave starts after a failure)`;
+  return `${namespace}/${node}: not changed: ${why}; its Deployment and pod are as they were, and the next apply makes its change once ${by} is ready`;
 }

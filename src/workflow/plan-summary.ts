@@ -3,6 +3,7 @@
  * what will be pushed, replaced, restarted, removed. Pure.
  */
 import type { DegradeNote, TargetModel } from '../config/target-model.js';
+import { waitsFor } from '../config/order-rules.js';
 import { describeClaimLoss, findClaimLosses, type ClaimLoss, type ClaimLossOptions } from './claim-guard.js';
 import { describeGraphAddress, nodeResourceOf, resourceNameOf, spirePartOf, type SpirePart } from '../contract/graph-ids.js';
 import type { PlannedResourceChange } from '../contract/planned-change.js';
@@ -45,6 +46,10 @@ export interface NodeSummary {
    * so its planned change was not made (its Deployment and pod are as they were).
    */
   heldBackBy?: string;
+  /** how it waited for that node: its `after` (directly or through another node), or the waves */
+  heldBackThrough?: 'after' | 'wave';
+  /** its wave and the number of waves of the target (--max-unavailable), when there are several */
+  wave?: { n: number; of: number };
   /** one line for people */
   words: string;
 }
@@ -139,6 +144,7 @@ export function summarizePlan(
     }
   }
   const present = new Set(model.nodes.map((n) => n.name));
+  const waveOf = waitsFor(model.nodes, model.waveSize);
   const byName = new Map(model.nodes.map((n) => [n.name, n]));
   for (const s of nodes.values()) {
     // gone from the group, or the whole target is destroyed
@@ -158,6 +164,11 @@ export function summarizePlan(
     if (after !== undefined && after.length > 0) {
       s.after = [...after];
       if (touchesPod(s)) s.words += `; only once ${after.join(' and ')} ${after.length === 1 ? 'is' : 'are'} ready (after)`;
+    }
+    const w = waveOf.get(s.node);
+    if (w !== undefined && w.waves > 1) {
+      s.wave = { n: w.wave, of: w.waves };
+      if (touchesPod(s)) s.words += `; in wave ${w.wave} of ${w.waves} (at most ${model.waveSize} nodes down at once)`;
     }
   }
   const targetEdits = (facts.handEdits ?? []).filter((e) => e.node === undefined);

@@ -81,7 +81,7 @@ export async function runVerb(mode: Mode, flags: VerbInputs, ctx: RunContext): P
       ctx.stdout.write(formatTargetSummary(r.summary) + '\n');
       for (const c of r.copies) ctx.stdout.write(`  warning: ${c.words}\n`);
       if (mode === 'apply' && r.applied) ctx.stdout.write(formatRolloutSummary(r.rollouts).replace(/^/gm, '  ').replace(/ +$/gm, ''));
-      for (const n of r.summary.nodes) if (n.heldBackBy !== undefined) ctx.stdout.write(`  ${heldBackLine(r.summary.namespace, n.node, n.heldBackBy)}\n`);
+      for (const n of r.summary.nodes) if (n.heldBackBy !== undefined) ctx.stdout.write(`  ${heldBackLine(r.summary.namespace, n.node, n.heldBackBy, n.heldBackThrough)}\n`);
       if (mode === 'destroy' && r.applied) ctx.stdout.write(`  destroyed: namespace ${r.summary.namespace} and everything in it (the images stay in the registry)\n`);
     }
     const stopped = notRun.length > 0 ? ` (the run stopped at ${ran.at(-1)}; not run: ${notRun.join(', ')})` : '';

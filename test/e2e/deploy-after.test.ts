@@ -81,3 +81,67 @@ describe('after: a chain db <- app <- web', () => {
     expect(u.stderr).toContain('"dbx" is not a node of group');
   });
 });
+
+describe('waves: --max-unavailable 2 over 4 nodes', () => {
+  let h: DeployHarness;
+  let good: BuiltImage;
+  let broken: BuiltImage;
+  let next: BuiltImage;
+  const four = (image: BuiltImage) => ({ w1: { image }, w2: { image }, w3: { image }, w4: { image } });
+  const waves = { DEPLOY_MAX_UNAVAILABLE: '2' };
+
+  beforeAll(async () => {
+    h = await DeployHarness.create('waves');
+    [good, broken, next] = [await images.good(), await images.broken(), await images.goodWith('waves=2')];
+    const first = await h.deploy('apply', await h.writePlan('first', four(good)), ['--target', 'all'], waves);
+    expect(first.exitCode, first.stderr).toBe(0);
+  });
+  afterAll(() => h?.cleanup());
+
+  /** Samples, every 250 ms while `run` runs, how many of the nodes' Deployments have no ready pod. */
+  async function downWhile<T>(run: Promise<T>): Promise<{ result: T; maxDown: number; samples: number }> {
+    let done = false;
+    let maxDown = 0;
+    let samples = 0;
+    const sampler = (async () => {
+      while (!done) {
+        const list = await h.kubectl(['get', 'deployments', '-o', 'json']);
+        if (list.exitCode === 0) {
+          const down = JSON.parse(list.stdout).items.filter((d: any) => (d.status.readyReplicas ?? 0) < 1).length;
+          maxDown = Math.max(maxDown, down);
+          samples += 1;
+        }
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    })();
+    const result = await run;
+    done = true;
+    await sampler;
+    return { result, maxDown, samples };
+  }
+
+  it('GIVEN a broken image for all 4 WHEN applied THEN at most 2 are ever down, the first wave is rolled back (exit 4), the second is never restarted, and the apply says why', async () => {
+    const uids = Object.fromEntries(await Promise.all(['w3', 'w4'].map(async (n) => [n, (await h.podOf(n)).metadata.uid])));
+    const plan = await h.writePlan('broken', four(broken));
+    const p = await h.deploy('plan', plan, ['--target', 'all'], waves, { json: false });
+    expect(p.stdout).toMatch(/ {2}w1: .*; in wave 1 of 2 \(at most 2 nodes down at once\)\n/);
+    expect(p.stdout).toMatch(/ {2}w4: .*; in wave 2 of 2 /);
+    const { result: r, maxDown, samples } = await downWhile(h.deploy('apply', plan, ['--target', 'all'], waves, { json: false }));
+    expect(r.exitCode, r.stderr).toBe(4);
+    expect(samples).toBeGreaterThan(10);
+    expect(maxDown, `${samples} samples`).toBeLessThanOrEqual(2);
+    expect(maxDown).toBeGreaterThan(0);
+    for (const n of ['w1', 'w2']) expect(r.stdout).toMatch(new RegExp(`/${n}: rolled back to `));
+    for (const n of ['w3', 'w4']) {
+      expect(r.stdout).toMatch(new RegExp(`/${n}: not changed: its wave starts only after the wave of w[12], whose rollout failed`));
+      expect((await h.podOf(n)).metadata.uid).toBe(uids[n]);
+    }
+  });
+
+  it('GIVEN the same run again with a good image THEN it resumes: every node rolled out, wave 2 after wave 1 was Ready', async () => {
+    const { result: r, maxDown } = await downWhile(h.deploy('apply', await h.writePlan('next', four(next)), ['--target', 'all'], waves));
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(maxDown).toBeLessThanOrEqual(2);
+    expect(r.json.targets[0].rollouts.map((x: any) => x.outcome)).toEqual(['ready', 'ready', 'ready', 'ready']);
+  });
+});

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../src/config/load.js';
-import { heldBackBy, rolloutOrder } from '../../../src/config/order-rules.js';
+import { heldBackBy, rolloutOrder, waves } from '../../../src/config/order-rules.js';
+import { parseMaxUnavailable, waveSize } from '../../../src/config/max-unavailable.js';
 import { ConfigError } from '../../../src/errors.js';
 import { renderGraph } from '../../../src/graph/synth.js';
 import { samplePlan } from '../helpers.js';
@@ -72,9 +73,56 @@ describe('rolloutOrder and heldBackBy', () => {
     expect(rolloutOrder(nodes).map((n) => n.name)).toEqual(['db', 'app', 'cache', 'web']);
   });
   it('holds back every node after a failed one, directly or through another, naming the failed one', () => {
-    expect(heldBackBy(nodes, new Set(['db']))).toEqual(new Map([['app', 'db'], ['web', 'db']]));
-    expect(heldBackBy(nodes, new Set(['cache']))).toEqual(new Map([['web', 'cache']]));
+    const after = (by: string) => ({ by, through: 'after' });
+    expect(heldBackBy(nodes, new Set(['db']))).toEqual(new Map([['app', after('db')], ['web', after('db')]]));
+    expect(heldBackBy(nodes, new Set(['cache']))).toEqual(new Map([['web', after('cache')]]));
     expect(heldBackBy(nodes, new Set(['web']))).toEqual(new Map());
+  });
+  it('cuts waves from the rollout order; a failure holds back every later wave, said as through the waves', () => {
+    expect(waves(nodes, 2).map((w) => w.map((n) => n.name))).toEqual([['db', 'app'], ['cache', 'web']]);
+    expect(waves(nodes, 4).length).toBe(1);
+    expect(waves(nodes, undefined).length).toBe(1);
+    // app fails in wave 1: web comes after app; cache is only in the next wave
+    expect(heldBackBy(nodes, new Set(['app']), 2)).toEqual(new Map([['cache', { by: 'app', through: 'wave' }], ['web', { by: 'app', through: 'after' }]]));
+    expect(heldBackBy(nodes, new Set(['cache']), 2)).toEqual(new Map([['web', { by: 'cache', through: 'after' }]]));
+  });
+});
+
+describe('--max-unavailable', () => {
+  it.each([
+    ['10', { count: 10 }],
+    [3, { count: 3 }],
+    ['20%', { percent: 20 }],
+    ['100%', { percent: 100 }],
+  ])('%j is %j', (text, want) => expect(parseMaxUnavailable(text)).toEqual(want));
+  it.each(['0', '0%', '101%', '-1', '1.5', 'ten', '', '10 %'])('%j is refused', (text) => expect(parseMaxUnavailable(text)).toBeNull());
+  it('a percentage is of the target, rounded down, at least 1', () => {
+    expect(waveSize({ percent: 20 }, 50)).toBe(10);
+    expect(waveSize({ percent: 20 }, 4)).toBe(1);
+    expect(waveSize({ count: 7 }, 4)).toBe(7);
+  });
+  it('GIVEN DEPLOY_MAX_UNAVAILABLE or the plan default THEN the target has that wave size, only when it makes several waves; a bad value is refused naming where', () => {
+    const model = (env: NodeJS.ProcessEnv, more: (p: any) => void = () => {}) => buildTargets(planWith({}, more), loadCoordinates({}, { K8S_REGISTRY: 'r', ...env }), FILE, ['all'])[0]!;
+    expect(model({ DEPLOY_MAX_UNAVAILABLE: '2' }).waveSize).toBe(2);
+    expect(model({}, (p) => (p.maxUnavailable = '50%')).waveSize).toBe(2);
+    expect(model({ DEPLOY_MAX_UNAVAILABLE: '3' }, (p) => (p.maxUnavailable = 1)).waveSize).toBe(3);
+    expect('waveSize' in model({ DEPLOY_MAX_UNAVAILABLE: '4' })).toBe(false);
+    expect(() => loadCoordinates({}, { K8S_REGISTRY: 'r', DEPLOY_MAX_UNAVAILABLE: 'half' })).toThrow(ConfigError);
+    try {
+      loadCoordinates({}, { K8S_REGISTRY: 'r', DEPLOY_MAX_UNAVAILABLE: 'half' });
+    } catch (err) {
+      expect((err as ConfigError).issues).toEqual([{ where: 'DEPLOY_MAX_UNAVAILABLE (or --max-unavailable)', message: expect.stringContaining('a whole number of nodes') }]);
+    }
+    expect(() => planWith({}, (p) => (p.maxUnavailable = '0%'))).toThrow(/maxUnavailable/);
+  });
+  it('GIVEN waves of 2 THEN each Deployment of wave 2 depends on the rollout steps of wave 1', () => {
+    const [all] = buildTargets(planWith({}), loadCoordinates({}, { K8S_REGISTRY: 'r', DEPLOY_MAX_UNAVAILABLE: '2' }), FILE, ['all']);
+    const json = JSON.parse(renderGraph(all!));
+    const deps = (node: string) => Object.values<any>(json.resource.kubernetes_manifest).find((r) => r['//'].metadata.path.endsWith(`/node-${node}/deployment`)).depends_on as string[];
+    const rolloutOf = (node: string) => `null_resource.${Object.entries<any>(json.resource.null_resource).find(([, r]) => r['//'].metadata.path.endsWith(`/node-${node}/rollout`))![0]}`;
+    // alpha, beta | delta, gamma
+    for (const n of ['delta', 'gamma']) expect(deps(n)).toEqual(expect.arrayContaining([rolloutOf('alpha'), rolloutOf('beta')]));
+    for (const n of ['alpha', 'beta']) expect(deps(n).some((d) => d.startsWith('null_resource.'))).toBe(false);
   });
 });
 

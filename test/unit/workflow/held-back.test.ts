@@ -8,8 +8,8 @@ const node = (name: string, after?: string[]) => ({ name, archive: `/a/${name}.t
 const model = { target: 'all', namespace: 'ns', stateKey: 'g-all', nodes: [node('app', ['db']), node('db'), node('other'), node('web', ['app'])], degrade: [] } as unknown as TargetModel;
 /** Every node's Deployment updated and its rollout step replaced (a new image for all). */
 const planned: PlannedChange[] = model.nodes.flatMap((n) => [
-  { address: `kubernetes_manifest.node-${n.name}_deployment_A2CE01B5`, name: `node-${n.name}_deployment_A2CE01B5`, actions: ['update'] },
-  { address: `null_resource.node-${n.name}_rollout_B2CE01B6`, name: `node-${n.name}_rollout_B2CE01B6`, actions: ['delete', 'create'] },
+  { address: `kubernetes_manifest.node-${n.name}_deployment_A2CE01B5`, name: `node-${n.name}_deployment_A2CE01B5`, actions: ['update'], actionReason: undefined },
+  { address: `null_resource.node-${n.name}_rollout_B2CE01B6`, name: `node-${n.name}_rollout_B2CE01B6`, actions: ['delete', 'create'], actionReason: undefined },
 ]);
 const report = (n: string, outcome: RolloutReport['outcome']) => ({ node: n, namespace: 'ns', outcome }) as RolloutReport;
 
