@@ -267,7 +267,7 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
     // law 10: the claim of a node that stays goes only when the operator named the node
     if (mode === 'apply') refuseClaimLosses(model, summary.claimLosses);
     // every archive the apply pushes is there, before tofu changes anything (push-archives.ts)
-    if (mode === 'apply' && plan.hasChanges) await requirePushArchives(model, summary);
+    if (mode === 'apply' && plan.hasChanges) await requirePushArchives(model, summary, opts.env.PATH ?? '');
     // FR-009: the node names from the graph's output: as planned, or (no change, or after the
     // apply) as the state holds them; a destroy leaves none
     // (a plan of some nodes: the outputs are the state's, which the check found the graph keeps)
