@@ -7,7 +7,7 @@
 import { heldBackBy } from '../config/order-rules.js';
 import type { TargetModel } from '../config/target-model.js';
 import type { RolloutReport } from '../rollout/report.js';
-import { touchesPod, type TargetSummary } from './plan-summary.js';
+import { touchesPod, type NodeSummary, type TargetSummary } from './plan-summary.js';
 
 export function markHeldBack(model: TargetModel, summary: TargetSummary, rollouts: readonly RolloutReport[]): TargetSummary {
   const failed = new Set(rollouts.filter((r) => r.outcome !== 'ready').map((r) => r.node));
@@ -27,4 +27,12 @@ export function markHeldBack(model: TargetModel, summary: TargetSummary, rollout
 export function heldBackLine(namespace: string, node: string, by: string, through: 'after' | 'wave' = 'after'): string {
   const why = through === 'after' ? `it comes after ${by}, whose rollout failed` : `its wave starts only after the wave of ${by}, whose rollout failed (--max-unavailable; no new wave starts after a failure)`;
   return `${namespace}/${node}: not changed: ${why}; its Deployment and pod are as they were, and the next apply makes its change once ${by} is ready`;
+}
+
+/** What a node's Deployment waits for in the live view, when it waits: `db (after)`, `wave 1 of 3`. */
+export function waitWords(n: Pick<NodeSummary, 'after' | 'wave'>): string | undefined {
+  const parts: string[] = [];
+  if (n.after !== undefined && n.after.length > 0) parts.push(`${n.after.join(' and ')} (after)`);
+  if (n.wave !== undefined && n.wave.n > 1) parts.push(`wave ${n.wave.n - 1} of ${n.wave.of}`);
+  return parts.length === 0 ? undefined : parts.join(' and ');
 }

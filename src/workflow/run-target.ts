@@ -32,7 +32,7 @@ import type { HeldLocks } from '../state/held-locks.js';
 import { readTargetObjects, type TargetObjects } from './target-objects.js';
 import { graphManifests, handEditsOf, readGraphText, undoHandEdits, type GraphDocument } from './undo-hand-edits.js';
 import { requirePushArchives } from './push-archives.js';
-import { markHeldBack } from './held-back.js';
+import { markHeldBack, waitWords } from './held-back.js';
 import type { RunTools } from '../tools/preflight.js';
 
 export type Mode = 'plan' | 'apply' | 'destroy';
@@ -288,7 +288,7 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
       target: model.target,
       namespace: model.namespace,
       changes: summary.other.length > 0 || summary.spire.length > 0,
-      nodes: summary.nodes.map((n) => ({ node: n.node, words: n.words, changes: nodeChanges(n), push: pushes.get(n.node) })),
+      nodes: summary.nodes.map((n) => ({ node: n.node, words: n.words, changes: nodeChanges(n), push: pushes.get(n.node), waits: waitWords(n) })),
     });
     // the target changes now: its record no longer says anything (a new one follows success)
     await noop.forgetNoop(noopCtx);

@@ -48,6 +48,8 @@ export interface PlannedTarget {
     readonly changes: boolean;
     /** What its push moves, when known: `57.3 MB archive`, or `layers mounted from <repository>`. */
     readonly push?: string | undefined;
+    /** What its Deployment waits for, when it waits (`db (after)`, `wave 1 of 3`): order-rules.ts. */
+    readonly waits?: string | undefined;
   }[];
 }
 
@@ -101,6 +103,7 @@ export function createRunRows(): RunRows {
   const key = (target: string, node: string | undefined) => `${target}\n${node ?? ''}`;
   const namespaces = new Map<string, string>();
   const pushes = new Map<string, string>();
+  const waits = new Map<string, string>();
 
   function targetRow(target: string, at: number): Row {
     const k = key(target, undefined);
@@ -141,8 +144,10 @@ export function createRunRows(): RunRows {
     rows.set(key(p.target, undefined), { ...t, label: `namespace ${p.namespace}`, status: p.changes ? 'planned' : 'unchanged', words: p.changes ? 'planned' : 'no change' });
     for (const n of p.nodes) {
       if (n.push !== undefined) pushes.set(key(p.target, n.node), n.push);
+      if (n.waits !== undefined && n.changes) waits.set(key(p.target, n.node), n.waits);
       const r = nodeRow(p.target, n.node, at);
-      rows.set(key(p.target, n.node), { ...r, status: n.changes ? 'planned' : 'unchanged', words: n.changes ? 'planned' : 'no change', detail: n.changes ? n.words : '' });
+      const words = n.changes ? (n.waits !== undefined ? `planned: waits for ${n.waits}` : 'planned') : 'no change';
+      rows.set(key(p.target, n.node), { ...r, status: n.changes ? 'planned' : 'unchanged', words, detail: n.changes ? n.words : '' });
     }
     return [];
   }
@@ -228,7 +233,11 @@ export function createRunRows(): RunRows {
         if (e.action === 'delete') return [];
         if (e.kind === 'apply-start') return set(row, { status: 'active', words: 'pushing the image', detail: pushes.get(key(target, g.node)) ?? '', output: '' }, at);
         if (e.kind === 'apply-errored') return set(row, { status: 'bad', words: 'the image push failed' }, at);
-        return set(row, { status: 'active', words: 'image pushed' }, at, `image pushed in ${formatElapsed(e.elapsedSeconds * 1000)}`);
+        {
+          // pushed at once, whatever the order; its Deployment then waits (after, the waves)
+          const w = waits.get(key(target, g.node));
+          return set(row, { status: 'active', words: w === undefined ? 'image pushed' : `image pushed; waits for ${w}` }, at, `image pushed in ${formatElapsed(e.elapsedSeconds * 1000)}`);
+        }
       case 'rollout':
         // replaced: the old step's record goes first; only the new step says anything
         if (e.action === 'delete') return [];

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TargetModel } from '../../../src/config/target-model.js';
 import type { RolloutReport } from '../../../src/rollout/report.js';
-import { heldBackLine, markHeldBack } from '../../../src/workflow/held-back.js';
+import { heldBackLine, markHeldBack, waitWords } from '../../../src/workflow/held-back.js';
 import { summarizePlan, type PlannedChange } from '../../../src/workflow/plan-summary.js';
 
 const node = (name: string, after?: string[]) => ({ name, archive: `/a/${name}.tar`, tag: 't2', repository: `r/ns/${name}`, tagRef: `r/ns/${name}:t2`, ...(after ? { after } : {}) });
@@ -33,5 +33,12 @@ describe('after in the plan and after a failed apply', () => {
   it('GIVEN every rollout ready THEN nothing is held back', () => {
     const marked = markHeldBack(model, summary, model.nodes.map((n) => report(n.name, 'ready')));
     expect(marked.nodes.every((n) => n.heldBackBy === undefined)).toBe(true);
+  });
+
+  it('the live view says what a node waits for', () => {
+    expect(waitWords({ after: ['db'] })).toBe('db (after)');
+    expect(waitWords({ wave: { n: 2, of: 3 } })).toBe('wave 1 of 3');
+    expect(waitWords({ wave: { n: 1, of: 3 } })).toBeUndefined();
+    expect(waitWords({ after: ['a', 'b'], wave: { n: 3, of: 3 } })).toBe('a and b (after) and wave 2 of 3');
   });
 });

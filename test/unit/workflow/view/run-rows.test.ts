@@ -36,6 +36,14 @@ describe('the rows of a run (events in, a row per node and per target out)', () 
     expect(lines).toEqual([]);
   });
 
+  it('GIVEN a node that waits (after, a wave) THEN its row says what for, before and after its push', () => {
+    const waiting: ViewEvent = { kind: 'planned', at: 0, plan: { target: 'all', namespace: 'shop', changes: true, nodes: [{ node: 'mail', words: 'push', changes: true, waits: 'db (after)' }] } };
+    const { rows, lines } = run([waiting, tofu(1000, start(PUSH)), tofu(3000, complete(PUSH, 'create', 2))]);
+    expect(rows.find((r) => r.label === 'mail')!.words).toBe('image pushed; waits for db (after)');
+    expect(lines).toEqual(['mail: pushing the image', 'mail: image pushed in 2s']);
+    expect(run([waiting]).rows.find((r) => r.label === 'mail')!.words).toBe('planned: waits for db (after)');
+  });
+
   it("GIVEN tofu's events of a node's parts THEN the row says them with the node's name and the part's, never the construct ID", () => {
     const { rows, lines } = run([
       planned,
