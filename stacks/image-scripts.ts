@@ -9,9 +9,32 @@
  * every graph (test/unit/stacks/graph-scripts.test.ts pins it). These return the shell as it
  * runs; the constructs escape it for tofu's templates (tfEscape).
  */
-import type { ImageBuild } from '../src/config/target-model.js';
+import type { ImageBuild, TargetModel } from '../src/config/target-model.js';
+import { REGISTRY_CERT_DIR_ENV } from '../src/contract/registry-cert-dir.js';
 import { shellWords, shq } from '../src/contract/shell.js';
 import { TF_HTTP_VARIABLES } from '../src/contract/tf-http-variables.js';
+
+/**
+ * How skopeo checks the registry's certificate: against the system's CAs (`system`, skopeo's
+ * default), also against the CA the run staged (`ca`: K8S_REGISTRY_CA_FILE, in
+ * DEPLOY_REGISTRY_CERT_DIR), or not at all (`off`: K8S_REGISTRY_TLS_VERIFY=false, plain http
+ * allowed). A graph without a CA is byte for byte what it was before the CA setting existed.
+ */
+export type RegistryTls = 'system' | 'ca' | 'off';
+
+export function registryTlsOf(target: Pick<TargetModel, 'registryTlsVerify' | 'registryCaFile'>): RegistryTls {
+  if (!target.registryTlsVerify) return 'off';
+  return target.registryCaFile !== undefined ? 'ca' : 'system';
+}
+
+/** skopeo's option for the registry's certificate: `dest` for copy's destination, `plain` for inspect. */
+function tlsOption(tls: RegistryTls, side: 'dest' | 'plain'): string {
+  const prefix = side === 'dest' ? '--dest-' : '--';
+  if (tls === 'off') return ` ${prefix}tls-verify=false`;
+  // unset only when the graph is run by hand, outside deploy: then say so rather than skopeo's default
+  if (tls === 'ca') return ` ${prefix}cert-dir "\${${REGISTRY_CERT_DIR_ENV}:?is not set: the registry CA (K8S_REGISTRY_CA_FILE) is staged there by deploy plan/apply}"`;
+  return '';
+}
 
 export interface PushedImage {
   /** The node's name, as the messages say it. */
@@ -32,8 +55,8 @@ export interface PushedImage {
  * `<node>: build: <line>`, so the run's progress shows it as it comes. A failure names the node,
  * the command and its exit code; a build that ends well without writing the archive fails too.
  */
-export function pushScript(image: PushedImage, tlsVerify: boolean): string {
-  const tls = tlsVerify ? '' : ' --dest-tls-verify=false';
+export function pushScript(image: PushedImage, registryTls: RegistryTls): string {
+  const tls = tlsOption(registryTls, 'dest');
   return [
     `archive=${shq(image.archive)}`,
     ...(image.build ? buildLines(image.name, image.build) : []),
@@ -74,8 +97,8 @@ function pushedDigestFile(node: string): string {
  * the tag points at now, which the plan compares with the recorded one (a moved tag) and
  * which fails with "manifest unknown" when the tag is gone (src/workflow/missing-tags.ts).
  */
-export function digestScript(tlsVerify: boolean): string {
-  const tls = tlsVerify ? '' : ' --tls-verify=false';
+export function digestScript(registryTls: RegistryTls): string {
+  const tls = tlsOption(registryTls, 'plain');
   const pushed = `"$DEPLOY_RUN_DIR/${pushedDigestFile('$2')}"`;
   return [
     `if [ -n "\${DEPLOY_RUN_DIR:-}" ] && [ -r ${pushed} ]; then`,

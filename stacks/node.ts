@@ -17,7 +17,7 @@ import { FIELD_MANAGER } from '../src/contract/field-managers.js';
 // the construct IDs are the parts src/workflow/ reads back from resource names
 import type { ImagePart, WorkloadPart } from '../src/contract/graph-ids.js';
 import { tfEscape } from '../src/contract/shell.js';
-import { DIGEST_PROGRAM_NAME, digestScript, pushScript } from './image-scripts.js';
+import { DIGEST_PROGRAM_NAME, digestScript, pushScript, registryTlsOf } from './image-scripts.js';
 import { deploymentManifest } from './pod-template.js';
 import { rolloutStepCommand } from './rollout-step.js';
 import { withSpireVolumes } from './spire-pod.js';
@@ -47,7 +47,7 @@ export class NodeImage extends Construct {
       // trigger: the tag names the image, a changed command for the same tag is no new image
       triggers: { ref: node.tagRef },
       dependsOn: props.after,
-      provisioners: [{ type: 'local-exec', command: tfEscape(pushScript(node, target.registryTlsVerify)) }],
+      provisioners: [{ type: 'local-exec', command: tfEscape(pushScript(node, registryTlsOf(target))) }],
     });
     const digest = new DataExternal(this, 'digest' satisfies ImagePart, {
       // read after the push: at apply time when the push changes (the digest the push wrote),
@@ -57,7 +57,7 @@ export class NodeImage extends Construct {
       program: [
         '/bin/sh',
         '-c',
-        tfEscape(digestScript(target.registryTlsVerify)),
+        tfEscape(digestScript(registryTlsOf(target))),
         DIGEST_PROGRAM_NAME,
         node.tagRef,
         node.name,

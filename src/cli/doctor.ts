@@ -8,7 +8,8 @@ Checks the programs deploy runs: tofu (OpenTofu), the providers tofu needs (from
 mirror that \`npm run tools\` builds, or downloaded by an online \`tofu init\`), skopeo and
 kubectl. Each is looked for in DEPLOY_TOFU / DEPLOY_SKOPEO / DEPLOY_KUBECTL, then the cache
   \${DEPLOY_CACHE_DIR:-\${XDG_CACHE_HOME:-$HOME/.cache}/k8s-deployer}
-then PATH. Exit code 0 when everything is there, 3 when something is missing.`;
+then PATH. With K8S_REGISTRY_CA_FILE set, the registry's CA file is checked as a run checks it.
+Exit code 0 when everything is there, 3 when something is missing.`;
 
 /** `deploy doctor [--json]`. */
 export function registerDoctor(program: Command, ctx: CliContext): void {
@@ -48,12 +49,15 @@ export function formatInventory(inv: Inventory): string {
     const state = p.status === 'ok' ? 'ok' : p.status;
     lines.push(`  ${pad(p.name, 12)} ${pad(p.version, 8)} ${state}`);
   }
+  const ca = inv.registryCa;
+  if (ca) lines.push(`${pad('registry CA', 10)} ${pad(ca.status === 'ok' ? `${ca.certificates} certificate${ca.certificates === 1 ? '' : 's'}` : 'broken', 22)} ${ca.file} (K8S_REGISTRY_CA_FILE)`);
   if (inv.ok) {
     lines.push('everything is there');
   } else {
     lines.push('', 'missing:');
     for (const t of inv.tools.filter((x) => x.status !== 'ok')) lines.push(`  - ${t.problem ?? t.name}: ${t.hint ?? ''}`);
     for (const p of inv.providers.filter((x) => x.status === 'missing')) lines.push(`  - provider ${p.name} ${p.version}: ${p.hint ?? ''}`);
+    if (ca?.status === 'broken') lines.push(`  - ${ca.problem}`);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -5,6 +5,9 @@ export const ENVIRONMENT_HELP = `
 Environment (flags override it):
 ${COORDINATES.map((c) => `  ${c.env.padEnd(24)} ${c.help}`).join('\n')}
   K8S_REGISTRY_TLS_VERIFY  false for a plain-http registry (default: true)
+  K8S_REGISTRY_CA_FILE     PEM file of the CA that signed the registry's certificate (a private CA),
+                           trusted besides the system's by skopeo and the no-op check's tag reads;
+                           the cluster's nodes must trust it for their pulls (docs/registry-tls.md)
   REGISTRY_AUTH_FILE       registry credentials (containers-auth.json), read by skopeo (and by the
                            no-op check's tag reads; a credential helper sends the plan to tofu)
   TF_HTTP_ADDRESS          an OpenTofu http state backend (base address: <address>/<group>-<target>); unset: the embedded one

@@ -3,6 +3,7 @@
  * with zod. They never come from the group plan. Secret files are referred to by path only:
  * their contents never enter the graph (the tools read them at run time).
  */
+import { isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
 import { parseDurationSeconds } from './duration.js';
 import { labelProblem } from './names.js';
@@ -11,6 +12,7 @@ import type { InputIssue } from '../errors.js';
 
 import { COORDINATES, type CoordinateFlags } from './coordinate-table.js';
 import { resolveSpireCoordinates, type SpireCoordinates } from './spire-coordinates.js';
+import { readRegistryCa, REGISTRY_CA_ENV } from './registry-ca.js';
 
 export { COORDINATES, type CoordinateFlags };
 
@@ -47,8 +49,11 @@ const coordinatesSchema = z.object({
   maxUnavailable: z.custom<MaxUnavailable>((v) => v !== null, { error: 'must be a whole number of nodes (at least 1) or a percentage of the target\'s nodes (1%-100%), e.g. 10 or 20%' }).optional(),
 });
 
-/** `spire`: present only when the SPIRE coordinates are set (K8S_SPIRE_NODE). */
-export type Coordinates = z.infer<typeof coordinatesSchema> & { readonly spire?: SpireCoordinates };
+/**
+ * `spire`: present only when the SPIRE coordinates are set (K8S_SPIRE_NODE).
+ * `registryCaFile`: K8S_REGISTRY_CA_FILE made absolute, present only when set (registry-ca.ts).
+ */
+export type Coordinates = z.infer<typeof coordinatesSchema> & { readonly spire?: SpireCoordinates; readonly registryCaFile?: string };
 
 function pick(flag: string | undefined, envValue: string | undefined): string | undefined {
   if (flag !== undefined) return flag;
@@ -85,12 +90,16 @@ export function resolveCoordinates(
   const parsed = coordinatesSchema.safeParse(raw);
   const spire = resolveSpireCoordinates(env);
   const order = stopWithinRollout(raw.stopTimeoutSeconds, raw.rolloutTimeoutSeconds);
-  if (order) return { ok: false, issues: [...(parsed.success ? [] : issuesOf(parsed.error.issues)), { where: where.stopTimeoutSeconds!, message: order }, ...(spire.ok ? [] : spire.issues)] };
-  if (parsed.success && spire.ok) return { ok: true, value: spire.value === undefined ? parsed.data : { ...parsed.data, spire: spire.value } };
+  const ca = registryCaFile(env, raw.registryTlsVerify);
+  if (order) return { ok: false, issues: [...(parsed.success ? [] : issuesOf(parsed.error.issues)), { where: where.stopTimeoutSeconds!, message: order }, ...ca.issues, ...(spire.ok ? [] : spire.issues)] };
+  if (parsed.success && spire.ok && ca.issues.length === 0) {
+    return { ok: true, value: { ...parsed.data, ...(ca.file !== undefined ? { registryCaFile: ca.file } : {}), ...(spire.value !== undefined ? { spire: spire.value } : {}) } };
+  }
   return {
     ok: false,
     issues: [
       ...(parsed.success ? [] : issuesOf(parsed.error.issues)),
+      ...ca.issues,
       ...(spire.ok ? [] : spire.issues),
     ],
   };
@@ -102,6 +111,24 @@ export function resolveCoordinates(
       return { where: where[key] ?? key, message };
     });
   }
+}
+
+/**
+ * K8S_REGISTRY_CA_FILE, absolute (a relative one is read from the working directory), when it
+ * is set and its file holds PEM certificates (registry-ca.ts). A CA with verification off
+ * (K8S_REGISTRY_TLS_VERIFY=false) is refused: one of the two settings is a mistake, and which
+ * one cannot be guessed.
+ */
+function registryCaFile(env: NodeJS.ProcessEnv, tlsVerify: boolean | undefined): { file?: string; issues: InputIssue[] } {
+  const given = env[REGISTRY_CA_ENV];
+  if (given === undefined || given === '') return { issues: [] };
+  const file = isAbsolute(given) ? given : resolve(given);
+  if (tlsVerify === false) {
+    return { issues: [{ where: REGISTRY_CA_ENV, message: `${given} is set while K8S_REGISTRY_TLS_VERIFY=false turns the registry's certificate checks off: unset one of the two` }] };
+  }
+  const read = readRegistryCa(file);
+  if (!read.ok) return { issues: [{ where: REGISTRY_CA_ENV, message: `${given}${given === file ? '' : ` (${file})`} ${read.problem}` }] };
+  return { file, issues: [] };
 }
 
 /**

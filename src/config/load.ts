@@ -166,6 +166,8 @@ export function buildTargets(plan: GroupPlan, coords: Coordinates, planFile: str
       stateKey: names.stateKey(plan.group, t),
       registry: coords.registry,
       registryTlsVerify: coords.registryTlsVerify,
+      // only when set, so that a model (and its graph) without a CA is as it was
+      ...(coords.registryCaFile !== undefined ? { registryCaFile: coords.registryCaFile } : {}),
       runtimeClass: coords.runtimeClass,
       storageClass: coords.storageClass,
       stateSize: coords.stateSize,

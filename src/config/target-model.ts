@@ -40,6 +40,11 @@ export interface TargetModel {
   readonly stateKey: string;
   readonly registry: string;
   readonly registryTlsVerify: boolean;
+  /**
+   * K8S_REGISTRY_CA_FILE (absolute), only when set: the graph's skopeo steps then take the
+   * copy the run stages (DEPLOY_REGISTRY_CERT_DIR); the path itself never enters the graph.
+   */
+  readonly registryCaFile?: string;
   readonly runtimeClass: string;
   readonly storageClass: string | undefined;
   readonly stateSize: string;

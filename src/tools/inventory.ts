@@ -9,6 +9,7 @@ import { findTool, INSTALL_HINTS, type FoundTool, type ToolName } from './discov
 import { readProgramVersion } from './program-version.js';
 import { cacheMirror, findProviderConfig, listMirroredProviders, type ProviderConfig } from './providers.js';
 import { TOFU_VERSION } from './versions.js';
+import { readRegistryCa, REGISTRY_CA_ENV } from '../config/registry-ca.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -41,8 +42,26 @@ export interface Inventory {
   readonly tools: readonly ToolStatus[];
   readonly providerConfig: ProviderConfig;
   readonly providers: readonly ProviderStatus[];
+  /** K8S_REGISTRY_CA_FILE when set: the CA skopeo and the tag reads trust (docs/registry-tls.md). */
+  readonly registryCa?: RegistryCaStatus;
   /** Names of what is missing or broken, e.g. ["kubectl", "provider kubernetes 2.38.0"]. */
   readonly missing: readonly string[];
+}
+
+export interface RegistryCaStatus {
+  readonly file: string;
+  readonly status: 'ok' | 'broken';
+  /** ok: how many certificates the file holds */
+  readonly certificates?: number;
+  readonly problem?: string;
+}
+
+/** K8S_REGISTRY_CA_FILE checked as a run checks it (src/config/registry-ca.ts); undefined when unset. */
+function inspectRegistryCa(env: Env): RegistryCaStatus | undefined {
+  const file = env[REGISTRY_CA_ENV];
+  if (file === undefined || file === '') return undefined;
+  const read = readRegistryCa(file);
+  return read.ok ? { file, status: 'ok', certificates: read.count } : { file, status: 'broken', problem: `${REGISTRY_CA_ENV}: ${file} ${read.problem}` };
 }
 
 export async function collectInventory(env: Env, signal?: AbortSignal): Promise<Inventory> {
@@ -61,11 +80,13 @@ export async function collectInventory(env: Env, signal?: AbortSignal): Promise<
     }
     return { name: p.name, version: p.version, status: 'missing', hint: 'run `npm run tools` (builds it from the provider sources, DEPLOY_PROVIDER_SOURCES)' };
   });
+  const registryCa = inspectRegistryCa(env);
   const missing = [
     ...tools.filter((t) => t.status !== 'ok').map((t) => t.name),
     ...providers.filter((p) => p.status === 'missing').map((p) => `provider ${p.name} ${p.version}`),
+    ...(registryCa?.status === 'broken' ? [REGISTRY_CA_ENV] : []),
   ];
-  return { ok: missing.length === 0, cacheDir: cacheDir(env), tools, providerConfig, providers, missing };
+  return { ok: missing.length === 0, cacheDir: cacheDir(env), tools, providerConfig, providers, ...(registryCa ? { registryCa } : {}), missing };
 }
 
 async function inspectTool(name: ToolName, env: Env, signal?: AbortSignal): Promise<ToolStatus> {

@@ -11,12 +11,17 @@
  * credentials of the auth file skopeo would read (REGISTRY_AUTH_FILE, else
  * $XDG_RUNTIME_DIR/containers/auth.json, else ~/.docker/config.json).
  * https://distribution.github.io/distribution/spec/api/ and containers-auth.json(5).
+ *
+ * A registry with a private CA (K8S_REGISTRY_CA_FILE) is trusted as skopeo trusts it with
+ * --cert-dir: that CA besides the system's (containers/image adds the directory's *.crt to the
+ * system pool), for the registry and its token service alike.
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { homedir } from 'node:os';
+import { rootCertificates } from 'node:tls';
 import { join } from 'node:path';
 
 /** The manifest types skopeo asks for: its digest is the digest of what the registry holds. */
@@ -29,6 +34,9 @@ const ACCEPT = [
 
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
 
+/** node's codes for a certificate that does not verify (openssl's verify errors, and the name check). */
+const CERTIFICATE_ERRORS = /^(UNABLE_TO_|SELF_SIGNED_CERT|DEPTH_ZERO_SELF_SIGNED_CERT|CERT_|ERR_TLS_CERT_ALTNAME_INVALID)/;
+
 export type TagDigest =
   | { readonly kind: 'digest'; readonly digest: string }
   /** the registry answered that the tag (or its repository) is not there */
@@ -39,6 +47,8 @@ export type TagDigest =
 export interface RegistryReadOptions {
   /** false: the registry may serve plain HTTP or a certificate that does not verify (K8S_REGISTRY_TLS_VERIFY=false). */
   readonly tlsVerify: boolean;
+  /** K8S_REGISTRY_CA_FILE: a PEM file of CA certificates trusted besides the system's. */
+  readonly caFile?: string | undefined;
   readonly env: NodeJS.ProcessEnv;
   /** Each request's deadline. */
   readonly requestMs?: number;
@@ -79,6 +89,8 @@ class RegistryClient {
   private readonly schemes = new Map<string, Promise<'https' | 'http'>>();
   private readonly tokens = new Map<string, Promise<string>>();
   private auths: Promise<Record<string, { auth?: string }> | 'helpers'> | undefined;
+  /** the CAs https trusts: undefined for node's own (the system's), else those and the CA file's */
+  private cas: Promise<string[] | undefined> | undefined;
 
   constructor(private readonly opts: RegistryReadOptions) {}
 
@@ -108,14 +120,35 @@ class RegistryClient {
     if (!s) {
       s = this.send('https', host, 'HEAD', '/v2/', undefined).then(
         () => 'https' as const,
-        (err: Error) => {
-          if (this.opts.tlsVerify) throw new Error(`https://${host}/v2/: ${err.message}`);
+        (err: NodeJS.ErrnoException) => {
+          if (this.opts.tlsVerify) throw new Error(`https://${host}/v2/: ${err.message}${this.certificateHint(err)}`);
           return 'http' as const;
         },
       );
       this.schemes.set(host, s);
     }
     return s;
+  }
+
+  /** For a certificate that does not verify: which CAs it was checked against, and the setting that names them. */
+  private certificateHint(err: NodeJS.ErrnoException): string {
+    if (!CERTIFICATE_ERRORS.test(err.code ?? '')) return '';
+    return this.opts.caFile !== undefined
+      ? ` (checked against the system's CAs and K8S_REGISTRY_CA_FILE=${this.opts.caFile}: is that the CA that signed the registry's certificate?)`
+      : " (checked against the system's CAs: for a registry with a private CA, set K8S_REGISTRY_CA_FILE to its CA's PEM file)";
+  }
+
+  private trustedCas(): Promise<string[] | undefined> {
+    const file = this.opts.caFile;
+    this.cas ??= file === undefined
+      ? Promise.resolve(undefined)
+      : readFile(file, 'utf8').then(
+          (pem) => [...rootCertificates, pem],
+          (err: Error) => {
+            throw new Error(`cannot read K8S_REGISTRY_CA_FILE ${file}: ${err.message}`);
+          },
+        );
+    return this.cas;
   }
 
   /** The Authorization header for a request, after a challenge when there was one. */
@@ -180,8 +213,9 @@ class RegistryClient {
     return {};
   }
 
-  private send(scheme: 'https' | 'http', host: string, method: string, path: string, authorization: string | undefined): Promise<Reply> {
+  private async send(scheme: 'https' | 'http', host: string, method: string, path: string, authorization: string | undefined): Promise<Reply> {
     const { hostname, port } = new URL(`${scheme}://${host}`);
+    const ca = scheme === 'https' ? await this.trustedCas() : undefined;
     return new Promise((resolve, reject) => {
       const req = (scheme === 'http' ? httpRequest : httpsRequest)(
         {
@@ -190,7 +224,7 @@ class RegistryClient {
           method,
           path,
           headers: { Accept: ACCEPT, ...(authorization ? { Authorization: authorization } : {}) },
-          ...(scheme === 'https' ? { rejectUnauthorized: this.opts.tlsVerify } : {}),
+          ...(scheme === 'https' ? { rejectUnauthorized: this.opts.tlsVerify, ...(ca !== undefined ? { ca } : {}) } : {}),
           timeout: this.opts.requestMs ?? 10_000,
         },
         (res) => {

@@ -104,6 +104,12 @@ export const ERROR_CLASSES: readonly { readonly name: string; readonly test: Reg
     hint: 'another writer holds fields of that object (a hand edit, possibly made while this apply ran): run `deploy plan`, which names each hand edit and its writer, then `deploy apply` again, which removes them before tofu runs',
   },
   {
+    // before 'unreachable' and 'image': skopeo's words for a registry certificate it does not trust
+    name: 'registry certificate',
+    test: /x509: |certificate signed by unknown authority|tls: failed to verify certificate/i,
+    hint: "the registry's TLS certificate did not verify: for a registry with a private CA, set K8S_REGISTRY_CA_FILE to the PEM file of the CA that signed it (if it is set, it names another CA); for a plain-http registry, K8S_REGISTRY_TLS_VERIFY=false",
+  },
+  {
     name: 'quota',
     test: /exceeded quota|forbidden: exceeded|LimitRange/i,
     hint: "the namespace's ResourceQuota or LimitRange refused the object: raise the quota, or ask the cluster's operator",

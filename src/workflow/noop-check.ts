@@ -367,7 +367,9 @@ async function inputsPrint(ctx: NoopCheckContext, server: string): Promise<strin
   const tofu = await stat(ctx.tools.tofu).then((s) => `${s.size} ${s.mtimeMs}`, () => 'absent');
   const settings = providerSettings(ctx.env);
   const backend = ctx.backend.embedded ? `embedded ${stateDir(ctx.env)}` : ctx.backend.address;
-  return sha256(stableJson({ kubeconfig: sha256(kubeconfig), server, tofu: `${ctx.tools.tofu} ${tofu}`, tools: ctx.tools.env, settings, backend }));
+  // the registry's CA (K8S_REGISTRY_CA_FILE): its path and its bytes; absent, the print is as it was without the setting
+  const ca = ctx.model.registryCaFile === undefined ? {} : { registryCa: `${ctx.model.registryCaFile} ${sha256(await readFile(ctx.model.registryCaFile))}` };
+  return sha256(stableJson({ kubeconfig: sha256(kubeconfig), server, tofu: `${ctx.tools.tofu} ${tofu}`, tools: ctx.tools.env, settings, backend, ...ca }));
 }
 
 /**
@@ -386,7 +388,7 @@ async function readTags(ctx: NoopCheckContext, skipped: ReadonlySet<string>): Pr
   const nodes = ctx.model.nodes.filter((n) => !skipped.has(n.name));
   const read = await readTagDigests(
     nodes.map((n) => n.tagRef),
-    { tlsVerify: ctx.model.registryTlsVerify, env: ctx.env },
+    { tlsVerify: ctx.model.registryTlsVerify, caFile: ctx.model.registryCaFile, env: ctx.env },
   );
   const digests = new Map<string, string>();
   for (const n of nodes) {

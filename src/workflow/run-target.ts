@@ -33,6 +33,7 @@ import { readTargetObjects, type TargetObjects } from './target-objects.js';
 import { graphManifests, handEditsOf, readGraphText, undoHandEdits, type GraphDocument } from './undo-hand-edits.js';
 import { requirePushArchives } from './push-archives.js';
 import { markHeldBack, waitWords } from './held-back.js';
+import { stageRegistryCa } from './registry-ca-dir.js';
 import type { RunTools } from '../tools/preflight.js';
 
 export type Mode = 'plan' | 'apply' | 'destroy';
@@ -112,6 +113,8 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
   let lock: RunLock | undefined;
   try {
     spire = await stageSpireAccess({ spire: model.spire, keyFile: opts.sshPrivateKeyFile, env: opts.env });
+    // the registry's CA for the graph's skopeo steps (K8S_REGISTRY_CA_FILE), a copy in the run's directory
+    const registryCa = await stageRegistryCa(model.registryCaFile, runDir);
     backend = await openBackend(opts.env, model.stateKey, logger, signal);
     // the run's own lock, for plan, apply and the rollout steps alike (see state/run-lock.ts)
     lock = await takeRunLock({
@@ -133,6 +136,7 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
       ...lock.tofuEnv,
       // the SPIRE steps' key (a staged copy), ssh and kubectl
       ...spire.env,
+      ...registryCa,
       KUBE_CONFIG_PATH: opts.kubeconfig,
       DEPLOY_BIN: await writeSelfWrapper(runDir),
       DEPLOY_RUN_DIR: runDir,

@@ -1,23 +1,30 @@
 #!/usr/bin/env bash
-# A container registry on loopback (plain http) for the local cluster: Debian's
-# docker-registry (distribution 2.8), its data kept between runs.
+# A container registry on loopback (plain http, or https with --tls) for the local cluster:
+# Debian's docker-registry (distribution 2.8), its data kept between runs.
 #
-#   test/cluster/registry.sh up     [--name NAME] [--port PORT] [--auth USER[:PASS]]
+#   test/cluster/registry.sh up     [--name NAME] [--port PORT] [--auth USER[:PASS]] [--tls]
 #   test/cluster/registry.sh down   [--name NAME] [--purge]
 #   test/cluster/registry.sh status [--name NAME]
 #
 # NAME (default `local`) keeps several registries apart, e.g. one with basic auth for the
 # REGISTRY_AUTH_FILE tests. Everything of NAME lives in
 #   $DEPLOY_STATE_DIR/registry/NAME/   (toolchain/lib/paths.sh)
-#   (config.yml, data/, registry.pid, registry.log, port, htpasswd)
+#   (config.yml, data/, registry.pid, registry.log, port, htpasswd, tls/)
 # PORT: --port, else the port NAME last ran on, else for `local` K8S_LOCAL_REGISTRY_PORT
 # (default 5000); another NAME needs --port on its first `up`.
 # --auth USER:PASS or --auth USER (password read from stdin) turns on HTTP basic auth
 # (bcrypt htpasswd); later `up`s of NAME keep it until `down --purge`.
+# --tls serves https with a certificate for 127.0.0.1 from a CA of NAME's own, made with
+# openssl into tls/ (ca.crt, the CA's certificate; server.crt and server.key, the registry's;
+# the CA's key, ca.key, signs nothing else); later `up`s keep it until `down --purge`.
 #
 # `up` is idempotent: a running registry of NAME on the same port is left alone. It prints
 #   export K8S_REGISTRY=127.0.0.1:<port>
 #   export K8S_REGISTRY_TLS_VERIFY=false
+# or with --tls
+#   export K8S_REGISTRY=127.0.0.1:<port>
+#   export K8S_REGISTRY_TLS_VERIFY=true
+#   export K8S_REGISTRY_CA_FILE=<dir>/tls/ca.crt
 # `status` prints one line and exits 0 when NAME is running, 1 when it is not.
 # `down` stops it (TERM, then KILL after 10 s) and keeps the data; --purge deletes it too.
 # Its daemon (pidfile, log, stop) is toolchain/lib/daemon.sh's.
@@ -36,12 +43,13 @@ usage() {
 
 verb=${1:-}
 [ "$#" -gt 0 ] && shift
-name=local port="" auth="" purge=0
+name=local port="" auth="" tls=0 purge=0
 while [ "$#" -gt 0 ]; do
   case $1 in
     --name) name=${2:?--name needs a value}; shift 2 ;;
     --port) port=${2:?--port needs a value}; shift 2 ;;
     --auth) auth=${2:?--auth needs USER or USER:PASS}; shift 2 ;;
+    --tls) tls=1; shift ;;
     --purge) purge=1; shift ;;
     -h | --help) usage ;;
     *) echo "registry.sh: unknown argument '$1'" >&2; usage ;;
@@ -71,9 +79,16 @@ adopt_old_pidfile() {
 }
 running_pid() { adopt_old_pidfile; daemon_pid registry; }
 
-# HTTP status of GET /v2/ (200 open, 401 with auth), or 000 when nothing answers.
+has_tls() { [ -s "$dir/tls/server.crt" ]; }
+
+# HTTP status of GET /v2/ (200 open, 401 with auth), or 000 when nothing answers; over
+# https, checked against NAME's CA, when NAME has --tls.
 probe() {
-  curl -s -o /dev/null -m 2 -w '%{http_code}' "http://127.0.0.1:$1/v2/" || true
+  if has_tls; then
+    curl -s -o /dev/null -m 2 -w '%{http_code}' --cacert "$dir/tls/ca.crt" "https://127.0.0.1:$1/v2/" || true
+  else
+    curl -s -o /dev/null -m 2 -w '%{http_code}' "http://127.0.0.1:$1/v2/" || true
+  fi
 }
 
 answers() {
@@ -95,7 +110,36 @@ pick_port() {
 }
 
 print_exports() {
-  printf 'export K8S_REGISTRY=127.0.0.1:%s\nexport K8S_REGISTRY_TLS_VERIFY=false\n' "$1"
+  if has_tls; then
+    printf 'export K8S_REGISTRY=127.0.0.1:%s\nexport K8S_REGISTRY_TLS_VERIFY=true\nexport K8S_REGISTRY_CA_FILE=%s\n' "$1" "$dir/tls/ca.crt"
+  else
+    printf 'export K8S_REGISTRY=127.0.0.1:%s\nexport K8S_REGISTRY_TLS_VERIFY=false\n' "$1"
+  fi
+}
+
+# tls/: a CA of NAME's own (EC P-256, 2 years) and the registry's certificate it signs, for
+# IP 127.0.0.1 (Go's TLS, skopeo's and containerd's, checks the subjectAltName only).
+make_tls() {
+  local t=$dir/tls ec=(-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes)
+  [ -s "$t/server.crt" ] && return 0
+  rm -rf "$t.tmp"
+  mkdir -p "$t.tmp"
+  chmod 0700 "$t.tmp"
+  {
+    openssl req -x509 "${ec[@]}" -keyout "$t.tmp/ca.key" -out "$t.tmp/ca.crt" -days 730 \
+      -subj "/CN=deploy test registry $name CA" \
+      -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign &&
+      openssl req "${ec[@]}" -keyout "$t.tmp/server.key" -out "$t.tmp/server.csr" -subj /CN=127.0.0.1 &&
+      printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' >"$t.tmp/server.ext" &&
+      openssl x509 -req -in "$t.tmp/server.csr" -CA "$t.tmp/ca.crt" -CAkey "$t.tmp/ca.key" \
+        -CAcreateserial -days 730 -extfile "$t.tmp/server.ext" -out "$t.tmp/server.crt"
+  } >/dev/null 2>"$t.tmp/openssl.log" || { cat "$t.tmp/openssl.log" >&2; die 3 "openssl failed to make the CA of registry '$name'"; }
+  rm -f "$t.tmp/server.csr" "$t.tmp/server.ext" "$t.tmp/ca.srl" "$t.tmp/openssl.log"
+  # the CA's certificate is read by the deployer and containerd; the keys by the registry only
+  chmod 0755 "$t.tmp"
+  chmod 0644 "$t.tmp/ca.crt" "$t.tmp/server.crt"
+  chmod 0600 "$t.tmp/ca.key" "$t.tmp/server.key"
+  mv "$t.tmp" "$t"
 }
 
 write_config() {
@@ -105,6 +149,9 @@ write_config() {
     printf 'log:\n  level: info\n  formatter: text\n'
     printf 'storage:\n  filesystem:\n    rootdirectory: %s/data\n  delete:\n    enabled: true\n' "$dir"
     printf 'http:\n  addr: 127.0.0.1:%s\n  headers:\n    X-Content-Type-Options: [nosniff]\n' "$p"
+    if has_tls; then
+      printf '  tls:\n    certificate: %s/tls/server.crt\n    key: %s/tls/server.key\n' "$dir" "$dir"
+    fi
     if [ -s "$dir/htpasswd" ]; then
       printf 'auth:\n  htpasswd:\n    realm: deploy-local-registry\n    path: %s/htpasswd\n' "$dir"
     fi
@@ -137,6 +184,9 @@ up() {
     if [ -n "$auth" ] && [ ! -s "$dir/htpasswd" ]; then
       die 2 "registry '$name' runs without auth: run 'registry.sh down --name $name' first"
     fi
+    if [ "$tls" = 1 ] && ! has_tls; then
+      die 2 "registry '$name' runs without TLS: run 'registry.sh down --name $name' first"
+    fi
     answers "$p" || die 3 "registry '$name' (pid $pid) does not answer on 127.0.0.1:$p; see $dir/registry.log"
     log "registry '$name' already running (pid $pid) on 127.0.0.1:$p"
     print_exports "$p"
@@ -146,6 +196,7 @@ up() {
   [ "$(probe "$p")" = 000 ] || die 3 "port $p on 127.0.0.1 is taken by another program; pick another with --port or K8S_LOCAL_REGISTRY_PORT"
   mkdir -p "$dir/data"
   [ -z "$auth" ] || set_password
+  [ "$tls" = 0 ] || make_tls
   write_config "$p"
   echo "$p" >"$dir/port"
   start_daemon registry docker-registry serve "$dir/config.yml"
@@ -155,7 +206,7 @@ up() {
     tail -n 20 "$dir/registry.log" >&2 || true
     die 3 "the registry did not answer on 127.0.0.1:$p within 20 s (log above: $dir/registry.log)"
   fi
-  log "registry '$name' up (pid $pid) on 127.0.0.1:$p$([ -s "$dir/htpasswd" ] && echo ', basic auth'), data in $dir/data"
+  log "registry '$name' up (pid $pid) on 127.0.0.1:$p$([ -s "$dir/htpasswd" ] && echo ', basic auth')$(has_tls && echo ", https (CA $dir/tls/ca.crt)"), data in $dir/data"
   print_exports "$p"
 }
 
@@ -175,7 +226,7 @@ down() {
 status() {
   local pid
   if pid=$(running_pid) && answers "$(cat "$dir/port")"; then
-    echo "registry $name: running, pid $pid, 127.0.0.1:$(cat "$dir/port"), auth $([ -s "$dir/htpasswd" ] && echo basic || echo none), data $dir/data"
+    echo "registry $name: running, pid $pid, 127.0.0.1:$(cat "$dir/port"), auth $([ -s "$dir/htpasswd" ] && echo basic || echo none), tls $(has_tls && echo "CA $dir/tls/ca.crt" || echo none), data $dir/data"
   else
     echo "registry $name: stopped"
     return 1

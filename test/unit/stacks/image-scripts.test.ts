@@ -29,23 +29,40 @@ describe('the push of a node image', () => {
   it("GIVEN an archive whose path has a quote and a space THEN skopeo copies exactly it to the tag, without TLS checks when asked", async () => {
     const archive = join(dir, "it's alpha.tar");
     await writeFile(archive, 'x');
-    const r = await run(pushScript({ name: 'alpha', archive, tagRef: 'reg.test:5000/ns/alpha:a1' }, false));
+    const r = await run(pushScript({ name: 'alpha', archive, tagRef: 'reg.test:5000/ns/alpha:a1' }, 'off'));
     expect(r.exitCode, r.stderr).toBe(0);
     expect(await args()).toEqual(['copy', '--quiet', '--retry-times', '3', '--dest-tls-verify=false', `docker-archive:${archive}`, 'docker://reg.test:5000/ns/alpha:a1']);
-    expect(pushScript({ name: 'alpha', archive, tagRef: 'r/a:1' }, true)).not.toContain('tls-verify');
+    expect(pushScript({ name: 'alpha', archive, tagRef: 'r/a:1' }, 'system')).not.toContain('tls-verify');
   });
 
   it('GIVEN the run directory THEN skopeo writes the digest it pushed there, for the digest read after it (FR-003)', async () => {
     const archive = join(dir, 'alpha.tar');
     await writeFile(archive, 'x');
-    const r = await run(pushScript({ name: 'alpha', archive, tagRef: 'r/alpha:1' }, true), [], { DEPLOY_RUN_DIR: join(dir, 'run dir') });
+    const r = await run(pushScript({ name: 'alpha', archive, tagRef: 'r/alpha:1' }, 'system'), [], { DEPLOY_RUN_DIR: join(dir, 'run dir') });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(await args()).toEqual(['copy', '--quiet', '--retry-times', '3', '--digestfile', join(dir, 'run dir', 'alpha.pushed-digest'), `docker-archive:${archive}`, 'docker://r/alpha:1']);
   });
 
+  it("GIVEN a registry CA (K8S_REGISTRY_CA_FILE) THEN skopeo gets the run's staged directory, and the graph names only the variable", async () => {
+    const archive = join(dir, 'alpha.tar');
+    await writeFile(archive, 'x');
+    const certs = join(dir, 'run certs');
+    const script = pushScript({ name: 'alpha', archive, tagRef: 'r/alpha:1' }, 'ca');
+    expect(script).not.toContain(certs);
+    const r = await run(script, [], { DEPLOY_REGISTRY_CERT_DIR: certs });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(await args()).toEqual(['copy', '--quiet', '--retry-times', '3', '--dest-cert-dir', certs, `docker-archive:${archive}`, 'docker://r/alpha:1']);
+    // run outside deploy (tofu by hand): no silent fallback to the system's CAs
+    await rm(join(dir, 'args'), { force: true });
+    const bare = await run(script);
+    expect(bare.exitCode).not.toBe(0);
+    expect(bare.stderr).toContain('DEPLOY_REGISTRY_CERT_DIR: is not set: the registry CA (K8S_REGISTRY_CA_FILE) is staged there by deploy plan/apply');
+    await expect(readFile(join(dir, 'args'))).rejects.toThrow();
+  });
+
   it('GIVEN a missing archive THEN it fails naming the node and what to do, and skopeo does not run', async () => {
     await rm(join(dir, 'args'), { force: true });
-    const r = await run(pushScript({ name: 'beta', archive: join(dir, 'missing.tar'), tagRef: 'r/beta:1' }, true));
+    const r = await run(pushScript({ name: 'beta', archive: join(dir, 'missing.tar'), tagRef: 'r/beta:1' }, 'system'));
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toBe(`deploy: node beta: image archive ${join(dir, 'missing.tar')} is missing or unreadable; build the node image, or fix image.archive in the group plan`);
     await expect(readFile(join(dir, 'args'))).rejects.toThrow();
@@ -70,7 +87,7 @@ describe('the image build before the push (image.build, FR-002)', () => {
     const build = await fakeBuild(
       'echo "in $(pwd) with $# args: $1|$2"; echo "password=${TF_HTTP_PASSWORD:-unset} address=${TF_HTTP_ADDRESS:-unset} keep=$KEEP" >&2; if read -r x; then echo "read stdin"; fi; printf x > "$2"; printf "no newline at the end"',
     );
-    const script = pushScript({ name: 'alpha', archive, tagRef: 'r/alpha:1', build: { argv: [build, "it's", 'built.tar'], dir } }, true);
+    const script = pushScript({ name: 'alpha', archive, tagRef: 'r/alpha:1', build: { argv: [build, "it's", 'built.tar'], dir } }, 'system');
     const r = await runWith(script, { TF_HTTP_PASSWORD: 'secret', TF_HTTP_ADDRESS: 'http://127.0.0.1:1/x', KEEP: 'kept' });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stderr.split('\n')).toEqual([
@@ -87,7 +104,7 @@ describe('the image build before the push (image.build, FR-002)', () => {
     const archive = join(dir, 'old.tar');
     await writeFile(archive, 'an archive of an earlier build');
     const build = await fakeBuild('echo "error: attribute missing" >&2; exit 7');
-    const r = await run(pushScript({ name: 'beta', archive, tagRef: 'r/beta:1', build: { argv: [build, '--out', archive], dir } }, true));
+    const r = await run(pushScript({ name: 'beta', archive, tagRef: 'r/beta:1', build: { argv: [build, '--out', archive], dir } }, 'system'));
     expect(r.exitCode).toBe(1);
     expect(r.stderr.split('\n').slice(1)).toEqual([
       'beta: build: error: attribute missing',
@@ -100,7 +117,7 @@ describe('the image build before the push (image.build, FR-002)', () => {
     await rm(join(dir, 'args'), { force: true });
     const archive = join(dir, 'never-written.tar');
     const build = await fakeBuild('echo built somewhere else');
-    const r = await run(pushScript({ name: 'gamma', archive, tagRef: 'r/gamma:1', build: { argv: [build], dir } }, true));
+    const r = await run(pushScript({ name: 'gamma', archive, tagRef: 'r/gamma:1', build: { argv: [build], dir } }, 'system'));
     expect(r.exitCode).toBe(1);
     expect(r.stderr.split('\n').slice(1)).toEqual([
       'gamma: build: built somewhere else',
@@ -110,7 +127,7 @@ describe('the image build before the push (image.build, FR-002)', () => {
   });
 
   it('GIVEN a command that is not there THEN the push fails with its exit code 127 and the shell saying why', async () => {
-    const r = await run(pushScript({ name: 'delta', archive: join(dir, 'd.tar'), tagRef: 'r/delta:1', build: { argv: ['no-such-builder-here', 'x'], dir } }, true));
+    const r = await run(pushScript({ name: 'delta', archive: join(dir, 'd.tar'), tagRef: 'r/delta:1', build: { argv: ['no-such-builder-here', 'x'], dir } }, 'system'));
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toMatch(/\ndelta: build: .*no-such-builder-here.*not found\n/);
     expect(r.stderr).toContain("deploy: node delta: the image build failed (exit 127): 'no-such-builder-here' 'x'");
@@ -119,25 +136,29 @@ describe('the image build before the push (image.build, FR-002)', () => {
 
 describe('the digest read', () => {
   it('GIVEN the tag as $1 THEN skopeo inspects it and the output is the JSON object the external data source needs', async () => {
-    const r = await run(digestScript(false), [DIGEST_PROGRAM_NAME, 'reg.test:5000/ns/alpha:a1']);
+    const r = await run(digestScript('off'), [DIGEST_PROGRAM_NAME, 'reg.test:5000/ns/alpha:a1']);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ digest: 'sha256:abc' });
     expect(await args()).toEqual(['inspect', '--tls-verify=false', '--format', '{"digest":"{{.Digest}}"}', 'docker://reg.test:5000/ns/alpha:a1']);
-    expect(digestScript(true)).not.toContain('tls-verify');
+    expect(digestScript('system')).not.toContain('tls-verify');
+    const certs = join(dir, 'certs');
+    const withCa = await run(digestScript('ca'), [DIGEST_PROGRAM_NAME, 'reg.test:5000/ns/alpha:a1'], { DEPLOY_REGISTRY_CERT_DIR: certs });
+    expect(withCa.exitCode, withCa.stderr).toBe(0);
+    expect(await args()).toEqual(['inspect', '--cert-dir', certs, '--format', '{"digest":"{{.Digest}}"}', 'docker://reg.test:5000/ns/alpha:a1']);
   });
 
   it('GIVEN the digest a push of this run wrote THEN it prints that one, and skopeo does not run (FR-003: the pushed digest, not the tag\'s later one)', async () => {
     const runDir = await mkdtemp(join(dir, 'run-'));
     await writeFile(join(runDir, 'alpha.pushed-digest'), 'sha256:0123abcd'); // skopeo writes no newline
     await rm(join(dir, 'args'), { force: true });
-    const r = await run(digestScript(true), [DIGEST_PROGRAM_NAME, 'r/alpha:1', 'alpha'], { DEPLOY_RUN_DIR: runDir });
+    const r = await run(digestScript('system'), [DIGEST_PROGRAM_NAME, 'r/alpha:1', 'alpha'], { DEPLOY_RUN_DIR: runDir });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ digest: 'sha256:0123abcd' });
     await expect(readFile(join(dir, 'args'))).rejects.toThrow();
     // another node of the run (not pushed) and a file that holds no digest: the registry's answer
     for (const [node, content] of [['beta', undefined], ['alpha', 'garbage\n']] as const) {
       if (content !== undefined) await writeFile(join(runDir, `${node}.pushed-digest`), content);
-      const other = await run(digestScript(true), [DIGEST_PROGRAM_NAME, `r/${node}:1`, node], { DEPLOY_RUN_DIR: runDir });
+      const other = await run(digestScript('system'), [DIGEST_PROGRAM_NAME, `r/${node}:1`, node], { DEPLOY_RUN_DIR: runDir });
       expect(JSON.parse(other.stdout)).toEqual({ digest: 'sha256:abc' });
       expect(await args()).toEqual(['inspect', '--format', '{"digest":"{{.Digest}}"}', `docker://r/${node}:1`]);
     }

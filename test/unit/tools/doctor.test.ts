@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../../../src/errors.js';
 import type { Inventory } from '../../../src/tools/inventory.js';
 import { runCli } from '../helpers.js';
+import { makeTestCa } from '../test-ca.js';
 
 function exe(path: string, script: string): void {
   mkdirSync(dirname(path), { recursive: true });
@@ -64,5 +65,22 @@ describe('deploy doctor', () => {
     const inv = JSON.parse(r.stdout) as Inventory;
     expect(inv.tools[0]).toMatchObject({ name: 'tofu', status: 'broken', source: 'env' });
     expect(inv.tools[0]!.problem).toContain('exit code 139');
+  });
+
+  it('GIVEN K8S_REGISTRY_CA_FILE THEN the CA file is checked as a run checks it: its certificates when good, the problem (and exit 3) when not', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'doctor-'));
+    const ca = await makeTestCa(root);
+    const base = { DEPLOY_CACHE_DIR: join(root, 'c'), PATH: '', HOME: root };
+    const good = await runCli(['doctor'], { ...base, K8S_REGISTRY_CA_FILE: ca.caFile });
+    expect(good.stdout).toContain(`registry CA 1 certificate          ${ca.caFile} (K8S_REGISTRY_CA_FILE)`);
+    const bad = join(root, 'ca.txt');
+    writeFileSync(bad, 'no certificate\n');
+    const json = await runCli(['doctor', '--json'], { ...base, K8S_REGISTRY_CA_FILE: bad });
+    const inv = JSON.parse(json.stdout) as Inventory;
+    expect(json.code).toBe(ExitCode.tool);
+    expect(inv.registryCa).toMatchObject({ file: bad, status: 'broken', problem: expect.stringContaining(`K8S_REGISTRY_CA_FILE: ${bad} holds no PEM certificate`) });
+    expect(inv.missing).toContain('K8S_REGISTRY_CA_FILE');
+    const unset = JSON.parse((await runCli(['doctor', '--json'], base)).stdout) as Inventory;
+    expect(unset.registryCa).toBeUndefined();
   });
 });

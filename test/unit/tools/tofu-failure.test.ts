@@ -36,6 +36,7 @@ describe('tofu errors in deploy\'s words (issue 34)', () => {
     ['conflict', 'Error applying', 'Operation cannot be fulfilled on deployments.apps "mail": the object has been modified; please apply your changes to the latest version and try again', 'run the command again'],
     ['invalid object', 'API response status: Failure', 'Deployment.apps "mail" is invalid: spec.template.spec.volumes[2]: may not specify more than 1 volume type', 'refused the object as written'],
     ['image', 'local-exec provisioner error', 'skopeo copy failed: manifest unknown', 'image push or digest read failed'],
+    ['registry certificate', 'External Program Execution Failed', 'Error Message: time="2026-12-03T07:10:00Z" level=fatal msg="Error parsing image name \\"docker://127.0.0.1:5001/ns/web:t1\\": pinging container registry 127.0.0.1:5001: Get \\"https://127.0.0.1:5001/v2/\\": x509: certificate signed by unknown authority"', 'set K8S_REGISTRY_CA_FILE to the PEM file of the CA'],
   ])('GIVEN a %s error THEN its own hint', (_name, summary, detail, hint) => {
     expect(tofuFailure(facts([diag(summary, detail)]), run).hint).toContain(hint);
   });
