@@ -33,6 +33,7 @@ export type FailureReason =
   | 'crash-loop'
   | 'unschedulable'
   | 'pod-sandbox'
+  | 'admission'
   | 'progress-deadline'
   | 'deployment-missing'
   | 'timeout';
@@ -144,6 +145,18 @@ function classifyRevision(snap: RolloutSnapshot, dep: Deployment, ctx: ClassifyC
   const pod = currentPod(snap, rs);
   if (!pod) {
     const failure = findCondition(rs.status?.conditions, 'ReplicaFailure');
+    // The API server's admission refuses the pod (Pod Security Admission, a webhook): the
+    // controller retries for ever and nothing changes until someone changes the rule or the pod.
+    if (failure?.status === 'True' && failure.reason === 'FailedCreate' && REFUSED_BY_ADMISSION.test(failure.message ?? '')) {
+      const at = Date.parse(failure.lastTransitionTime ?? '');
+      return {
+        kind: 'failed',
+        reason: 'admission',
+        message: `the cluster refuses the pod (admission): ${failure.message}`,
+        failedUnits: [],
+        ...(Number.isFinite(at) ? { evidenceAt: at } : {}),
+      };
+    }
     const why = failure?.status === 'True' ? `: ${failure.message ?? failure.reason ?? ''}` : '';
     return waiting('creating-pod', `waiting for ReplicaSet ${rs.metadata.name} to create the pod${why}`);
   }
@@ -283,6 +296,9 @@ function nodeContainer(pod: Pod): ContainerStatus | undefined {
   const all = pod.status?.containerStatuses ?? [];
   return all.find((c) => c.name === CONTAINER_NAME) ?? all[0];
 }
+
+/** A pod refused for good by admission: PodSecurity's own words, or a validating webhook's. */
+const REFUSED_BY_ADMISSION = /violates PodSecurity|admission webhook "[^"]*" denied the request/;
 
 function waiting(phase: SlowPhase, detail: string, pod?: string, systemdState?: SystemdState): Verdict {
   return { kind: 'waiting', phase, detail, ...(pod ? { pod } : {}), ...(systemdState ? { systemdState } : {}) };

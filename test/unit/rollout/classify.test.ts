@@ -28,7 +28,7 @@ describe('classifyRollout on recorded API objects', () => {
 
   it('every terminal reason of the issue has a fixture', () => {
     const reasons = new Set(fixtureNames().map((n) => loadFixture(n).expect.reason).filter(Boolean));
-    for (const r of ['systemd-degraded', 'systemd-maintenance', 'image-pull', 'container-config', 'crash-loop', 'unschedulable', 'progress-deadline']) {
+    for (const r of ['systemd-degraded', 'systemd-maintenance', 'image-pull', 'container-config', 'crash-loop', 'unschedulable', 'progress-deadline', 'admission']) {
       expect(reasons, r).toContain(r);
     }
   });
