@@ -67,10 +67,10 @@ export async function readStatus(inputs: StatusInputs, ctx: RunContext): Promise
   const env = inputs.kubeconfig ? { ...ctx.env, KUBE_CONFIG_PATH: resolve(ctx.cwd, inputs.kubeconfig) } : ctx.env;
   // started now, so it overlaps the state reads; the full client only for a kubeconfig the
   // fast reads do not cover (an exec plugin, an auth provider: kube-read.ts)
-  const apiReady = import('../rollout/kube-read.js').then(async (r) => {
+  const apiReady = import('../kube/kube-read.js').then(async (r) => {
     const lister = await r.openKubeLister(env, { requestMs: STATUS_REQUEST_MS, attempts: 2 });
     if (lister) return lister;
-    const k = await import('../rollout/kube-api.js');
+    const k = await import('../kube/kube-api.js');
     return k.createKubeApi(k.loadKubeConfig(env), { requestMs: STATUS_REQUEST_MS, readAttempts: 2 });
   });
   apiReady.catch(() => {});

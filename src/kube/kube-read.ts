@@ -17,7 +17,7 @@ import { load } from 'js-yaml';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { kubeconfigFile } from './api-error.js';
-import { retryTransient, withDeadline } from './deadline.js';
+import { retryTransient, withDeadline } from '../deadline.js';
 import type { ListResult } from './list-watch.js';
 
 export interface KubeLister {

@@ -10,8 +10,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { describeApiError } from '../../../src/rollout/api-error.js';
-import { openKubeLister } from '../../../src/rollout/kube-read.js';
+import { describeApiError } from '../../../src/kube/api-error.js';
+import { openKubeLister } from '../../../src/kube/kube-read.js';
 import { tempDir } from '../helpers.js';
 
 let dir = '';

@@ -3,9 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { AppsV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/errors.js';
-import { ReplicaSetSchema } from '../../../src/rollout/api-objects.js';
-import { callRaw, createKubeApi, loadKubeConfig } from '../../../src/rollout/kube-api.js';
-import { loadFixture } from './load-fixture.js';
+import { ReplicaSetSchema } from '../../../src/kube/api-objects.js';
+import { callRaw, createKubeApi, loadKubeConfig } from '../../../src/kube/kube-api.js';
+import { loadFixture } from '../rollout/load-fixture.js';
 
 /**
  * A loopback HTTP server answers a ReplicaSet list as a newer API server would (a template

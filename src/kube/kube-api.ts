@@ -21,9 +21,9 @@ import {
 } from '@kubernetes/client-node';
 import { ConfigError } from '../errors.js';
 import { kubeconfigFile } from './api-error.js';
-import { retryTransient, statusCode, withDeadline } from './deadline.js';
+import { retryTransient, statusCode, withDeadline } from '../deadline.js';
 import type { ListResult, WatchClient } from './list-watch.js';
-import type { JsonPatchOp } from './undo-patch.js';
+import type { JsonPatchOp } from './json-patch.js';
 
 /** One API request may take this long before the rollout treats the server as unreachable. */
 const REQUEST_MS = 15_000;

@@ -4,7 +4,7 @@
  * loading @kubernetes/client-node.
  */
 import { ConfigError, ToolError } from '../errors.js';
-import { statusCode } from './deadline.js';
+import { statusCode } from '../deadline.js';
 
 /** KUBE_CONFIG_PATH (the variable the OpenTofu kubernetes provider reads too), else KUBECONFIG's first file. */
 export function kubeconfigFile(env: NodeJS.ProcessEnv): string {
