@@ -1,7 +1,8 @@
 /**
  * The fast list reads of `deploy status` (kube-read.ts) against a small HTTPS server with a CA
- * and a client certificate made here (openssl), as the local cluster's kubeconfig has them; a
- * kubeconfig that needs an exec plugin is left to the full client.
+ * and a client certificate made here (openssl), as the local cluster's kubeconfig has them; exec
+ * plugins, impersonation, token files, the context of KUBE_CTX and a proxy-url; a kubeconfig
+ * that needs an auth-provider is left to the full client.
  */
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -77,8 +78,8 @@ describe('openKubeLister', () => {
     const lister = await openKubeLister({ KUBE_CONFIG_PATH: await kubeconfig('    token: abc', other) }, { requestMs: 5000, attempts: 1 });
     await expect(lister!.listPods('ns1', '')).rejects.toThrow();
   });
-  it('GIVEN an exec plugin THEN undefined: the full client reads it', async () => {
-    const file = await kubeconfig('    exec: {apiVersion: client.authentication.k8s.io/v1, command: get-token}');
+  it('GIVEN an auth-provider THEN undefined: the full client reads it', async () => {
+    const file = await kubeconfig('    auth-provider: {name: oidc, config: {id-token: x}}');
     expect(await openKubeLister({ KUBE_CONFIG_PATH: file }, { requestMs: 5000, attempts: 1 })).toBeUndefined();
   });
 });
