@@ -162,6 +162,8 @@ export function resolveKubeconfig(env: NodeJS.ProcessEnv, opts: KubeconfigOption
   const cluster = merged.clusters.get(clusterName);
   if (o.contextUser !== undefined && !user) issues.push({ where: 'env KUBE_CTX_AUTH_INFO', message: `user "${userName}" does not exist in the kubeconfig` });
   if (o.contextCluster !== undefined && !cluster) issues.push({ where: 'env KUBE_CTX_CLUSTER', message: `cluster "${clusterName}" does not exist in the kubeconfig` });
+  // a context, cluster or user that is not there: what follows from it (no server) says nothing more
+  if (issues.length > 0) throw new ConfigError('The kubeconfig cannot be used.', issues, { hint: `Name a context, cluster and user of the kubeconfig (${where}): \`kubectl config get-contexts\` with the same files lists them.` });
 
   const chosenCluster = overrideCluster(cluster?.entry ?? {}, o);
   const chosenUser = defaultExec({ ...(user?.entry ?? {}), ...o.user });

@@ -11,15 +11,24 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer as createTcpServer, connect as tcpConnect, type Server as TcpServer } from 'node:net';
+import { resolve } from 'node:path';
 import { describeApiError } from '../../../src/kube/api-error.js';
-import { openKubeLister } from '../../../src/kube/kube-read.js';
+import { clearExecCredentials } from '../../../src/kube/exec-credential.js';
+import { headerKeyEscape, openKubeLister } from '../../../src/kube/kube-read.js';
 import { tempDir } from '../helpers.js';
+
+const PLUGIN = resolve(import.meta.dirname, '../../fixtures/token-plugin.sh');
 
 let dir = '';
 let cleanup: () => Promise<void>;
 let server: Server;
 let port = 0;
 const seen: { url: string; auth: string | undefined; clientCert: boolean }[] = [];
+/** Every request's headers, for the impersonation headers. */
+const headers: import('node:http').IncomingHttpHeaders[] = [];
+/** Answer this many requests 401 (a credential the server refuses). */
+let refuse = 0;
 
 function openssl(args: string[]) {
   execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
@@ -36,7 +45,12 @@ beforeAll(async () => {
   const read = (f: string) => readFileSync(join(dir, f));
   server = createServer({ key: read('server.key'), cert: read('server.crt'), ca: read('ca.crt'), requestCert: true, rejectUnauthorized: false }, (req, res) => {
     seen.push({ url: req.url ?? '', auth: req.headers.authorization, clientCert: (req.socket as import('node:tls').TLSSocket).authorized });
-    if (req.url?.startsWith('/api/v1/namespaces/ns1/pods')) {
+    headers.push(req.headers);
+    if (refuse > 0) {
+      refuse--;
+      res.writeHead(401, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ kind: 'Status', code: 401, message: 'Unauthorized' }));
+    } else if (req.url?.startsWith('/api/v1/namespaces/ns1/pods')) {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ kind: 'PodList', metadata: { resourceVersion: '42' }, items: [{ metadata: { name: 'p' } }] }));
     } else {
@@ -81,5 +95,141 @@ describe('openKubeLister', () => {
   it('GIVEN an auth-provider THEN undefined: the full client reads it', async () => {
     const file = await kubeconfig('    auth-provider: {name: oidc, config: {id-token: x}}');
     expect(await openKubeLister({ KUBE_CONFIG_PATH: file }, { requestMs: 5000, attempts: 1 })).toBeUndefined();
+  });
+});
+
+describe('openKubeLister: who the requests are', () => {
+  const opts = { requestMs: 5000, attempts: 1 };
+  const runs = (calls: string) => (readFileSync(calls, { encoding: 'utf8', flag: 'a+' }) || '').split('\n').filter((l) => l !== '').length;
+  let plugins = 0;
+  async function pluginUser(extraEnv = ''): Promise<{ user: string; calls: string }> {
+    const calls = join(dir, `calls-${++plugins}`);
+    await writeFile(join(dir, 'plugin-token'), 'from-the-plugin\n');
+    const user = [
+      '    exec:',
+      '      apiVersion: client.authentication.k8s.io/v1',
+      `      command: ${PLUGIN}`,
+      '      args: [--for, lister]',
+      '      interactiveMode: Never',
+      '      env:',
+      `      - {name: PLUGIN_TOKEN_FILE, value: ${join(dir, 'plugin-token')}}`,
+      `      - {name: PLUGIN_CALLS, value: ${calls}}`,
+      extraEnv,
+    ].filter((l) => l !== '').join('\n');
+    return { user, calls };
+  }
+
+  it('GIVEN an exec plugin THEN its token is sent, and one run serves every request of the lister', async () => {
+    clearExecCredentials();
+    const { user, calls } = await pluginUser();
+    const lister = await openKubeLister({ KUBE_CONFIG_PATH: await kubeconfig(user) }, opts);
+    await Promise.all([lister!.listPods('ns1', ''), lister!.listPods('ns1', ''), lister!.listPods('ns1', '')]);
+    expect(seen.at(-1)!.auth).toBe('Bearer from-the-plugin');
+    expect(runs(calls)).toBe(1);
+  });
+
+  it("GIVEN the server refuses the plugin's credential (401) THEN the plugin runs again, once, and the request is sent again", async () => {
+    clearExecCredentials();
+    const { user, calls } = await pluginUser();
+    const lister = await openKubeLister({ KUBE_CONFIG_PATH: await kubeconfig(user) }, opts);
+    refuse = 1;
+    expect((await lister!.listPods('ns1', '')).resourceVersion).toBe('42');
+    expect(runs(calls)).toBe(2);
+    refuse = 2;
+    const err = await lister!.listPods('ns1', '').then(() => undefined, (e: { code?: number }) => e);
+    expect(err?.code).toBe(401);
+    expect(runs(calls)).toBe(3);
+    refuse = 0;
+  });
+
+  it('GIVEN a token as well as an exec plugin THEN the token is used and the plugin does not run (client-go)', async () => {
+    clearExecCredentials();
+    const { user, calls } = await pluginUser();
+    const lister = await openKubeLister({ KUBE_CONFIG_PATH: await kubeconfig(`${user}\n    token: static`) }, opts);
+    await lister!.listPods('ns1', '');
+    expect(seen.at(-1)!.auth).toBe('Bearer static');
+    expect(runs(calls)).toBe(0);
+  });
+
+  it('GIVEN a tokenFile and a token THEN the file wins (read and trimmed), and a token alone when the file cannot be read', async () => {
+    await writeFile(join(dir, 'token-file'), '  from-the-file\n');
+    let lister = await openKubeLister({ KUBE_CONFIG_PATH: await kubeconfig('    token: static\n    tokenFile: token-file') }, opts);
+    await lister!.listPods('ns1', '');
+    expect(seen.at(-1)!.auth).toBe('Bearer from-the-file');
+    lister = await openKubeLister({ KUBE_CONFIG_PATH: await kubeconfig('    token: static\n    tokenFile: no-such-file') }, opts);
+    await lister!.listPods('ns1', '');
+    expect(seen.at(-1)!.auth).toBe('Bearer static');
+    await expect(openKubeLister({ KUBE_CONFIG_PATH: await kubeconfig('    tokenFile: no-such-file') }, opts)).rejects.toThrow(/tokenFile/);
+  });
+
+  it('GIVEN as, as-uid, as-groups and as-user-extra THEN the Impersonate-* headers, a group each', async () => {
+    const user = '    token: abc\n    as: alice\n    as-uid: "1234"\n    as-groups: [dev, ops]\n    as-user-extra: {"scopes.example.com/a b": [x, y]}';
+    const lister = await openKubeLister({ KUBE_CONFIG_PATH: await kubeconfig(user) }, opts);
+    await lister!.listPods('ns1', '');
+    const h = headers.at(-1)!;
+    expect(h['impersonate-user']).toBe('alice');
+    expect(h['impersonate-uid']).toBe('1234');
+    expect(h['impersonate-group']).toBe('dev, ops');
+    expect(h['impersonate-extra-scopes.example.com%2fa%20b'.toLowerCase()] ?? h['impersonate-extra-scopes.example.com%2Fa%20b'.toLowerCase()]).toBe('x, y');
+    expect(headerKeyEscape('scopes.example.com/a b')).toBe('scopes.example.com%2Fa%20b');
+  });
+
+  it('GIVEN KUBE_CTX naming the other context THEN its cluster and user are used', async () => {
+    const ca = readFileSync(join(dir, 'ca.crt')).toString('base64');
+    const file = join(dir, 'two-contexts.yaml');
+    await writeFile(
+      file,
+      `apiVersion: v1\nkind: Config\nclusters:\n- name: gone\n  cluster: {server: "https://127.0.0.1:9"}\n- name: here\n  cluster: {server: "https://127.0.0.1:${port}", certificate-authority-data: ${ca}}\n` +
+        `users:\n- {name: a, user: {token: first}}\n- {name: b, user: {token: second}}\ncontexts:\n- {name: one, context: {cluster: gone, user: a}}\n- {name: two, context: {cluster: here, user: b}}\ncurrent-context: one\n`,
+    );
+    const lister = await openKubeLister({ KUBE_CONFIG_PATH: file, KUBE_CTX: 'two' }, opts);
+    expect(lister!.server).toBe(`https://127.0.0.1:${port}`);
+    await lister!.listPods('ns1', '');
+    expect(seen.at(-1)!.auth).toBe('Bearer second');
+  });
+
+  it("GIVEN a cluster proxy-url THEN the request goes through the proxy's CONNECT tunnel, with the proxy's credentials", async () => {
+    const connects: string[] = [];
+    const sockets = new Set<import('node:net').Socket>();
+    const proxy: TcpServer = createTcpServer((client) => {
+      sockets.add(client);
+      let head = Buffer.alloc(0);
+      const onData = (chunk: Buffer) => {
+        head = Buffer.concat([head, chunk]);
+        const end = head.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        client.off('data', onData);
+        const lines = head.subarray(0, end).toString('latin1').split('\r\n');
+        connects.push(lines.filter((l) => /^(CONNECT|Proxy-Authorization)/i.test(l)).join(' | '));
+        const [host, p] = lines[0]!.split(' ')[1]!.split(':');
+        const upstream = tcpConnect(Number(p), host!, () => {
+          sockets.add(upstream);
+          client.write('HTTP/1.1 200 Connection established\r\n\r\n');
+          upstream.write(head.subarray(end + 4));
+          client.pipe(upstream).pipe(client);
+        });
+        upstream.on('error', () => client.destroy());
+      };
+      client.on('data', onData);
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    try {
+      const proxyPort = (proxy.address() as AddressInfo).port;
+      const ca = readFileSync(join(dir, 'ca.crt')).toString('base64');
+      const file = await kubeconfig('    token: abc', `certificate-authority-data: ${ca}\n    proxy-url: http://me:pw@127.0.0.1:${proxyPort}`);
+      const lister = await openKubeLister({ KUBE_CONFIG_PATH: file }, opts);
+      const listed = await lister!.listPods('ns1', '').catch((e: Error) => e);
+      expect(listed).toEqual({ items: [{ metadata: { name: 'p' } }], resourceVersion: '42' });
+      expect(connects).toEqual([`CONNECT 127.0.0.1:${port} HTTP/1.1 | Proxy-Authorization: Basic ${Buffer.from('me:pw').toString('base64')}`]);
+      expect(seen.at(-1)!.auth).toBe('Bearer abc');
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => proxy.close(r));
+    }
+  });
+
+  it('GIVEN a socks5 proxy-url THEN undefined: the full client reads it', async () => {
+    const file = await kubeconfig('    token: abc', 'insecure-skip-tls-verify: true\n    proxy-url: socks5://127.0.0.1:1080');
+    expect(await openKubeLister({ KUBE_CONFIG_PATH: file }, opts)).toBeUndefined();
   });
 });
