@@ -2,7 +2,7 @@
  * The kubeconfig as kubectl reads it and as the OpenTofu kubernetes provider will use it, read
  * in-process: the files (kubeconfig-paths.ts), merged by kubectl's rules, the context chosen,
  * the provider's KUBE_* variables laid over it, then kubectl's own checks. kube-read.ts turns
- * the result into requests; clusterIdentityInputs hashes it for the verified no-op check.
+ * the result into requests; clusterIdentityText is what the verified no-op check compares.
  *
  * Upstream facts mirrored here (client-go v0.28.6, the version terraform-provider-kubernetes
  * 2.38.0 builds with; kubectl's newer client-go behaves the same in all of these):
@@ -435,11 +435,6 @@ export function clusterIdentityText(env: NodeJS.ProcessEnv): string {
     ...(cluster['proxy-url'] ? { 'proxy-url': hideUrlPassword(cluster['proxy-url']) } : {}),
   };
   return canonicalJson({ files: k.files, context: k.contextName, clusterName: k.clusterName, userName: k.userName, cluster: shownCluster, user: hidden, env: vars });
-}
-
-/** The SHA-256 (hex) of clusterIdentityText: equal exactly when tofu's provider would reach the same cluster as the same identity. */
-export async function clusterIdentityInputs(env: NodeJS.ProcessEnv): Promise<string> {
-  return createHash('sha256').update(clusterIdentityText(env)).digest('hex');
 }
 
 function digestOf(v: string): string {
