@@ -151,7 +151,7 @@ function recordFile(ctx: Pick<NoopCheckContext, 'env' | 'model'>): string {
 export async function checkNoop(ctx: NoopCheckContext, seen: TargetObjects | string, handEdits: readonly HandEdit[], graphText: string): Promise<NoopVerdict> {
   let print: TargetPrint | undefined;
   try {
-    if (typeof seen === 'string') return { verified: false, reason: `the check could not read everything it needs (${seen})` };
+    if (typeof seen === 'string') return { verified: false, reason: `the check could not read everything it needs (${oneLine(seen)})` };
     if (!seen.complete) return { verified: false, reason: `the check could not read everything it needs (${seen.partialReason ?? 'only the Deployments were read'})` };
     const state = seen.state;
     if (state?.untrusted !== undefined) return { verified: false, reason: state.untrusted };
@@ -192,8 +192,17 @@ export async function checkNoop(ctx: NoopCheckContext, seen: TargetObjects | str
       words: `no changes, verified without a refresh: the graph, the state (serial ${state.serial}) and ${objects} are as the ${record.recordedBy} of ${record.recordedAt} left them, and every tag is in the registry (${FAST_PLAN_ENV}=off runs the full plan)`,
     };
   } catch (err) {
-    return { verified: false, reason: `the check could not read everything it needs (${(err as Error).message})`, print };
+    return { verified: false, reason: `the check could not read everything it needs (${oneLine((err as Error).message)})`, print };
   }
+}
+
+/**
+ * A message on one line, for the plan's "full plan: <why>" line: a ConfigError's summary and its
+ * issues (`The kubeconfig cannot be used.\n  - env KUBE_CTX: ...`) as `summary: issue; issue`.
+ */
+export function oneLine(message: string): string {
+  const [first = '', ...rest] = message.split('\n').map((l) => l.trim().replace(/^- /, '')).filter((l) => l !== '');
+  return rest.length === 0 ? first : `${first.replace(/\.$/, '')}: ${rest.join('; ')}`;
 }
 
 /** The print of the target now, with the objects and state it was taken from, or why it cannot be taken. */
