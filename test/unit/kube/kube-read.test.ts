@@ -4,6 +4,7 @@
  * plugins, impersonation, token files, the context of KUBE_CTX and a proxy-url; a kubeconfig
  * that needs an auth-provider is left to the full client.
  */
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { writeFile } from 'node:fs/promises';
@@ -126,6 +127,37 @@ describe('openKubeLister: who the requests are', () => {
     await Promise.all([lister!.listPods('ns1', ''), lister!.listPods('ns1', ''), lister!.listPods('ns1', '')]);
     expect(seen.at(-1)!.auth).toBe('Bearer from-the-plugin');
     expect(runs(calls)).toBe(1);
+  });
+
+  it("GIVEN a plugin that prints a client certificate and key THEN the TLS connection presents them, with no Authorization", async () => {
+    clearExecCredentials();
+    const { user, calls } = await pluginUser(`      - {name: PLUGIN_CERT_FILE, value: ${join(dir, 'client.crt')}}\n      - {name: PLUGIN_KEY_FILE, value: ${join(dir, 'client.key')}}`);
+    const lister = await openKubeLister({ KUBE_CONFIG_PATH: await kubeconfig(user) }, opts);
+    await lister!.listPods('ns1', '');
+    expect(seen.at(-1)).toMatchObject({ auth: undefined, clientCert: true });
+    expect(runs(calls)).toBe(1);
+  });
+
+  it('GIVEN a plain-http server THEN nothing of the user is sent and the plugin does not run (client-go reads the user only for TLS)', async () => {
+    clearExecCredentials();
+    const got: (string | undefined)[] = [];
+    const plain = createHttpServer((req, res) => {
+      got.push(`${req.headers.authorization} ${req.headers['impersonate-user']}`);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"items":[],"metadata":{"resourceVersion":"1"}}');
+    });
+    await new Promise<void>((r) => plain.listen(0, '127.0.0.1', r));
+    try {
+      const { user, calls } = await pluginUser('    as: alice');
+      const file = join(dir, 'plain.yaml');
+      await writeFile(file, `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "http://127.0.0.1:${(plain.address() as AddressInfo).port}"}\nusers:\n- name: u\n  user:\n${user}\ncontexts:\n- {name: x, context: {cluster: c, user: u}}\ncurrent-context: x\n`);
+      const lister = await openKubeLister({ KUBE_CONFIG_PATH: file }, opts);
+      await lister!.listPods('ns1', '');
+      expect(got).toEqual(['undefined undefined']);
+      expect(runs(calls)).toBe(0);
+    } finally {
+      await new Promise((r) => plain.close(r));
+    }
   });
 
   it("GIVEN the server refuses the plugin's credential (401) THEN the plugin runs again, once, and the request is sent again", async () => {
