@@ -1,10 +1,13 @@
 // The layer rule of deploy (docs/architecture.md), checked by test/unit/architecture/layers.test.ts
 // (part of `npm test`) and by hand with `npx depcruise src stacks`.
 //
-//     cli -> workflow -> { graph, config, tools, state, rollout, spire }
+//     cli -> workflow -> { graph, config, tools, state, rollout, spire, kube }
+//     rollout -> kube (the cluster client) -> { tools/run.ts }
 //     graph -> stacks -> { config, contract }
-//     every layer may import the leaf modules: contract, errors.ts, log.ts, paths.ts
+//     every layer may import the leaf modules: contract, errors.ts, log.ts, paths.ts, deadline.ts
 //     rollout, state, spire, tools, config: never workflow, graph, stacks or cli
+//     kube: only cli, workflow and rollout import it; it imports no layer above it
+//     no import cycle through src/kube/
 //     nothing imports cli (but bin/ and tests)
 //     only src/tools/run.ts imports execa / node:child_process
 //     contract imports nothing of ours but errors.ts
@@ -15,7 +18,7 @@
 
 /** Files the rule applies to: the program's sources, not their tests. */
 const OURS = '^(src|stacks)/';
-const LEAVES = '^src/(contract/|errors\\.ts$|log\\.ts$|paths\\.ts$)';
+const LEAVES = '^src/(contract/|errors\\.ts$|log\\.ts$|paths\\.ts$|deadline\\.ts$)';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -63,10 +66,24 @@ module.exports = {
       to: { path: OURS, pathNot: '^src/(contract/|errors\\.ts$)' },
     },
     {
-      name: 'leaf-modules-are-leaves',
-      comment: 'errors.ts, log.ts and paths.ts are imported by every layer, so they import no layer (only each other and src/contract/).',
+      name: 'kube-only-from-cli-workflow-rollout',
+      comment: 'src/kube/ is the cluster client (the kubeconfig, the requests, the watch): the rollout, the workflow (the verified no-op check, deploy status) and the CLI use it; state, spire, tools, config and graph do not talk to the API server.',
       severity: 'error',
-      from: { path: '^src/(errors|log|paths)\\.ts$' },
+      from: { path: OURS, pathNot: '^src/(cli|workflow|rollout|kube)/' },
+      to: { path: '^src/kube/' },
+    },
+    {
+      name: 'kube-imports-no-layer-above',
+      comment: 'src/kube/ sits under rollout, workflow and status: of ours it imports only itself, the leaf modules and src/tools/run.ts (an exec credential plugin is a process like any other).',
+      severity: 'error',
+      from: { path: '^src/kube/' },
+      to: { path: OURS, pathNot: `^src/(kube/|tools/run\\.ts$)|${LEAVES}` },
+    },
+    {
+      name: 'leaf-modules-are-leaves',
+      comment: 'errors.ts, log.ts, paths.ts and deadline.ts are imported by every layer, so they import no layer (only each other and src/contract/).',
+      severity: 'error',
+      from: { path: '^src/(errors|log|paths|deadline)\\.ts$' },
       to: { path: OURS, pathNot: LEAVES },
     },
     {
@@ -75,6 +92,13 @@ module.exports = {
       severity: 'error',
       from: { path: OURS, pathNot: '^src/tools/run\\.ts$' },
       to: { path: '^(node:)?child_process$|(^|/)execa/' },
+    },
+    {
+      name: 'no-circular-in-kube',
+      comment: 'A cycle makes two modules one: neither can be read, tested or loaded lazily without the other (and an ESM cycle can see an export before it is set). Move what both need into a third module. Only src/kube/ for now: six older cycles elsewhere (workflow/view, claim-guard <-> plan-summary, state/*-source <-> state-source) would have to be untangled first.',
+      severity: 'error',
+      from: { path: '^src/kube/' },
+      to: { path: OURS, circular: true },
     },
     {
       name: 'imports-resolve',

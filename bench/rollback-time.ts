@@ -63,7 +63,7 @@ function applyNode(ns: string, name: string, image: string, uuid: string): void 
 
 async function main() {
   const { runRollout } = await import(join(root, 'dist/src/rollout/run-rollout.js'));
-  const { createKubeApi, loadKubeConfig } = await import(join(root, 'dist/src/rollout/kube-api.js'));
+  const { createKubeApi, loadKubeConfig } = await import(join(root, 'dist/src/kube/kube-api.js'));
   const api = createKubeApi(loadKubeConfig({ KUBE_CONFIG_PATH: cluster.KUBE_CONFIG_PATH }));
   const work = mkdtempSync(join(tmpdir(), 'bench-rollback-'));
   const ns = `bench-rollback-${randomUUID().slice(0, 8)}`;

@@ -71,7 +71,7 @@ export function registerRollout(program: Command, ctx: CliContext): void {
 async function runRolloutVerb(flags: RolloutFlags, ctx: CliContext): Promise<void> {
   const [{ runRollout }, { createKubeApi, loadKubeConfig }, { createProgress, createStepProgress, stepOutcomeLine, PROGRESS_ENV, PROGRESS_JSON }, report, { formatRolloutLine, formatRolloutEvidence }, { recordLastRollout }] = await Promise.all([
     import('../rollout/run-rollout.js'),
-    import('../rollout/kube-api.js'),
+    import('../kube/kube-api.js'),
     import('../rollout/progress.js'),
     import('../rollout/report.js'),
     import('../rollout/report-format.js'),

@@ -9,8 +9,8 @@
  */
 import { CONTAINER_NAME } from '../contract/node-container.js';
 import type { Logger } from '../log.js';
-import { describeApiError } from './api-error.js';
-import type { KubeApi } from './kube-api.js';
+import { describeApiError } from '../kube/api-error.js';
+import type { KubeApi } from '../kube/kube-api.js';
 import { LIST_JOBS_COMMAND, parseJobLines, type SystemdJob } from './systemd-jobs.js';
 
 /** Sampling starts this long before the deadline (the controller's own deadline may come ~2 s early). */

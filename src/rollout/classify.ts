@@ -4,7 +4,7 @@
  * Pure: the clock comes in as `now`. Every terminal reason is one the kubelet, scheduler or
  * controller does not get out of by itself without a change to the Deployment.
  */
-import { eventCount, eventTimeMs, findCondition, templateImage, type Claim, type ContainerStatus, type Deployment, type KubeEvent, type Pod } from './api-objects.js';
+import { eventCount, eventTimeMs, findCondition, templateImage, type Claim, type ContainerStatus, type Deployment, type KubeEvent, type Pod } from '../kube/api-objects.js';
 import { CONTAINER_NAME } from '../contract/node-container.js';
 import { LABEL_NAME } from '../contract/pod-labels.js';
 import type { SystemdState } from '../contract/probes.js';

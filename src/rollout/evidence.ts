@@ -1,10 +1,10 @@
 /**
  * The evidence of a failed (or finished) rollout, taken from the snapshot before a rollback
  * replaces the pod: recent events of the Deployment, its ReplicaSets, the pod and its claims,
- * and the container's state. Pure; the log tail is read separately (src/rollout/kube-api.ts).
+ * and the container's state. Pure; the log tail is read separately (src/kube/kube-api.ts).
  */
 import { CONTAINER_NAME } from '../contract/node-container.js';
-import { eventCount, eventTimeMs, type ContainerState, type KubeEvent, type Pod } from './api-objects.js';
+import { eventCount, eventTimeMs, type ContainerState, type KubeEvent, type Pod } from '../kube/api-objects.js';
 import { parseProbeMessage } from './probe-output.js';
 import type { LastState, ReportedEvent } from './report.js';
 import { currentPod, currentReplicaSet, ownedReplicaSets, type RolloutSnapshot } from './snapshot.js';

@@ -12,7 +12,7 @@
  */
 import { z } from 'zod';
 import { ROLLBACK_FIELD_MANAGER } from '../contract/field-managers.js';
-import type { KubeApi } from './kube-api.js';
+import type { KubeApi } from '../kube/kube-api.js';
 import { OUTCOMES, type RolloutReport } from './report.js';
 
 export const LAST_ROLLOUT_ANNOTATION = 'deploy.fediversity/last-rollout';

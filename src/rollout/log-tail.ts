@@ -4,8 +4,8 @@
  */
 import { CONTAINER_NAME } from '../contract/node-container.js';
 import type { Logger } from '../log.js';
-import { describeApiError } from './api-error.js';
-import type { KubeApi } from './kube-api.js';
+import { describeApiError } from '../kube/api-error.js';
+import type { KubeApi } from '../kube/kube-api.js';
 import type { LastState } from './report.js';
 
 const LOG_LINES = 20;

@@ -1,5 +1,5 @@
 /** A node's state in one sentence, for the messages of an interrupted rollout or rollback. */
-import { templateImage } from './api-objects.js';
+import { templateImage } from '../kube/api-objects.js';
 import { describePod } from './evidence.js';
 import { currentPod, currentReplicaSet, revisionOf, type RolloutSnapshot } from './snapshot.js';
 

@@ -4,10 +4,10 @@
  * generation the verdict was made on, then a bounded wait for the previous revision's pod.
  */
 import { ROLLBACK_FIELD_MANAGER } from '../contract/field-managers.js';
-import { DeploymentSchema, templateImage, type Deployment } from './api-objects.js';
+import { DeploymentSchema, templateImage, type Deployment } from '../kube/api-objects.js';
 import type { Verdict } from './classify.js';
-import { describeApiError } from './api-error.js';
-import type { KubeApi } from './kube-api.js';
+import { describeApiError } from '../kube/api-error.js';
+import type { KubeApi } from '../kube/kube-api.js';
 import { describeNodeState } from './node-state.js';
 import type { RolloutStage } from './progress.js';
 import type { RolloutDeps, RolloutOptions } from './rollout-options.js';

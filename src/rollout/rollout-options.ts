@@ -1,6 +1,6 @@
 /** What one rollout step is given: its node and time limits, and its dependencies. */
 import type { Logger } from '../log.js';
-import type { KubeApi } from './kube-api.js';
+import type { KubeApi } from '../kube/kube-api.js';
 import type { Progress } from './progress.js';
 
 export interface RolloutOptions {

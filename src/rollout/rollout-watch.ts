@@ -5,9 +5,9 @@
  */
 import { nodeSelector } from '../contract/pod-labels.js';
 import type { Logger } from '../log.js';
-import { ClaimSchema, DeploymentSchema, EventSchema, PodSchema, ReplicaSetSchema } from './api-objects.js';
-import type { KubeApi } from './kube-api.js';
-import { startListWatch, type ListWatchHandle } from './list-watch.js';
+import { ClaimSchema, DeploymentSchema, EventSchema, PodSchema, ReplicaSetSchema } from '../kube/api-objects.js';
+import type { KubeApi } from '../kube/kube-api.js';
+import { startListWatch, type ListWatchHandle } from '../kube/list-watch.js';
 import type { RolloutSnapshot } from './snapshot.js';
 
 export interface RolloutWatch {

@@ -7,11 +7,11 @@
  */
 import { ToolError } from '../errors.js';
 import { createBootQueueReader } from './boot-queue.js';
-import { DeploymentSchema, templateImage } from './api-objects.js';
+import { DeploymentSchema, templateImage } from '../kube/api-objects.js';
 import type { Verdict } from './classify.js';
 import { collectEvents, describeCurrentPod, describeFailedPod } from './evidence.js';
-import { apiToolError } from './api-error.js';
-import type { KubeApi } from './kube-api.js';
+import { apiToolError } from '../kube/api-error.js';
+import type { KubeApi } from '../kube/kube-api.js';
 import { readLogTail } from './log-tail.js';
 import { describeNodeState } from './node-state.js';
 import type { RolloutStage } from './progress.js';

@@ -3,7 +3,7 @@
  * of the Deployment controller: which ReplicaSet is current, which is the previous one, which
  * pods belong to which.
  */
-import type { Claim, Deployment, KubeEvent, Pod, ReplicaSet } from './api-objects.js';
+import type { Claim, Deployment, KubeEvent, Pod, ReplicaSet } from '../kube/api-objects.js';
 
 export interface RolloutSnapshot {
   readonly deployment: Deployment | undefined;

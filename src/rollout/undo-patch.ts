@@ -4,13 +4,9 @@
  * controller then reuses that ReplicaSet and gives it the next revision number).
  * kubectl: staging/src/k8s.io/kubectl/pkg/polymorphichelpers/rollback.go (getDeploymentPatch).
  */
-import type { ReplicaSet } from './api-objects.js';
+import type { ReplicaSet } from '../kube/api-objects.js';
+import type { UndoPatchOp } from '../kube/json-patch.js';
 import { TEMPLATE_HASH_LABEL } from './snapshot.js';
-
-/** A JSON patch operation (RFC 6902) of the writes deploy makes: the rollback's, the ownership step's removals. */
-export type JsonPatchOp = UndoPatchOp | { op: 'remove'; path: string };
-/** The rollback's operations. */
-export type UndoPatchOp = { op: 'replace' | 'test'; path: string; value: unknown };
 
 export function undoTemplate(previous: ReplicaSet): Record<string, unknown> {
   const template = structuredClone(previous.spec.template ?? {}) as { metadata?: { labels?: Record<string, string> } } & Record<string, unknown>;

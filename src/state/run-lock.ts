@@ -20,7 +20,7 @@ import { hostname, userInfo } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { ConfigError, ToolError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { sleep } from '../rollout/deadline.js';
+import { sleep } from '../deadline.js';
 import { requestLock, requestUnlock, type BackendAuth } from './http-client.js';
 import { shq } from '../contract/shell.js';
 import type { HeldLocks } from './held-locks.js';

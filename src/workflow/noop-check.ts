@@ -50,7 +50,8 @@ import { movedFrom, recordedPushDigests, type MovedTag } from './moved-tags.js';
 /** DEPLOY_FAST_PLAN=off: every plan is a full plan, and no record is kept. */
 export const FAST_PLAN_ENV = 'DEPLOY_FAST_PLAN';
 
-const RECORD_VERSION = 1;
+/** 2: the inputs hold the resolved cluster identity (src/kube/kubeconfig.ts), not the kubeconfig's bytes. */
+const RECORD_VERSION = 2;
 
 /** Annotations only the cluster and the rollout step write; no plan reads them. */
 const CLUSTER_ANNOTATIONS = new Set(['deployment.kubernetes.io/revision', LAST_ROLLOUT_ANNOTATION]);
@@ -150,7 +151,7 @@ function recordFile(ctx: Pick<NoopCheckContext, 'env' | 'model'>): string {
 export async function checkNoop(ctx: NoopCheckContext, seen: TargetObjects | string, handEdits: readonly HandEdit[], graphText: string): Promise<NoopVerdict> {
   let print: TargetPrint | undefined;
   try {
-    if (typeof seen === 'string') return { verified: false, reason: `the check could not read everything it needs (${seen})` };
+    if (typeof seen === 'string') return { verified: false, reason: `the check could not read everything it needs (${oneLine(seen)})` };
     if (!seen.complete) return { verified: false, reason: `the check could not read everything it needs (${seen.partialReason ?? 'only the Deployments were read'})` };
     const state = seen.state;
     if (state?.untrusted !== undefined) return { verified: false, reason: state.untrusted };
@@ -191,8 +192,17 @@ export async function checkNoop(ctx: NoopCheckContext, seen: TargetObjects | str
       words: `no changes, verified without a refresh: the graph, the state (serial ${state.serial}) and ${objects} are as the ${record.recordedBy} of ${record.recordedAt} left them, and every tag is in the registry (${FAST_PLAN_ENV}=off runs the full plan)`,
     };
   } catch (err) {
-    return { verified: false, reason: `the check could not read everything it needs (${(err as Error).message})`, print };
+    return { verified: false, reason: `the check could not read everything it needs (${oneLine((err as Error).message)})`, print };
   }
+}
+
+/**
+ * A message on one line, for the plan's "full plan: <why>" line: a ConfigError's summary and its
+ * issues (`The kubeconfig cannot be used.\n  - env KUBE_CTX: ...`) as `summary: issue; issue`.
+ */
+export function oneLine(message: string): string {
+  const [first = '', ...rest] = message.split('\n').map((l) => l.trim().replace(/^- /, '')).filter((l) => l !== '');
+  return rest.length === 0 ? first : `${first.replace(/\.$/, '')}: ${rest.join('; ')}`;
 }
 
 /** The print of the target now, with the objects and state it was taken from, or why it cannot be taken. */
@@ -271,7 +281,7 @@ type Comparable = Omit<TargetPrint, 'foreignWriters'>;
  * (then their own objects may differ too, as their plan will tell); or anything else, in words.
  */
 export function compare(record: Comparable, now: Comparable): Difference {
-  if (record.inputs !== now.inputs) return { kind: 'differs', reason: 'tofu, its providers, the kubeconfig or the backend changed' };
+  if (record.inputs !== now.inputs) return { kind: 'differs', reason: 'tofu, its providers, the cluster or identity the kubeconfig and KUBE_* resolve to, or the backend changed' };
   if (record.graph.rest !== now.graph.rest) return { kind: 'differs', reason: 'the graph changed outside the nodes (providers, outputs, backend)' };
   if (record.lineage !== now.lineage || record.serial !== now.serial) return { kind: 'differs', reason: `the state changed (serial ${record.serial} -> ${now.serial})` };
   // each address, as the graph has it now or as the record had it, with the node it belongs to
@@ -361,15 +371,25 @@ export function objectPrint(object: KubeObject): string {
   return sha256(stableJson({ ...rest, metadata: { ...metadata, annotations: kept } }));
 }
 
-/** What the run is made of besides the graph: tofu, the providers' settings, the kubeconfig and the backend. */
+/**
+ * What the run is made of besides the graph: tofu, the providers' settings, the cluster and
+ * identity the kubeconfig resolves to, and the backend. The kubeconfig part is
+ * src/kube/kubeconfig.ts clusterIdentityText: the file(s) as the provider merges them, the
+ * context of KUBE_CTX, the cluster (server, CA, TLS name, proxy-url), the user (how it
+ * authenticates: a token's digest, a client certificate, an exec plugin's command, args and env,
+ * never the credential the plugin prints), the impersonation, and the KUBE_*, proxy and
+ * TF_CLI_ARGS* variables. So KUBE_CTX naming another context, or HTTPS_PROXY set since, is a
+ * full plan; an edit of another context of the same file is not.
+ */
 async function inputsPrint(ctx: NoopCheckContext, server: string): Promise<string> {
-  const kubeconfig = await readFile(ctx.kubeconfig);
+  const { clusterIdentityText } = await import('../kube/kubeconfig.js');
+  const identity = clusterIdentityText({ ...ctx.env, KUBE_CONFIG_PATH: ctx.kubeconfig });
   const tofu = await stat(ctx.tools.tofu).then((s) => `${s.size} ${s.mtimeMs}`, () => 'absent');
   const settings = providerSettings(ctx.env);
   const backend = ctx.backend.embedded ? `embedded ${stateDir(ctx.env)}` : ctx.backend.address;
   // the registry's CA (K8S_REGISTRY_CA_FILE): its path and its bytes; absent, the print is as it was without the setting
   const ca = ctx.model.registryCaFile === undefined ? {} : { registryCa: `${ctx.model.registryCaFile} ${sha256(await readFile(ctx.model.registryCaFile))}` };
-  return sha256(stableJson({ kubeconfig: sha256(kubeconfig), server, tofu: `${ctx.tools.tofu} ${tofu}`, tools: ctx.tools.env, settings, backend, ...ca }));
+  return sha256(stableJson({ identity: sha256(identity), server, tofu: `${ctx.tools.tofu} ${tofu}`, tools: ctx.tools.env, settings, backend, ...ca }));
 }
 
 /**

@@ -25,7 +25,7 @@ import { graphPartOf } from '../contract/graph-ids.js';
 import type { RunView } from './view/run-view.js';
 import { PROGRESS_ENV, PROGRESS_JSON } from '../rollout/progress.js';
 import type { RolloutReport } from '../rollout/report.js';
-import { describeApiError } from '../rollout/api-error.js';
+import { describeApiError } from '../kube/api-error.js';
 import { names } from '../config/names.js';
 import type { HandEdit } from './hand-edits.js';
 import type { HeldLocks } from '../state/held-locks.js';

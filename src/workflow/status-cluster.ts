@@ -5,9 +5,9 @@
  */
 import { LABEL_GROUP, LABEL_MANAGED_BY, LABEL_NAME, MANAGED_BY } from '../contract/pod-labels.js';
 import { CONTAINER_NAME } from '../contract/node-container.js';
-import { DeploymentSchema, findCondition, PodSchema, templateImage, type Pod } from '../rollout/api-objects.js';
-import { apiToolError } from '../rollout/api-error.js';
-import type { KubeLister } from '../rollout/kube-read.js';
+import { DeploymentSchema, findCondition, PodSchema, templateImage, type Pod } from '../kube/api-objects.js';
+import { apiToolError } from '../kube/api-error.js';
+import type { KubeLister } from '../kube/kube-read.js';
 import { readLastRollout, type LastRollout } from '../rollout/last-rollout.js';
 
 export interface ClusterPod {

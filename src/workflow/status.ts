@@ -66,11 +66,11 @@ export async function readStatus(inputs: StatusInputs, ctx: RunContext): Promise
   if (issues.length > 0) throw new ConfigError(`unknown target for group "${plan.group}"`, issues, { hint: 'name a target of the plan (or leave --target out for "all")' });
   const env = inputs.kubeconfig ? { ...ctx.env, KUBE_CONFIG_PATH: resolve(ctx.cwd, inputs.kubeconfig) } : ctx.env;
   // started now, so it overlaps the state reads; the full client only for a kubeconfig the
-  // fast reads do not cover (an exec plugin, an auth provider: kube-read.ts)
-  const apiReady = import('../rollout/kube-read.js').then(async (r) => {
+  // fast reads do not cover (an auth-provider, a socks5 proxy: src/kube/kube-read.ts)
+  const apiReady = import('../kube/kube-read.js').then(async (r) => {
     const lister = await r.openKubeLister(env, { requestMs: STATUS_REQUEST_MS, attempts: 2 });
     if (lister) return lister;
-    const k = await import('../rollout/kube-api.js');
+    const k = await import('../kube/kube-api.js');
     return k.createKubeApi(k.loadKubeConfig(env), { requestMs: STATUS_REQUEST_MS, readAttempts: 2 });
   });
   apiReady.catch(() => {});

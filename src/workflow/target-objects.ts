@@ -2,12 +2,12 @@
  * One read of what a target is in the cluster and on the backend, for the verified no-op check
  * (noop-check.ts), the hand edits (hand-edits.ts) and the ownership step (undo-hand-edits.ts):
  * one LIST per kind the graph makes in the namespace (with each object's managedFields), the
- * namespace and the RuntimeClass, and the state. Through the fast client (src/rollout/kube-read.ts)
- * when the kubeconfig allows it; otherwise the full client reads the Deployments alone (enough
+ * namespace and the RuntimeClass, and the state. Through the fast client (src/kube/kube-read.ts)
+ * unless the kubeconfig needs an auth-provider or a socks5 proxy; then the full client reads the Deployments alone (enough
  * for the hand edits; the check then runs the full plan, saying why).
  */
 import type { TargetModel } from '../config/target-model.js';
-import type { KubeLister } from '../rollout/kube-read.js';
+import type { KubeLister } from '../kube/kube-read.js';
 import type { StateResource } from '../tools/plan-file.js';
 import type { ManagedObject } from './hand-edits.js';
 import type { EditPatchOp, ListedObject } from './undo-hand-edits.js';
@@ -51,7 +51,7 @@ export interface TargetObjectsContext {
 
 /** Reads the target's objects and its state; throws when the cluster or the backend cannot be read. */
 export async function readTargetObjects(ctx: TargetObjectsContext): Promise<TargetObjects> {
-  const { openKubeLister } = await import('../rollout/kube-read.js');
+  const { fullClientReason, openKubeLister } = await import('../kube/kube-read.js');
   const env = { ...ctx.env, KUBE_CONFIG_PATH: ctx.kubeconfig };
   const lister = await openKubeLister(env, { requestMs: 15_000, attempts: 2 });
   const ns = ctx.model.namespace;
@@ -69,8 +69,10 @@ export async function readTargetObjects(ctx: TargetObjectsContext): Promise<Targ
       },
     };
   }
-  // an exec plugin, an auth provider or a proxy: the full client (kube-api.ts) reads the Deployments
-  const { createKubeApi, loadKubeConfig } = await import('../rollout/kube-api.js');
+  // an auth-provider or a socks5 proxy: the full client (kube-api.ts) reads the Deployments
+  const { resolveKubeconfig } = await import('../kube/kubeconfig.js');
+  const why = fullClientReason(resolveKubeconfig(env), env);
+  const { createKubeApi, loadKubeConfig } = await import('../kube/kube-api.js');
   const api = createKubeApi(loadKubeConfig(env));
   const [list, state] = await Promise.all([api.listDeployments(ns, ''), readState(ctx)]);
   return {
@@ -78,7 +80,7 @@ export async function readTargetObjects(ctx: TargetObjectsContext): Promise<Targ
     objects: list.items.map((object) => ({ kind: 'Deployment', object: object as ManagedObject })),
     state,
     complete: false,
-    partialReason: 'the kubeconfig needs the full Kubernetes client (an exec plugin, an auth provider or a proxy)',
+    partialReason: `the kubeconfig needs the full Kubernetes client: ${why ?? 'an auth-provider or a socks5 proxy'}`,
     deployments: {
       patch: (name, ops, fieldManager) => api.patchDeployment(ns, name, ops, fieldManager, ctx.signal),
       read: async (name) => (await api.readDeployment(ns, name, ctx.signal)) as ManagedObject | undefined,

@@ -63,6 +63,14 @@ describe('the layer rule (.dependency-cruiser.cjs)', () => {
         'src/contract/a.ts -> src/config/b.ts (contract-imports-only-errors)'],
       ['leaf-modules-are-leaves', { 'src/log.ts': "export { x } from './state/b.js';\n", 'src/state/b.ts': 'export const x = 1;\n' },
         'src/log.ts -> src/state/b.ts (leaf-modules-are-leaves)'],
+      ['leaf-modules-are-leaves', { 'src/deadline.ts': "export { x } from './config/b.js';\n", 'src/config/b.ts': 'export const x = 1;\n' },
+        'src/deadline.ts -> src/config/b.ts (leaf-modules-are-leaves)'],
+      ['kube-only-from-cli-workflow-rollout', { 'src/state/a.ts': "export { x } from '../kube/b.js';\n", 'src/kube/b.ts': 'export const x = 1;\n' },
+        'src/state/a.ts -> src/kube/b.ts (kube-only-from-cli-workflow-rollout)'],
+      ['kube-imports-no-layer-above', { 'src/kube/a.ts': "import type { X } from '../rollout/b.js';\nexport type Y = X;\n", 'src/rollout/b.ts': 'export type X = 1;\n' },
+        'src/kube/a.ts -> src/rollout/b.ts (kube-imports-no-layer-above)'],
+      ['kube-imports-no-layer-above', { 'src/kube/a.ts': "export { x } from '../state/b.js';\n", 'src/state/b.ts': 'export const x = 1;\n' },
+        'src/kube/a.ts -> src/state/b.ts (kube-imports-no-layer-above)'],
       ['only-run-ts-starts-processes', { 'src/tools/kubectl.ts': "export { spawn } from 'node:child_process';\n" },
         'src/tools/kubectl.ts -> child_process (only-run-ts-starts-processes)'],
       ['only-run-ts-starts-processes', { 'stacks/a.ts': "export { execa } from 'execa';\n" },
@@ -77,6 +85,11 @@ describe('the layer rule (.dependency-cruiser.cjs)', () => {
       expect(layerViolationLines(await findLayerViolations(dir, folders))).toEqual([typeof line === 'string' ? line : expect.stringMatching(line)]);
     });
 
+    it('no-circular-in-kube', async () => {
+      const dir = await tree({ 'src/kube/a.ts': "export { y } from './b.js';\nexport const x = 1;\n", 'src/kube/b.ts': "export { x } from './a.js';\nexport const y = 2;\n" });
+      expect(layerViolationLines(await findLayerViolations(dir, ['src']))).toEqual(['src/kube/a.ts -> src/kube/b.ts (no-circular-in-kube)']);
+    });
+
     it('GIVEN imports along the flow WHEN cruised THEN nothing is reported', async () => {
       const dir = await tree({
         'src/cli/a.ts': "export { w } from '../workflow/b.js';\n",
@@ -86,6 +99,12 @@ describe('the layer rule (.dependency-cruiser.cjs)', () => {
         'src/contract/e.ts': "export { e as c } from '../errors.js';\n",
         'src/errors.ts': 'export const e = 1;\n',
         'src/tools/run.ts': "export { spawn } from 'node:child_process';\n",
+        // the cluster client under rollout and workflow; the leaf deadline.ts for every layer
+        'src/workflow/k.ts': "export { r } from '../rollout/r.js';\n",
+        'src/rollout/r.ts': "export { k as r } from '../kube/k.js';\n",
+        'src/kube/k.ts': "export { d as k } from '../deadline.js';\nexport const run = () => import('../tools/run.js');\n",
+        'src/state/s.ts': "export { d } from '../deadline.js';\n",
+        'src/deadline.ts': "export { e as d } from './errors.js';\n",
       });
       expect(layerViolationLines(await findLayerViolations(dir, ['src', 'stacks']))).toEqual([]);
     });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createBootQueueReader, isShuttingDown } from '../../../src/rollout/boot-queue.js';
-import type { KubeApi } from '../../../src/rollout/kube-api.js';
+import type { KubeApi } from '../../../src/kube/kube-api.js';
 import { parseJobLines } from '../../../src/rollout/systemd-jobs.js';
 
 // what `systemctl list-jobs --no-legend --no-pager` printed in the hang image's pod on the

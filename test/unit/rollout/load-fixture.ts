@@ -2,7 +2,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ClaimSchema, DeploymentSchema, EventSchema, PodSchema, ReplicaSetSchema } from '../../../src/rollout/api-objects.js';
+import { ClaimSchema, DeploymentSchema, EventSchema, PodSchema, ReplicaSetSchema } from '../../../src/kube/api-objects.js';
 import type { RolloutSnapshot } from '../../../src/rollout/snapshot.js';
 
 export const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { templateImage } from '../../../src/rollout/api-objects.js';
+import { templateImage } from '../../../src/kube/api-objects.js';
 import { previousReplicaSet } from '../../../src/rollout/snapshot.js';
 import { buildUndoPatch, undoTemplate } from '../../../src/rollout/undo-patch.js';
 import { loadFixture } from './load-fixture.js';

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { TargetModel } from '../../../src/config/target-model.js';
-import { compare, fastPlanAllowed, forgetNoop, graphPrint, objectPrint, providerSettings, recordNoop, type TargetPrint } from '../../../src/workflow/noop-check.js';
+import { checkNoop, compare, fastPlanAllowed, forgetNoop, graphPrint, objectPrint, oneLine, providerSettings, recordNoop, type NoopCheckContext, type TargetPrint } from '../../../src/workflow/noop-check.js';
 
 const deployment = (over: Record<string, unknown> = {}, annotations: Record<string, string> = {}) => ({
   apiVersion: 'apps/v1',
@@ -169,5 +169,15 @@ describe('stateView (the state as the check reads it)', () => {
     expect(stateView(JSON.stringify({ version: 5, lineage: 'l', serial: 3, resources: [] })).untrusted).toBe('the state has format version 5, not 4');
     expect(stateView(JSON.stringify({ version: 4, serial: 3, resources: [] })).untrusted).toBe('the state has no lineage or serial');
     expect(stateView('{').untrusted).toBe('the state is not JSON');
+  });
+});
+
+describe('the reason of a full plan when the check cannot read', () => {
+  it("GIVEN a kubeconfig error with its issues THEN the reason is one line: the summary, then each issue", async () => {
+    const message = 'The kubeconfig cannot be used.\n  - env KUBE_CTX: context "other" does not exist in the kubeconfig\n  - /kc: no server';
+    expect(oneLine(message)).toBe('The kubeconfig cannot be used: env KUBE_CTX: context "other" does not exist in the kubeconfig; /kc: no server');
+    expect(oneLine('no answer within 15s')).toBe('no answer within 15s');
+    const verdict = await checkNoop({} as NoopCheckContext, message, [], '{}');
+    expect(verdict).toEqual({ verified: false, reason: 'the check could not read everything it needs (The kubeconfig cannot be used: env KUBE_CTX: context "other" does not exist in the kubeconfig; /kc: no server)' });
   });
 });

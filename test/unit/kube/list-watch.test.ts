@@ -4,7 +4,7 @@
  * (server timeout, 410 Gone, network error). Asserts what the loop asks for next.
  */
 import { describe, expect, it } from 'vitest';
-import { startListWatch, type WatchClient } from '../../../src/rollout/list-watch.js';
+import { startListWatch, type WatchClient } from '../../../src/kube/list-watch.js';
 
 type Step = { events: [string, any][]; end: any };
 

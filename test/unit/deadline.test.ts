@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DeadlineError, isTransient, retryTransient } from '../../../src/rollout/deadline.js';
+import { DeadlineError, isTransient, retryTransient } from '../../src/deadline.js';
 
 /** A request that fails with the given errors, one per call, then answers `ok`. */
 function flaky(errors: unknown[]) {

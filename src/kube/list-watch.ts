@@ -6,7 +6,7 @@
  * until stopped. Watch semantics: https://kubernetes.io/docs/reference/using-api/api-concepts/#efficient-detection-of-changes
  */
 import type { Logger } from '../log.js';
-import { sleep } from './deadline.js';
+import { sleep } from '../deadline.js';
 
 /** The one method of @kubernetes/client-node's Watch this needs. */
 export interface WatchClient {

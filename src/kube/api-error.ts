@@ -1,21 +1,10 @@
 /**
- * The words of a failed Kubernetes API request, and where the kubeconfig is: shared by the
- * full client (kube-api.ts) and the fast list reads of `deploy status` (kube-read.ts), without
- * loading @kubernetes/client-node.
+ * The words of a failed Kubernetes API request: shared by the full client (kube-api.ts) and the
+ * fast reads of `deploy status` and the check (kube-read.ts), without loading
+ * @kubernetes/client-node.
  */
-import { ConfigError, ToolError } from '../errors.js';
-import { statusCode } from './deadline.js';
-
-/** KUBE_CONFIG_PATH (the variable the OpenTofu kubernetes provider reads too), else KUBECONFIG's first file. */
-export function kubeconfigFile(env: NodeJS.ProcessEnv): string {
-  const file = env.KUBE_CONFIG_PATH || env.KUBECONFIG?.split(':')[0];
-  if (!file) {
-    throw new ConfigError('No kubeconfig for the cluster.', [
-      { where: 'env KUBE_CONFIG_PATH', message: 'is not set (nor KUBECONFIG)' },
-    ], { hint: 'Set KUBE_CONFIG_PATH to the kubeconfig of the cluster (the same file the apply uses).' });
-  }
-  return file;
-}
+import { ToolError } from '../errors.js';
+import { statusCode } from '../deadline.js';
 
 /** What the API server answered, briefly (ApiException carries the Status body). */
 export function describeApiError(err: unknown): string {

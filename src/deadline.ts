@@ -1,4 +1,10 @@
-/** Bounded waiting: every wait of the rollout ends at a deadline or on the abort signal. */
+/**
+ * Bounded waiting (house rule 7: every wait has a deadline, a backoff and an AbortSignal): a
+ * sleep that an abort ends, a deadline around a promise, a retry of transient failures. A leaf
+ * module beside errors.ts and log.ts, importing nothing of ours: the cluster client (src/kube/),
+ * the rollout and the state's lock all wait, and none of them should reach into another layer
+ * for a sleep (state/run-lock.ts imported it from rollout/ before).
+ */
 
 export class DeadlineError extends Error {
   constructor(what: string, ms: number) {

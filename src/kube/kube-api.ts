@@ -1,9 +1,15 @@
 /**
  * The rollout's view of the Kubernetes API, through @kubernetes/client-node (imported only
- * when a rollout runs). The kubeconfig comes from KUBE_CONFIG_PATH, the variable the
- * OpenTofu kubernetes provider reads too (KUBECONFIG as a fallback). Objects are handed out
- * raw (as JSON from the API server), for zod to parse at the boundary.
+ * when a rollout runs). The kubeconfig is read as kubectl and the OpenTofu kubernetes provider
+ * read it (kubeconfig.ts: KUBE_CONFIG_PATH, else every file of KUBECONFIG merged; the context
+ * of KUBE_CTX; the provider's KUBE_* overrides), and the client is given the one cluster and
+ * user that come out of it, so the rollout step talks to the cluster the apply wrote to.
+ * Objects are handed out raw (as JSON from the API server), for zod to parse at the boundary.
+ *
+ * The client honours `as` but not `as-groups`, `as-uid` nor `as-user-extra` (its User has
+ * impersonateUser only); a tokenFile is read once, here, into the token.
  */
+import { readFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import {
   AppsV1Api,
@@ -20,10 +26,10 @@ import {
   type RequestContext,
 } from '@kubernetes/client-node';
 import { ConfigError } from '../errors.js';
-import { kubeconfigFile } from './api-error.js';
-import { retryTransient, statusCode, withDeadline } from './deadline.js';
+import { retryTransient, statusCode, withDeadline } from '../deadline.js';
 import type { ListResult, WatchClient } from './list-watch.js';
-import type { JsonPatchOp } from './undo-patch.js';
+import type { JsonPatchOp } from './json-patch.js';
+import { resolveKubeconfig } from './kubeconfig.js';
 
 /** One API request may take this long before the rollout treats the server as unreachable. */
 const REQUEST_MS = 15_000;
@@ -77,15 +83,29 @@ function toListResult(raw: unknown): ListResult {
 }
 
 export function loadKubeConfig(env: NodeJS.ProcessEnv): KubeConfig {
-  const file = kubeconfigFile(env);
+  const k = resolveKubeconfig(env);
+  const { tokenFile, ...user } = k.user;
+  if (tokenFile) {
+    try {
+      user.token = readFileSync(tokenFile, 'utf8').trim();
+    } catch (err) {
+      if (user.token === undefined) throw new ConfigError('Cannot read the kubeconfig.', [{ where: `${k.where}: user "${k.userName}": tokenFile`, message: (err as Error).message }], { cause: err });
+    }
+  }
+  // the one cluster and user kubeconfig.ts chose, as a kubeconfig of its own (JSON is YAML)
+  const doc = {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'deploy', cluster: k.cluster }],
+    users: [{ name: 'deploy', user }],
+    contexts: [{ name: 'deploy', context: { cluster: 'deploy', user: 'deploy' } }],
+    'current-context': 'deploy',
+  };
   const kc = new KubeConfig();
   try {
-    kc.loadFromFile(file);
+    kc.loadFromString(JSON.stringify(doc));
   } catch (err) {
-    throw new ConfigError('Cannot read the kubeconfig.', [{ where: `env KUBE_CONFIG_PATH (${file})`, message: (err as Error).message }], { cause: err });
-  }
-  if (!kc.getCurrentCluster()) {
-    throw new ConfigError('The kubeconfig names no current cluster.', [{ where: file, message: 'current-context has no cluster' }]);
+    throw new ConfigError('Cannot read the kubeconfig.', [{ where: k.where, message: (err as Error).message }], { cause: err });
   }
   return kc;
 }

@@ -1,11 +1,14 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { AppsV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/errors.js';
-import { ReplicaSetSchema } from '../../../src/rollout/api-objects.js';
-import { callRaw, createKubeApi, loadKubeConfig } from '../../../src/rollout/kube-api.js';
-import { loadFixture } from './load-fixture.js';
+import { ReplicaSetSchema } from '../../../src/kube/api-objects.js';
+import { callRaw, createKubeApi, loadKubeConfig } from '../../../src/kube/kube-api.js';
+import { loadFixture } from '../rollout/load-fixture.js';
 
 /**
  * A loopback HTTP server answers a ReplicaSet list as a newer API server would (a template
@@ -70,6 +73,23 @@ describe('loadKubeConfig', () => {
   it('names KUBE_CONFIG_PATH when no kubeconfig is given', () => {
     expect(() => loadKubeConfig({})).toThrow(ConfigError);
     expect(() => loadKubeConfig({})).toThrow(/KUBE_CONFIG_PATH/);
+  });
+  it('GIVEN KUBE_CTX and a tokenFile THEN the client gets that context, its cluster and the token read from the file', async () => {
+    const d = await mkdtemp(join(tmpdir(), 'deploy-kube-api-'));
+    try {
+      await writeFile(join(d, 'tok'), 'from-file\n');
+      const file = join(d, 'kc.yaml');
+      await writeFile(
+        file,
+        'apiVersion: v1\nkind: Config\nclusters:\n- {name: a, cluster: {server: "https://a:6443"}}\n- {name: b, cluster: {server: "https://b:6443", tls-server-name: bee}}\n' +
+          'users:\n- {name: ua, user: {token: ta}}\n- {name: ub, user: {tokenFile: tok, as: alice}}\ncontexts:\n- {name: one, context: {cluster: a, user: ua}}\n- {name: two, context: {cluster: b, user: ub}}\ncurrent-context: one\n',
+      );
+      const kc = loadKubeConfig({ KUBE_CONFIG_PATH: file, KUBE_CTX: 'two' });
+      expect(kc.getCurrentCluster()).toMatchObject({ server: 'https://b:6443', tlsServerName: 'bee' });
+      expect(kc.getCurrentUser()).toMatchObject({ token: 'from-file', impersonateUser: 'alice' });
+    } finally {
+      await rm(d, { recursive: true, force: true });
+    }
   });
   it('names the file it cannot read', () => {
     expect(() => loadKubeConfig({ KUBE_CONFIG_PATH: '/nonexistent/kubeconfig' })).toThrow(/\/nonexistent\/kubeconfig/);
