@@ -5,8 +5,10 @@
  * pod, same Deployment generation), the apply naming db; the next plan still has their change.
  * A cycle and an unknown node are refused before anything runs.
  */
+import { join } from 'node:path';
+import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BuiltImage } from '../integration/images-scripts.js';
+import { repoRoot, type BuiltImage } from '../integration/images-scripts.js';
 import { DeployHarness, images } from './harness.js';
 
 /** Seconds since the epoch of an API timestamp (whole seconds). */
@@ -143,5 +145,44 @@ describe('waves: --max-unavailable 2 over 4 nodes', () => {
     expect(r.exitCode, r.stderr).toBe(0);
     expect(maxDown).toBeLessThanOrEqual(2);
     expect(r.json.targets[0].rollouts.map((x: any) => x.outcome)).toEqual(['ready', 'ready', 'ready', 'ready']);
+  });
+});
+
+describe('waves: an apply interrupted between waves', () => {
+  let h: DeployHarness;
+  const four = (image: BuiltImage) => ({ w1: { image }, w2: { image }, w3: { image }, w4: { image } });
+  const waves = { DEPLOY_MAX_UNAVAILABLE: '2' };
+
+  beforeAll(async () => {
+    h = await DeployHarness.create('waves-int');
+    const first = await h.deploy('apply', await h.writePlan('first', four(await images.good())), ['--target', 'all'], waves);
+    expect(first.exitCode, first.stderr).toBe(0);
+  });
+  afterAll(() => h?.cleanup());
+
+  it('GIVEN a Ctrl-C once the first wave is Ready THEN exit 130, and the next apply finishes the rest without restarting the first wave', async () => {
+    const plan = await h.writePlan('next', four(await images.goodWith('waves_int=2')));
+    const child = execa(join(repoRoot, 'bin', 'deploy'), ['apply', '--plan', plan, '--target', 'all'], { env: { ...h.env, ...waves }, reject: false, timeout: 600_000 });
+    let stderr = '';
+    let sent = false;
+    child.stderr!.on('data', (d) => {
+      stderr += String(d);
+      // the plain view's sentence for a node whose new pod is ready
+      if (!sent && /\bw1: ready in /.test(stderr) && /\bw2: ready in /.test(stderr)) {
+        sent = true;
+        child.kill('SIGINT');
+      }
+    });
+    const r = await child;
+    expect(sent, stderr).toBe(true);
+    expect(r.exitCode, stderr).toBe(130);
+    const firstWave = Object.fromEntries(await Promise.all(['w1', 'w2'].map(async (n) => [n, (await h.podOf(n)).metadata.uid])));
+    const again = await h.deploy('apply', plan, ['--target', 'all'], waves);
+    expect(again.exitCode, again.stderr).toBe(0);
+    for (const n of ['w1', 'w2']) expect((await h.podOf(n)).metadata.uid, `${n} was restarted by the resumed apply`).toBe(firstWave[n]);
+    const images4 = await Promise.all(['w1', 'w2', 'w3', 'w4'].map(async (n) => (await h.getJson(['get', 'deployment', n])).spec.template.spec.containers[0].image));
+    expect(new Set(images4).size, images4.join(' ')).toBe(1);
+    const plain = await h.deploy('plan', plan, ['--target', 'all'], waves);
+    expect(plain.json.targets[0].changes).toBe(false);
   });
 });
