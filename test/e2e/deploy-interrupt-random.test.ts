@@ -140,9 +140,9 @@ function phaseOf(lines: readonly string[]): string {
   const after = lines.slice(lines.lastIndexOf(step) + 1).filter((l) => /\[all\] \S+\.\S+: /.test(l));
   const last = after.at(-1);
   if (last === undefined) return 'tofu apply';
+  if (/delete/.test(last)) return 'deleting';
   if (/_push_/.test(last)) return 'push';
   if (/_rollout_.*(create|local-exec)/.test(last)) return 'rollout wait';
-  if (/delete/.test(last)) return 'deleting';
   return 'tofu apply';
 }
 
