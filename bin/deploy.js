@@ -10,8 +10,14 @@ import { fileURLToPath } from 'node:url';
 
 // A signal before the program has loaded: nothing has started, so leave at once as the shell
 // would (128 + the signal's number). src/cli/shutdown.ts takes over once it is loaded.
+// These listeners stay: removing the last listener of a signal stops Node's watcher of it, and
+// a signal caught while the program loaded (the loop busy compiling) but not yet dispatched
+// was then dropped: the run went on as if there had been no Ctrl-C.
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'];
-const leaveEarly = (sig) => process.exit(128 + constants.signals[sig]);
+let loaded = false;
+const leaveEarly = (sig) => {
+  if (!loaded) process.exit(128 + constants.signals[sig]);
+};
 for (const sig of STOP_SIGNALS) process.on(sig, leaveEarly);
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -54,6 +60,7 @@ if (!existsSync(main)) {
   process.exit(2);
 }
 const { runMain } = await import(main);
-// (no await between these two: no signal can fall between the handlers)
-for (const sig of STOP_SIGNALS) process.off(sig, leaveEarly);
+// (no await between these two: runMain installs its listeners before it awaits anything, so a
+// signal still to be dispatched reaches them)
+loaded = true;
 await runMain(process.argv);

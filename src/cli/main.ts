@@ -54,7 +54,7 @@ export async function run(argv: readonly string[], partial: Partial<CliContext> 
     await program.parseAsync([...argv], { from: 'node' });
     return shutdown.exitCode(ctx.exitCode, ctx.exitCode === ExitCode.interrupted);
   } catch (err) {
-    const code = reportError(err, ctx);
+    const code = reportError(err instanceof CommanderError ? err : shutdown.explain(err), ctx);
     // after a signal, a failure is the interrupt's doing (a request it cut): the run was interrupted
     return shutdown.exitCode(code, err instanceof InterruptedError || !(err instanceof CommanderError));
   }

@@ -9,6 +9,7 @@
  * (src/state/held-locks.ts) with the exact command that frees it.
  */
 import { shq } from '../contract/shell.js';
+import { DeployError, InterruptedError } from '../errors.js';
 import { HeldLocks } from '../state/held-locks.js';
 
 const SIGNAL_NUMBERS = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } as const;
@@ -79,6 +80,22 @@ export class Shutdown {
   exitCode(code: number, interrupted: boolean): number {
     if (!this.first) return code;
     return interrupted ? exitCodeOf(this.first) : code;
+  }
+
+  /**
+   * What to report for an error that ended a run: after a signal, an error that is not one of
+   * ours (the signal's own reason from a wait it ended, a request it cut) is the interrupt's
+   * doing, and is said as such, not as an "unexpected error" with a stack. Any other error,
+   * and every error of a run that heard no signal, is returned as it is.
+   */
+  explain(err: unknown): unknown {
+    if (!this.first || err instanceof DeployError) return err;
+    const words = err instanceof Error ? err.message : String(err);
+    const detail = words === this.first ? '' : ` (${words})`;
+    return new InterruptedError(`interrupted by ${this.first}${detail}: the run stopped there, and started nothing after the signal`, {
+      hint: 'run the command again: it starts from the state that was saved',
+      cause: err,
+    });
   }
 
   private async leave(sig: StopSignal): Promise<void> {

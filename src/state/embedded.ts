@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { TF_HTTP_VARIABLES } from '../contract/tf-http-variables.js';
 import type { Logger } from '../log.js';
-import { DeployError, ExitCode, hintOf, ToolError } from '../errors.js';
+import { DeployError, ExitCode, hintOf, InterruptedError, ToolError } from '../errors.js';
 import type { Credentials } from './credentials.js';
 import { defaultStateDataDir } from './paths.js';
 import { startStateServer } from './server.js';
@@ -51,7 +51,9 @@ export interface EmbeddedBackendOptions {
 export async function startEmbeddedBackend(opts: EmbeddedBackendOptions): Promise<StateBackend> {
   const problem = checkStateKey(opts.key);
   if (problem) throw new DeployError(`state key: ${problem}`, ExitCode.usage);
-  opts.signal?.throwIfAborted();
+  if (opts.signal?.aborted) {
+    throw new InterruptedError(`interrupted before the state backend of ${opts.key} started: nothing of this target was changed`, { hint: 'run the command again' });
+  }
   const { dataDir } = opts;
   let store: SqliteStateStore;
   try {

@@ -18,7 +18,7 @@
  */
 import { hostname, userInfo } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { ConfigError, ToolError } from '../errors.js';
+import { ConfigError, InterruptedError, ToolError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { sleep } from '../deadline.js';
 import { requestLock, requestUnlock, type BackendAuth } from './http-client.js';
@@ -105,8 +105,14 @@ export async function takeRunLock(opts: RunLockOptions): Promise<RunLock> {
   const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
   let wait = RETRY_MIN_MS;
   let told = false;
+  // a stop before the lock is ours: said as such (the signal's own reason is a bare Error,
+  // which the CLI printed as an "unexpected error" with a stack)
+  const stopped = (when: string) =>
+    new InterruptedError(`interrupted ${when} the state lock of ${opts.key} was taken: nothing of this target was changed`, {
+      hint: 'run the command again',
+    });
   for (;;) {
-    opts.signal.throwIfAborted();
+    if (opts.signal.aborted) throw stopped('before');
     let answer;
     try {
       // not aborted by the signal (http-client.ts): a LOCK cut mid-flight may be granted unseen
@@ -173,7 +179,7 @@ export async function takeRunLock(opts: RunLockOptions): Promise<RunLock> {
   // a stop that came while the LOCK was answered: the lock is ours, so it goes at once
   if (opts.signal.aborted) {
     await lock.release();
-    opts.signal.throwIfAborted();
+    throw stopped('as');
   }
   return lock;
 }

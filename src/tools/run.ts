@@ -147,10 +147,12 @@ export async function runTool(file: string, args: readonly string[], opts: RunOp
 
   // Interrupt handling: one signal, then a bounded wait, then SIGKILL.
   let interruptedBy: 'abort' | 'deadline' | undefined;
+  let interruptedAt = 0;
   let killTimer: NodeJS.Timeout | undefined;
   const interruptChild = (why: 'abort' | 'deadline') => {
     if (interruptedBy) return; // exactly once
     interruptedBy = why;
+    interruptedAt = Date.now();
     const toGroup = mode === 'sigint-once' && opts.interruptTarget === 'group' && subprocess.pid !== undefined;
     const send = (sig: NodeJS.Signals) => {
       if (toGroup) {
@@ -175,6 +177,14 @@ export async function runTool(file: string, args: readonly string[], opts: RunOp
   let result;
   try {
     result = await subprocess;
+    // The group's leader has exited, but not always what it started: tofu's local-exec Stop
+    // SIGKILLs a step's shell and leaves the step itself (which got its own SIGINT) winding
+    // down. Wait for the whole group, within the grace (the SIGKILL timer above still ends
+    // it), so that no process of the run outlives it: a rollout step still starting up wrote
+    // its report into a run directory deploy had already removed, after deploy had exited.
+    if (interruptedBy && mode === 'sigint-once' && opts.interruptTarget === 'group' && subprocess.pid !== undefined) {
+      await groupGone(subprocess.pid, interruptedAt + graceMs + 1000);
+    }
   } finally {
     clearTimeout(deadline);
     if (killTimer) clearTimeout(killTimer);
@@ -232,6 +242,18 @@ export async function runTool(file: string, args: readonly string[], opts: RunOp
     throw new ToolError(withTail(`${command} failed (${describeEnd(out)})`, out.tail), { cause: result });
   }
   return out;
+}
+
+/** Resolves once no process of the group `pgid` is left (or at `until`, a time in ms). */
+async function groupGone(pgid: number, until: number): Promise<void> {
+  while (Date.now() < until) {
+    try {
+      process.kill(-pgid, 0);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ESRCH') return;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 /** Appends the last relevant output lines to a message. */

@@ -8,7 +8,7 @@
  * the process environment.
  */
 import type { z } from 'zod';
-import { ToolError } from '../errors.js';
+import { InterruptedError, ToolError } from '../errors.js';
 import { INSTALL_HINTS, requireTool } from './discover.js';
 import { findProviderConfig } from './providers.js';
 import { runTool, type RunResult } from './run.js';
@@ -113,7 +113,14 @@ export async function readTofuJson<S extends z.ZodType>(
   schema: S,
   run: { readonly okExitCodes?: readonly number[]; readonly timeoutMs?: number } = {},
 ): Promise<z.output<S>> {
-  const r = await runTofu(opts, args, { okExitCodes: run.okExitCodes, keepStdout: true, timeoutMs: run.timeoutMs ?? opts.timeoutMs ?? TEN_MINUTES });
+  const r = await runTofu(opts, args, { okExitCodes: run.okExitCodes, keepStdout: true, timeoutMs: run.timeoutMs ?? opts.timeoutMs ?? TEN_MINUTES }).catch((err: unknown) => {
+    // said as what it is (the bare "<path> output -json was interrupted (killed by SIGINT)"
+    // left the operator to guess whether anything was left half done)
+    if (err instanceof InterruptedError) {
+      throw new InterruptedError(`tofu ${args[0]} was interrupted in ${opts.dir}: it only reads, so it changed nothing`, { hint: 'run the command again', cause: err });
+    }
+    throw err;
+  });
   const parsed = schema.safeParse(jsonDocument(r.stdout));
   if (!parsed.success) {
     throw new ToolError(`tofu ${args[0]} -json printed output this program does not understand (exit code ${r.exitCode})`, {

@@ -337,7 +337,13 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
         say(`not recorded as verified (the next plan is a full one): written during this run by another than deploy: ${stopped.slice(0, 3).join(', ')}${stopped.length > 3 ? `, and ${stopped.length - 3} more` : ''}`);
       }
     }
-    return { summary, rollouts, applied: true, nodeNames: await nodeNames(undefined), exitCode: rolloutCode, graphDir };
+    // the work is done: a stop now leaves the names out of the summary, not the apply's verdict
+    // (it ended the run as "tofu output was interrupted" with exit 130, after a whole apply)
+    const names = await nodeNames(undefined).catch((err: unknown) => {
+      if (signal.aborted) return undefined;
+      throw err;
+    });
+    return { summary, rollouts, applied: true, nodeNames: names, exitCode: rolloutCode, graphDir };
   } finally {
     await lock?.release();
     await backend?.close();

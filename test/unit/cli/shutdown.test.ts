@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { exitCodeOf, Shutdown } from '../../../src/cli/shutdown.js';
+import { InterruptedError, ToolError } from '../../../src/errors.js';
 
 function shutdown(who?: string) {
   let text = '';
@@ -69,5 +70,20 @@ describe('Shutdown', () => {
     await tick();
     expect(loose.exits).toEqual([143]);
     expect(loose.text()).toContain(`shows a lock held by ops@vm:42'x, free it once the processes this run started have ended: deploy state unlock --held-by 'ops@vm:42'\\''x'`);
+  });
+
+  it('GIVEN a run that heard SIGINT WHEN it ends in an error not of ours (the signal\'s reason, a cut request) THEN it is said as the interrupt, without a stack; ours and signal-less errors stay as they are', () => {
+    const quiet = shutdown().s;
+    const bare = new Error('SIGINT');
+    expect(quiet.explain(bare), 'no signal: an unexpected error is one').toBe(bare);
+    const { s } = shutdown();
+    s.hear('SIGINT');
+    const reason = s.explain(s.signal.reason);
+    expect(reason).toBeInstanceOf(InterruptedError);
+    expect((reason as InterruptedError).message).toBe('interrupted by SIGINT: the run stopped there, and started nothing after the signal');
+    expect((reason as InterruptedError).exitCode).toBe(130);
+    expect(((s.explain(new TypeError('fetch failed')) as Error).message)).toBe('interrupted by SIGINT (fetch failed): the run stopped there, and started nothing after the signal');
+    const ours = new ToolError('tofu plan failed');
+    expect(s.explain(ours)).toBe(ours);
   });
 });

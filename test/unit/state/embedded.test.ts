@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { InterruptedError } from '../../../src/errors.js';
 import { resolveBackend, startEmbeddedBackend } from '../../../src/state/embedded.js';
 import { defaultStateDataDir } from '../../../src/state/paths.js';
 import { tempDir } from '../helpers.js';
@@ -76,6 +77,8 @@ describe('resolveBackend', () => {
 
   it('refuses a bad key and an aborted start', async () => {
     await expect(startEmbeddedBackend({ key: '../x', dataDir: '/nonexistent' })).rejects.toThrow(/state key/);
-    await expect(startEmbeddedBackend({ key: 'k', dataDir: '/nonexistent', signal: AbortSignal.abort() })).rejects.toThrow();
+    const stopped = await startEmbeddedBackend({ key: 'k', dataDir: '/nonexistent', signal: AbortSignal.abort() }).catch((e: unknown) => e);
+    expect(stopped).toBeInstanceOf(InterruptedError);
+    expect((stopped as Error).message).toBe('interrupted before the state backend of k started: nothing of this target was changed');
   });
 });

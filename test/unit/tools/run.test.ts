@@ -196,6 +196,28 @@ describe('runTool', () => {
       expect(seen).toEqual(expected === 1 ? ['grandchild interrupt 1'] : []);
     });
 
+    it('with interruptTarget group, returns only once every process of the group has ended (a step still winding down after its parent exited)', async () => {
+      const lines: string[] = [];
+      const ac = new AbortController();
+      const log = join(mkdtempSync(join(tmpdir(), 'run-test-')), 'grandchild.log');
+      writeFileSync(log, '');
+      // GIVEN a child that exits 100 ms after its SIGINT, and a grandchild that keeps running ~2 s
+      const running = runTool(node, [fixture('interruptible.mjs'), 'parent', '100', log], {
+        timeoutMs: 20_000,
+        signal: ac.signal,
+        interrupt: 'sigint-once',
+        interruptTarget: 'group',
+        onStdoutLine: (l) => lines.push(l),
+      }).catch((e: unknown) => e);
+      await waitForLine(lines, (l) => l === 'running');
+      // WHEN the run is interrupted
+      ac.abort();
+      const err = await running;
+      // THEN it is an interrupt, and the grandchild had ended by then
+      expect(err).toBeInstanceOf(InterruptedError);
+      expect(readFileSync(log, 'utf8')).toContain('grandchild exit');
+    });
+
     it('kills the child when it does not stop within the grace period', async () => {
       const lines: string[] = [];
       const ac = new AbortController();

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { InterruptedError } from '../../../src/errors.js';
 import { readTofuVersion } from '../../../src/tools/tofu.js';
 
 const fakeTofu = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'tofu-env.mjs');
@@ -32,5 +33,14 @@ describe('the environment tofu runs in', () => {
     expect(seen.rc).toBe(join(cache, 'tofu-patched.rc'));
     const stock = JSON.parse((await readTofuVersion({ tofuPath: fakeTofu, env: { PATH: nodePath, DEPLOY_CACHE_DIR: cache, DEPLOY_PROVIDER_PATCHES: 'none' } })).version);
     expect(stock.rc).toBe(join(cache, 'tofu.rc'));
+  });
+});
+
+describe('a read of tofu cut by the run\'s interrupt', () => {
+  it('says that it only reads and changed nothing', async () => {
+    const cache = mkdtempSync(join(tmpdir(), 'tofu-env-'));
+    const err = await readTofuVersion({ tofuPath: fakeTofu, env: { PATH: nodePath, DEPLOY_CACHE_DIR: cache }, signal: AbortSignal.abort(), dir: cache }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InterruptedError);
+    expect((err as Error).message).toBe(`tofu version was interrupted in ${cache}: it only reads, so it changed nothing`);
   });
 });
