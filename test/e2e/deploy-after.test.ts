@@ -180,7 +180,7 @@ describe('waves: an apply interrupted between waves', () => {
     const again = await h.deploy('apply', plan, ['--target', 'all'], waves);
     expect(again.exitCode, again.stderr).toBe(0);
     for (const n of ['w1', 'w2']) expect((await h.podOf(n)).metadata.uid, `${n} was restarted by the resumed apply`).toBe(firstWave[n]);
-    const images4 = await Promise.all(['w1', 'w2', 'w3', 'w4'].map(async (n) => (await h.getJson(['get', 'deployment', n])).spec.template.spec.containers[0].image));
+    const images4 = await Promise.all(['w1', 'w2', 'w3', 'w4'].map(async (n) => (await h.getJson(['get', 'deployment', n])).spec.template.spec.containers[0].image.split('@')[1]));
     expect(new Set(images4).size, images4.join(' ')).toBe(1);
     const plain = await h.deploy('plan', plan, ['--target', 'all'], waves);
     expect(plain.json.targets[0].changes).toBe(false);
