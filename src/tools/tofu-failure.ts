@@ -55,7 +55,9 @@ export function tofuInterrupted(facts: FailureFacts, cause: InterruptedError, ki
     );
   }
   const what = facts.interrupts.length > 0 ? 'tofu stopped after the operations in flight (one interrupt)' : 'tofu stopped';
-  const problems = facts.diagnostics.filter((d) => d.severity === 'error' && !/interrupt|cancel/i.test(d.summary));
+  // what the interrupt itself caused is no problem to report: tofu's "execution halted", a
+  // step or a data source's program stopped by the signal ("State: signal: interrupt")
+  const problems = facts.diagnostics.filter((d) => d.severity === 'error' && !causedByTheInterrupt(d));
   const lines = [`tofu ${verb} was interrupted in ${dir}: ${what}${stateNotes.length ? '' : '; the state it reached is saved and the lock released'}.`];
   for (const d of problems.slice(0, 10)) lines.push(`  - ${formatDiagnostic(d)}`);
   lines.push(...stateNotes);
@@ -63,6 +65,11 @@ export function tofuInterrupted(facts: FailureFacts, cause: InterruptedError, ki
     hint: stateNotes.length ? 'push the saved state as shown, then run the command again' : 'run the command again to finish (it converges from the saved state)',
     cause,
   });
+}
+
+/** A diagnostic that only says that the run's interrupt stopped something. */
+function causedByTheInterrupt(d: TofuDiagnostic): boolean {
+  return /interrupt|cancel|^execution halted$/i.test(d.summary) || /signal: (interrupt|terminated|killed)/.test(d.detail);
 }
 
 function describeFailure(facts: FailureFacts, r: RunResult, errors: readonly TofuDiagnostic[]): string {

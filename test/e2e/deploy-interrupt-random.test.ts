@@ -273,7 +273,7 @@ async function expectStoppedCleanly(h: DeployHarness, run: Run, before: StateFac
     // or, when a rollout step was waiting, its report in the summary on stdout
     const words = /^deploy: .*interrupt/im.test(run.stderr) || /: interrupted: /.test(run.stdout);
     expect(words, `${why}: no words saying it was interrupted:\n${tail}\n--- stdout\n${run.stdout.slice(-1500)}`).toBe(true);
-    expect(run.stderr, `${why}:\n${tail}`).not.toMatch(/unexpected error|may stay held|lock may still be held/);
+    expect(run.stderr, `${why}:\n${tail}`).not.toMatch(/deploy: unexpected error|may stay held|lock may still be held/);
   } else {
     expect(run.exitCode, `${why}: exit code ${run.exitCode} (130 for an interrupt, 0 for a run that finished its work):\n${tail}\n--- stdout\n${run.stdout.slice(-1500)}`).toBe(0);
     expect(run.stdout, `${why}: exit 0 without the summary`).toMatch(/^targets: all$/m);

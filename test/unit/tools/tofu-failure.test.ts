@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { nameGraphParts, formatDiagnostic } from '../../../src/tools/tofu-events.js';
-import { tofuFailure } from '../../../src/tools/tofu-failure.js';
+import { tofuFailure, tofuInterrupted } from '../../../src/tools/tofu-failure.js';
+import { InterruptedError } from '../../../src/errors.js';
 import type { TofuDiagnostic } from '../../../src/tools/tofu-events.js';
 
 const run = { exitCode: 1, signal: undefined, tail: [] } as any;
@@ -52,5 +53,17 @@ describe('tofu errors in deploy\'s words (issue 34)', () => {
   it('GIVEN an error of no known class THEN the hint says to read the named errors, not a bare "fix what the errors above name"', () => {
     const hint = tofuFailure(facts([diag('Something odd', 'no words we know')]), run).hint ?? '';
     expect(hint).toContain('each names the node and the part of the graph');
+  });
+});
+
+describe('an interrupted tofu', () => {
+  it("GIVEN the diagnostics the interrupt itself caused (a data source's program stopped by the signal, execution halted) THEN none is listed as a problem; another error is", () => {
+    const stopped = diag('External Program Execution Failed', 'The data source received an unexpected error while attempting to execute the program.\n\nProgram: /bin/sh\nState: signal: interrupt');
+    const other = diag('Invalid reference', 'A reference to a resource type must be followed by at least one attribute access');
+    const err = tofuInterrupted({ ...facts([stopped, diag('execution halted', ''), other]), interrupts: ['Interrupt received.'] }, new InterruptedError('SIGINT'), undefined);
+    expect(err.message).toContain('tofu apply was interrupted in /g: tofu stopped after the operations in flight (one interrupt); the state it reached is saved and the lock released.');
+    expect(err.message).not.toContain('External Program');
+    expect(err.message).not.toContain('execution halted');
+    expect(err.message).toContain('Invalid reference');
   });
 });
