@@ -16,6 +16,7 @@ import { execa } from 'execa';
 import { buildImage, ensureCluster, kubectl, kubectlBin, log, type NodeImage } from './lib/bench-env.ts';
 import { runDeploy, writePlan } from './lib/deploy-run.ts';
 import { secs, spread, showSecs } from './lib/stats.ts';
+import { deploymentsDown, downWhile } from '../test/support/down-sampler.ts';
 import { resultsDir } from './lib/write-results.ts';
 
 const nodes = Number(process.env.BENCH_NODES ?? 50);
@@ -40,25 +41,10 @@ const names = Array.from({ length: nodes }, (_, i) => `n${String(i + 1).padStart
 const planOf = (name: string, image: NodeImage) => writePlan(work, name, 'bench', Object.fromEntries(names.map((n) => [n, image])));
 const apply = (plan: string, limit: number | undefined) => runDeploy(['apply', '--plan', plan, '--target', 'all', '--json'], { ...env, ...(limit !== undefined ? { DEPLOY_MAX_UNAVAILABLE: String(limit) } : {}) });
 
-/** Samples every 250 ms, while `run` runs, how many Deployments of the namespace have no ready pod. */
-async function downWhile<T>(run: Promise<T>): Promise<{ result: T; maxDown: number; samples: number }> {
-  let done = false;
-  let maxDown = 0;
-  let samples = 0;
-  const sampler = (async () => {
-    while (!done) {
-      const r = await execa(kubectlBin, ['--kubeconfig', cluster.KUBE_CONFIG_PATH, '-n', namespace, 'get', 'deployments', '-o', 'json'], { reject: false });
-      if (r.exitCode === 0) {
-        maxDown = Math.max(maxDown, JSON.parse(r.stdout).items.filter((d: any) => (d.status.readyReplicas ?? 0) < 1).length);
-        samples += 1;
-      }
-      await new Promise((res) => setTimeout(res, 250));
-    }
-  })();
-  const result = await run;
-  done = true;
-  await sampler;
-  return { result, maxDown, samples };
+/** How many Deployments of the namespace have no ready pod (undefined: the read failed). */
+async function countDown(): Promise<number | undefined> {
+  const r = await execa(kubectlBin, ['--kubeconfig', cluster.KUBE_CONFIG_PATH, '-n', namespace, 'get', 'deployments', '-o', 'json'], { reject: false });
+  return r.exitCode === 0 ? deploymentsDown(r.stdout) : undefined;
 }
 
 function podUids(): Map<string, string> {
@@ -78,7 +64,7 @@ async function main(): Promise<number> {
 
     // P8: the broken image to every node, waves of `wave`
     const before = podUids();
-    const { result: p8, maxDown, samples } = await downWhile(apply(planOf('broken', broken), wave));
+    const { result: p8, maxDown, samples } = await downWhile(apply(planOf('broken', broken), wave), countDown);
     const after = podUids();
     const laterWaves = names.slice(wave);
     const restarted = laterWaves.filter((n) => after.get(n) !== before.get(n)).length;

@@ -20,7 +20,7 @@ import { LABEL_GROUP, LABEL_MANAGED_BY, MANAGED_BY } from '../src/contract/pod-l
 import { POD_SECURITY_LABELS } from '../src/contract/pod-security.js';
 import { nodeConstructId, SPIRE_CONSTRUCT, type TargetPart } from '../src/contract/graph-ids.js';
 import { NODE_NAMES_OUTPUT, SUBMISSION_OUTPUT, TARGET_NAMESPACE_OUTPUT } from '../src/contract/graph-outputs.js';
-import { waitsFor, waves } from '../src/config/order-rules.js';
+import { waitsFor } from '../src/config/order-rules.js';
 import { NodeImage, NodeWorkload } from './node.js';
 import { SpireIdentity } from './spire-identity.js';
 
@@ -103,10 +103,12 @@ export class TargetStack extends TerraformStack {
     // changes it only once those are Ready, and not at all when one of them failed (and was
     // rolled back). Made in that order; the IDs do not change.
     const imageOf = new Map(model.nodes.map((n, i) => [n.name, images[i]!]));
+    // waitsFor lists the nodes in wave order, each after those it waits for
     const waits = waitsFor(model.nodes, model.waveSize);
+    const byName = new Map(model.nodes.map((n) => [n.name, n]));
     const workloads = new Map<string, NodeWorkload>();
-    for (const node of waves(model.nodes, model.waveSize).flat()) {
-      const w = waits.get(node.name)!;
+    for (const [name, w] of waits) {
+      const node = byName.get(name)!;
       const before = [...new Set([...w.after, ...w.previousWave])].map((d) => workloads.get(d)!.rollout);
       workloads.set(
         node.name,

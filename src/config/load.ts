@@ -12,7 +12,7 @@ import { findDuplicateKeys } from './json-duplicates.js';
 import { labelProblem, names } from './names.js';
 import { identityProblems } from './identity-rules.js';
 import { orderProblems, targetOrderProblems } from './order-rules.js';
-import { parseMaxUnavailable, waveSize } from './max-unavailable.js';
+import { parseMaxUnavailable, waveSize, type MaxUnavailable } from './max-unavailable.js';
 import { groupPlanSchema, type GroupPlan } from './plan-schema.js';
 import { spireGraphCoordinates } from './spire-coordinates.js';
 import { ALL_TARGET, chooseTargets } from './target-choice.js';
@@ -177,11 +177,17 @@ export function buildTargets(plan: GroupPlan, coords: Coordinates, planFile: str
       nodes,
       degrade: nodeNames.flatMap((n) => degradeNotes(n, plan)),
       // only when it cuts the nodes into waves, so that a graph without waves is as it was
-      ...(maxUnavailable !== undefined && waveSize(maxUnavailable, nodes.length) < nodes.length ? { waveSize: waveSize(maxUnavailable, nodes.length) } : {}),
+      ...wavesOf(maxUnavailable, nodes.length),
       // only when set, so that a model (and its graph) without SPIRE is as it was
       ...(coords.spire !== undefined ? { spire: spireGraphCoordinates(coords.spire) } : {}),
     };
   });
+}
+
+/** The target's wave size, only when it cuts its nodes into several waves. */
+function wavesOf(max: MaxUnavailable | undefined, nodes: number): { waveSize?: number } {
+  const size = max === undefined ? undefined : waveSize(max, nodes);
+  return size !== undefined && size < nodes ? { waveSize: size } : {};
 }
 
 function degradeNotes(name: string, plan: GroupPlan): DegradeNote[] {

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot, type BuiltImage } from '../integration/images-scripts.js';
+import { deploymentsDown, downWhile } from '../support/down-sampler.js';
 import { DeployHarness, images } from './harness.js';
 
 /** Seconds since the epoch of an API timestamp (whole seconds). */
@@ -100,27 +101,11 @@ describe('waves: --max-unavailable 2 over 4 nodes', () => {
   });
   afterAll(() => h?.cleanup());
 
-  /** Samples, every 250 ms while `run` runs, how many of the nodes' Deployments have no ready pod. */
-  async function downWhile<T>(run: Promise<T>): Promise<{ result: T; maxDown: number; samples: number }> {
-    let done = false;
-    let maxDown = 0;
-    let samples = 0;
-    const sampler = (async () => {
-      while (!done) {
-        const list = await h.kubectl(['get', 'deployments', '-o', 'json']);
-        if (list.exitCode === 0) {
-          const down = JSON.parse(list.stdout).items.filter((d: any) => (d.status.readyReplicas ?? 0) < 1).length;
-          maxDown = Math.max(maxDown, down);
-          samples += 1;
-        }
-        await new Promise((r) => setTimeout(r, 250));
-      }
-    })();
-    const result = await run;
-    done = true;
-    await sampler;
-    return { result, maxDown, samples };
-  }
+  /** How many of the nodes' Deployments have no ready pod (undefined: the read failed). */
+  const countDown = async () => {
+    const list = await h.kubectl(['get', 'deployments', '-o', 'json']);
+    return list.exitCode === 0 ? deploymentsDown(list.stdout) : undefined;
+  };
 
   it('GIVEN a broken image for all 4 WHEN applied THEN at most 2 are ever down, the first wave is rolled back (exit 4), the second is never restarted, and the apply says why', async () => {
     const uids = Object.fromEntries(await Promise.all(['w3', 'w4'].map(async (n) => [n, (await h.podOf(n)).metadata.uid])));
@@ -128,7 +113,7 @@ describe('waves: --max-unavailable 2 over 4 nodes', () => {
     const p = await h.deploy('plan', plan, ['--target', 'all'], waves, { json: false });
     expect(p.stdout).toMatch(/ {2}w1: .*; in wave 1 of 2 \(at most 2 nodes down at once\)\n/);
     expect(p.stdout).toMatch(/ {2}w4: .*; in wave 2 of 2 /);
-    const { result: r, maxDown, samples } = await downWhile(h.deploy('apply', plan, ['--target', 'all'], waves, { json: false }));
+    const { result: r, maxDown, samples } = await downWhile(h.deploy('apply', plan, ['--target', 'all'], waves, { json: false }), countDown);
     expect(r.exitCode, r.stderr).toBe(4);
     expect(samples).toBeGreaterThan(10);
     expect(maxDown, `${samples} samples`).toBeLessThanOrEqual(2);
@@ -141,7 +126,7 @@ describe('waves: --max-unavailable 2 over 4 nodes', () => {
   });
 
   it('GIVEN the same run again with a good image THEN it resumes: every node rolled out, wave 2 after wave 1 was Ready', async () => {
-    const { result: r, maxDown } = await downWhile(h.deploy('apply', await h.writePlan('next', four(next)), ['--target', 'all'], waves));
+    const { result: r, maxDown } = await downWhile(h.deploy('apply', await h.writePlan('next', four(next)), ['--target', 'all'], waves), countDown);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(maxDown).toBeLessThanOrEqual(2);
     expect(r.json.targets[0].rollouts.map((x: any) => x.outcome)).toEqual(['ready', 'ready', 'ready', 'ready']);

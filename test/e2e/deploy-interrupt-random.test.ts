@@ -31,6 +31,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeployHarness, images } from './harness.js';
 import { repoRoot, type BuiltImage } from '../integration/images-scripts.js';
+import { seededRandom } from '../support/seeded-random.js';
 
 const SEED = Number(process.env.DEPLOY_TEST_SEED ?? 30_3001);
 const RUNS = Number(process.env.DEPLOY_TEST_RUNS ?? 20);
@@ -38,18 +39,6 @@ const DEPLOY = join(repoRoot, 'bin', 'deploy');
 const STATE_KEY = 'e2e-all';
 /** The variable every process of one run inherits (tofu, its providers, the rollout steps). */
 const MARK = 'DEPLOY_E2E_INTERRUPT_RUN';
-
-/** mulberry32: a small seeded generator, so that a failing sequence of moments can be run again. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Proc {
   readonly pid: number;
@@ -327,7 +316,7 @@ describe(`Ctrl-C at random moments into apply and destroy (seed ${SEED}, DEPLOY_
   });
 
   it(`GIVEN an applied target WHEN ${RUNS} applies, each with a change, get one SIGINT at a random moment THEN each exits 130 leaving no lock, no process and an intact state, and the next apply converges`, async () => {
-    const next = random(SEED);
+    const next = seededRandom(SEED);
     // a normal apply of one change, timed: the span the signals are drawn over
     const t0 = Date.now();
     const normal = await h.deploy('apply', plan, ['--target', 'all', '--stop-timeout', '3s'], {}, { json: false });
@@ -365,7 +354,7 @@ describe(`Ctrl-C at random moments into apply and destroy (seed ${SEED}, DEPLOY_
   }, 1_800_000);
 
   it(`GIVEN an applied target WHEN ${RUNS} destroys get one SIGINT at a random moment THEN each exits 130 leaving no lock, no process and an intact state, and the next destroy removes everything`, async () => {
-    const next = random(SEED + 1);
+    const next = seededRandom(SEED + 1);
     const args = ['--target', 'all', '--stop-timeout', '30s'];
     // a normal destroy, timed, and the target applied again
     const t0 = Date.now();

@@ -15,24 +15,13 @@ import { execa, type ResultPromise } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPLOY_BIN } from '../cli/deploy-bin.js';
 import { stateDoc } from './backend.js';
+import { seededRandom } from '../../support/seeded-random.js';
 
 const STATES = 60;
 const RUNS = 20;
 const SEED = Number(process.env.DEPLOY_TEST_SEED ?? 30_2026);
 const keys = Array.from({ length: STATES }, (_, i) => `mig-${i + 1}`);
 const env = { DEPLOY_LOG_LEVEL: 'warn', DEPLOY_RUN_ID: '', HOME: '/nonexistent-home' };
-
-/** mulberry32: a small seeded generator, so that a failing sequence of moments can be run again. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Served {
   readonly url: string;
@@ -125,7 +114,7 @@ describe('deploy state migrate, interrupted', () => {
     // span the next moments are drawn in (the first run may have been the slow one)
     let span = Date.now() - whole;
     await expectIntact('the uninterrupted run');
-    const next = random(SEED);
+    const next = seededRandom(SEED);
     const seen: { delay: number; copied: number }[] = [];
     let interrupted = 0;
     for (let run = 0; interrupted < RUNS && run < RUNS * 3; run += 1) {
