@@ -25,7 +25,7 @@ repo=$(cd "$here/../.." && pwd)
 
 # Workflow expressions give unset variables as empty strings; to deploy, empty is not unset
 # (an empty TF_HTTP_PASSWORD would be sent as a password).
-for v in TF_HTTP_ADDRESS TF_HTTP_USERNAME TF_HTTP_PASSWORD DEPLOY_STATE K8S_NAMESPACE K8S_REGISTRY_TLS_VERIFY DEPLOY_TARGET; do
+for v in TF_HTTP_ADDRESS TF_HTTP_USERNAME TF_HTTP_PASSWORD DEPLOY_STATE K8S_NAMESPACE K8S_REGISTRY_TLS_VERIFY K8S_REGISTRY_CA_FILE DEPLOY_TARGET; do
   [ -n "${!v:-}" ] || unset "$v"
 done
 

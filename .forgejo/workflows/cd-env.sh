@@ -11,19 +11,23 @@
 #   K8S_REGISTRY             variable: registry host[:port][/path]
 #   K8S_NAMESPACE            variable, optional: namespace of the `all` target
 #   K8S_REGISTRY_TLS_VERIFY  variable, optional: `false` for a plain-http registry
+#   K8S_REGISTRY_CA          variable, optional: the PEM text of the CA that signed the
+#                            registry's certificate (a registry with a private CA; a CA is
+#                            public, hence a variable), written to registry-ca.pem beside the
+#                            secrets and exported as K8S_REGISTRY_CA_FILE (docs/registry-tls.md)
 # writes the two secrets to files of mode 0600 in a directory of mode 0700 in the runner's
 # temp directory ($RUNNER_TEMP/deploy-secrets; both Forgejo's runner and act set RUNNER_TEMP),
 # and exports for this shell and, through the runner's env file ($GITHUB_ENV, which Forgejo's
 # runner and act both provide; $FORGEJO_ENV when only that is set), for the later steps:
 #   KUBE_CONFIG_PATH, REGISTRY_AUTH_FILE, K8S_REGISTRY, DEPLOY_SECRETS_DIR,
-#   and K8S_NAMESPACE / K8S_REGISTRY_TLS_VERIFY when set.
+#   and K8S_NAMESPACE / K8S_REGISTRY_TLS_VERIFY / K8S_REGISTRY_CA_FILE when set.
 # The secret variables are then unset in this shell, so no later command inherits them.
 # Every missing or empty secret or variable is reported on its own line (stderr) naming it;
 # the sourcing then returns 2 and changes nothing. Sourcing it again is harmless: the same
 # files are rewritten (or, when the secrets were already unset by a first sourcing, reused).
 # No secret value is ever printed: xtrace (`set -x`) is off while it runs and restored after.
 #
-# `cleanup` removes the two files and their directory (only those), wherever
+# `cleanup` removes those files (the two secrets and the CA) and their directory (only those), wherever
 # DEPLOY_SECRETS_DIR points; the runner also empties RUNNER_TEMP after the job.
 
 _cd_env_say() { printf 'cd-env: %s\n' "$*" >&2; }
@@ -92,6 +96,19 @@ _cd_env_k8s() {
       missing=1
       ;;
   esac
+  if [ -n "${K8S_REGISTRY_CA:-}" ]; then
+    case $K8S_REGISTRY_CA in
+      *'-----BEGIN CERTIFICATE-----'*) ;;
+      *)
+        _cd_env_say "variable K8S_REGISTRY_CA holds no PEM certificate: set it to the text of the CA file (-----BEGIN CERTIFICATE----- ...), or leave it unset for a registry with a public certificate"
+        missing=1
+        ;;
+    esac
+    if [ "${K8S_REGISTRY_TLS_VERIFY:-}" = false ]; then
+      _cd_env_say "variables K8S_REGISTRY_CA and K8S_REGISTRY_TLS_VERIFY=false contradict each other: a CA is for verifying the registry; unset one of them"
+      missing=1
+    fi
+  fi
   [ "$missing" = 0 ] || return 2
 
   if [ "$reuse" = 0 ]; then
@@ -114,6 +131,12 @@ _cd_env_k8s() {
     fi
   fi
   unset KUBE_CONFIG REGISTRY_AUTH
+  if [ -n "${K8S_REGISTRY_CA:-}" ]; then
+    if ! _cd_env_write "$dir/registry-ca.pem" "$K8S_REGISTRY_CA"; then
+      _cd_env_say "cannot write $dir/registry-ca.pem"
+      return 3
+    fi
+  fi
 
   _cd_env_put DEPLOY_SECRETS_DIR "$dir"
   _cd_env_put KUBE_CONFIG_PATH "$dir/kubeconfig"
@@ -121,6 +144,7 @@ _cd_env_k8s() {
   _cd_env_put K8S_REGISTRY "$K8S_REGISTRY"
   [ -z "${K8S_NAMESPACE:-}" ] || _cd_env_put K8S_NAMESPACE "$K8S_NAMESPACE"
   [ -z "${K8S_REGISTRY_TLS_VERIFY:-}" ] || _cd_env_put K8S_REGISTRY_TLS_VERIFY "$K8S_REGISTRY_TLS_VERIFY"
+  [ -z "${K8S_REGISTRY_CA:-}" ] || _cd_env_put K8S_REGISTRY_CA_FILE "$dir/registry-ca.pem"
   _cd_env_say "k8s: KUBE_CONFIG_PATH and REGISTRY_AUTH_FILE written to $dir (mode 0600); K8S_REGISTRY=$K8S_REGISTRY${K8S_NAMESPACE:+, K8S_NAMESPACE=$K8S_NAMESPACE}"
 }
 
@@ -133,7 +157,7 @@ _cd_env_cleanup() {
     _cd_env_say "cleanup: nothing to remove"
     return 0
   fi
-  rm -f "$dir/kubeconfig" "$dir/registry-auth.json" "$dir"/kubeconfig.tmp.* "$dir"/registry-auth.json.tmp.*
+  rm -f "$dir/kubeconfig" "$dir/registry-auth.json" "$dir/registry-ca.pem" "$dir"/kubeconfig.tmp.* "$dir"/registry-auth.json.tmp.* "$dir"/registry-ca.pem.tmp.*
   rmdir "$dir" 2>/dev/null || _cd_env_say "cleanup: $dir holds other files; left in place"
   _cd_env_say "cleanup: removed the secret files in $dir"
 }

@@ -100,6 +100,26 @@ describe('cd-env.sh k8s', () => {
     expectNoSecret(r.stdout + r.stderr);
   });
 
+  it('writes K8S_REGISTRY_CA (a private registry CA) beside the secrets, exports K8S_REGISTRY_CA_FILE, and cleanup removes it', async () => {
+    const ca = '-----BEGIN CERTIFICATE-----\nMIIBtest\n-----END CERTIFICATE-----\n';
+    const r = await step(`. ${script} k8s; cat "$K8S_REGISTRY_CA_FILE"; . ${script} cleanup; ls -A "$RUNNER_TEMP"`, { ...ALL, K8S_REGISTRY_CA: ca });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const file = join(runnerTemp, 'deploy-secrets', 'registry-ca.pem');
+    expect(r.stdout).toBe(ca.trimEnd());
+    expect((await readFile(envFile, 'utf8')).split('\n')).toContain(`K8S_REGISTRY_CA_FILE=${file}`);
+    expect(await readdir(runnerTemp)).toEqual([]);
+  });
+
+  it.each([
+    [{ K8S_REGISTRY_CA: 'not a certificate' }, /K8S_REGISTRY_CA holds no PEM certificate/],
+    [{ K8S_REGISTRY_CA: '-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----', K8S_REGISTRY_TLS_VERIFY: 'false' }, /K8S_REGISTRY_CA and K8S_REGISTRY_TLS_VERIFY=false contradict/],
+  ])('refuses a K8S_REGISTRY_CA it cannot use (%o), naming it, and writes nothing', async (vars, message) => {
+    const r = await step(`. ${script} k8s`, { ...ALL, ...vars });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(await readdir(runnerTemp)).toEqual([]);
+  });
+
   it('prints no secret even when the caller traces (set -x), and restores the trace after', async () => {
     const r = await step(`set -x; . ${script} k8s; echo traced-after`, ALL);
     expect(r.exitCode, r.stderr).toBe(0);
