@@ -16,8 +16,8 @@ import { Agent, request as httpRequest } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type PostgresServer, startPostgres } from '../test/integration/state-postgres-server.ts';
-import { startServerProcess } from '../test/integration/state-helpers.ts';
+import { type PostgresServer, startPostgres } from '../test/support/postgres-server.ts';
+import { startServerProcess } from '../test/support/state-server.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const cycles = Number(process.env.BENCH_CYCLES ?? 1000);
@@ -112,7 +112,7 @@ async function startServer(kind: Kind, postgres: PostgresServer | undefined, scr
     writeFileSync(pwFile, `${db.password}\n`, { mode: 0o600 });
     env.DEPLOY_STATE_DATABASE_PASSWORD_FILE = pwFile;
   }
-  // the same start as the tests' (test/integration/state-helpers.ts): wait for the URL it prints
+  // the same start as the tests' (test/support/state-server.ts): wait for the URL it prints
   const server = await startServerProcess(data, env);
   return {
     kind,

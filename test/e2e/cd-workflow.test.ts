@@ -32,7 +32,7 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildImage, parseKeyValues, type BuiltImage } from '../integration/images-scripts.js';
-import { ensureBuilt, startServerProcess, type ServerProcess } from '../integration/state-helpers.js';
+import { ensureBuilt, startServerProcess, type ServerProcess } from '../support/state-server.js';
 import { cacheDir } from '../../src/paths.js';
 import { VERSIONS } from '../../src/tools/versions.js';
 

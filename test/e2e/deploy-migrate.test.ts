@@ -12,7 +12,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATABASE_FILE, SqliteStateStore } from '../../src/state/sqlite-store.js';
 import { repoRoot } from '../integration/images-scripts.js';
-import { ensureBuilt, startServerProcess, type ServerProcess } from '../integration/state-helpers.js';
+import { ensureBuilt, startServerProcess, type ServerProcess } from '../support/state-server.js';
 import { DeployHarness, images } from './harness.js';
 
 const creds = { DEPLOY_STATE_USERNAME: 'team', DEPLOY_STATE_PASSWORD: `migrate-${process.pid}-pw` };

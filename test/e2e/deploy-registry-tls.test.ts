@@ -14,7 +14,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireTool } from '../../src/tools/discover.js';
 import { freePort, parseKeyValues, registry, type BuiltImage } from '../integration/images-scripts.js';
-import { makeTestCa } from '../unit/test-ca.js';
+import { makeTestCa } from '../support/test-ca.js';
 import { DeployHarness, images } from './harness.js';
 import { stateDir as clusterStateDir } from './global-setup.js';
 

@@ -11,16 +11,15 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { run } from '../../src/cli/main.js';
 import { ExitCode } from '../../src/errors.js';
 import type { RolloutReport } from '../../src/rollout/report.js';
 import { buildImage } from '../integration/images-scripts.js';
 import { cacheDir } from '../../src/paths.js';
 import { VERSIONS } from '../../src/tools/versions.js';
+import { runCli } from '../support/cli.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const env = inject('clusterEnv');
@@ -108,15 +107,9 @@ interface RolloutRun {
 
 /** `deploy rollout --namespace ns --node <name> --timeout 120s --report-dir <work> --json`. */
 async function rollout(name: string): Promise<RolloutRun> {
-  const out = new PassThrough();
-  const err = new PassThrough();
-  let stdout = '';
-  let stderr = '';
-  out.on('data', (c) => (stdout += c));
-  err.on('data', (c) => (stderr += c));
   const t0 = performance.now();
-  const code = await run(['node', 'deploy', 'rollout', '--namespace', ns, '--node', name, '--timeout', TIMEOUT, '--report-dir', work, '--json'], {
-    stdout: out, stderr: err, env: { ...process.env, ...env, DEPLOY_LOG_LEVEL: 'warn' },
+  const { code, stdout, stderr } = await runCli(['rollout', '--namespace', ns, '--node', name, '--timeout', TIMEOUT, '--report-dir', work, '--json'], {
+    ...process.env, ...env, DEPLOY_LOG_LEVEL: 'warn',
   });
   const ms = performance.now() - t0;
   const report = JSON.parse(await readFile(join(work, `rollout-${ns}-${name}.json`), 'utf8')) as RolloutReport;

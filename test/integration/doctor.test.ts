@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Inventory } from '../../src/tools/inventory.js';
-import { runCli } from '../unit/helpers.js';
+import { runCli } from '../support/cli.js';
 
 describe('deploy doctor with the tools built by `npm run tools`', () => {
   it('lists tofu 1.12.6 and the pinned providers from the offline mirror', async () => {

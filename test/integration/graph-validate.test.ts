@@ -10,7 +10,7 @@ import { writeGraph } from '../../src/graph/synth.js';
 import { startEmbeddedBackend } from '../../src/state/embedded.js';
 import { providerEnv } from '../../src/tools/providers.js';
 import { initGraph, validateGraph } from '../../src/tools/tofu.js';
-import { tempDir } from '../unit/helpers.js';
+import { tempDir } from '../support/cli.js';
 
 const examples = join(import.meta.dirname, '..', '..', 'examples');
 

@@ -3,8 +3,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt, type ServerProcess, startServerProcess } from './state-helpers.js';
-import { stopSharedPostgres } from './state-postgres-server.js';
+import { ensureBuilt, type ServerProcess, startServerProcess } from '../support/state-server.js';
+import { stopSharedPostgres } from '../support/postgres-server.js';
 import { newStoreData, STORE_KINDS, withStore } from './state-stores.js';
 
 // kill -9 of the server while it writes, and restarts: the state is the previous or the new

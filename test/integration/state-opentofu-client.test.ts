@@ -3,8 +3,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt, repo, startServerProcess } from './state-helpers.js';
-import { stopSharedPostgres } from './state-postgres-server.js';
+import { ensureBuilt, repo, startServerProcess } from '../support/state-server.js';
+import { stopSharedPostgres } from '../support/postgres-server.js';
 import { newStoreData, STORE_KINDS, withStore } from './state-stores.js';
 
 // OpenTofu's own tests of its http backend client (remote.TestClient with POST and with PUT,

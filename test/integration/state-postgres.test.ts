@@ -2,10 +2,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../unit/helpers.js';
-import { stateDoc } from '../unit/state/backend.js';
-import { ensureBuilt, startServerProcess } from './state-helpers.js';
-import { type PostgresServer, sharedPostgres, stopSharedPostgres } from './state-postgres-server.js';
+import { runCli } from '../support/cli.js';
+import { stateDoc } from '../support/state-backend.js';
+import { ensureBuilt, startServerProcess } from '../support/state-server.js';
+import { type PostgresServer, sharedPostgres, stopSharedPostgres } from '../support/postgres-server.js';
 import { cliSource, newStoreData, type RunBackend, startServedBackend, type StoreData, withStore } from './state-stores.js';
 import { APPLY, KEY, requireTofu, tofu, tofuOk, waitForLock, workDir } from './state-tofu-helpers.js';
 

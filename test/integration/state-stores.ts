@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { openStore } from '../../src/state/open-store.js';
 import { httpBackendEnv, startEmbeddedBackend } from '../../src/state/embedded.js';
 import type { StateStore } from '../../src/state/store.js';
-import { sharedPostgres } from './state-postgres-server.js';
-import { startServerProcess, type ServerProcess } from './state-helpers.js';
+import { sharedPostgres } from '../support/postgres-server.js';
+import { startServerProcess, type ServerProcess } from '../support/state-server.js';
 
 // The two stores of the state backend, for the tests that run against both: a SQLite data
 // directory, or a fresh database on this file's PostgreSQL server (sharedPostgres(); stop it

@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { takeRunLock } from '../../src/state/run-lock.js';
-import { runCli } from '../unit/helpers.js';
-import { ensureBuilt } from './state-helpers.js';
-import { stopSharedPostgres } from './state-postgres-server.js';
+import { runCli } from '../support/cli.js';
+import { ensureBuilt } from '../support/state-server.js';
+import { stopSharedPostgres } from '../support/postgres-server.js';
 import { cliSource, newStoreData, type RunBackend, STORE_KINDS, startRunBackend, startServedBackend, withStore } from './state-stores.js';
 import { APPLY, KEY, killGroup, requireTofu, tofu, tofuOk, waitForLock, workDir } from './state-tofu-helpers.js';
 

@@ -1,7 +1,7 @@
 import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { baseEnv, listTree, runCli, samplePlan, spirePlan, tempDir, writeJson } from '../helpers.js';
+import { baseEnv, listTree, runCli, samplePlan, spirePlan, tempDir, writeJson } from '../../support/cli.js';
 
 // Each bad input: its own message, exit code 2, and nothing written.
 describe('deploy synth with bad input', () => {

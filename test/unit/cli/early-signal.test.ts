@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { DEPLOY_BIN as deploy } from './deploy-bin.js';
+import { DEPLOY_BIN as deploy } from '../../support/deploy-bin.js';
 
 /** One serve, one SIGINT `delayMs` after its start: how it ended, or 'still serving'. */
 async function serveInterrupted(delayMs: number): Promise<string> {

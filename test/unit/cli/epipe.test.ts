@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { DEPLOY_BIN } from './deploy-bin.js';
+import { DEPLOY_BIN } from '../../support/deploy-bin.js';
 
 /** Runs deploy with stdout a pipe that the reader closes after its first chunk, as `head -1` does. */
 function withClosedPipe(args: string[]): Promise<{ code: number | null; signal: string | null; first: string; stderr: string }> {

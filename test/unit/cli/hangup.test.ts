@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { DEPLOY_BIN as deploy } from './deploy-bin.js';
+import { DEPLOY_BIN as deploy } from '../../support/deploy-bin.js';
 
 describe('deploy and SIGHUP', () => {
   it('GIVEN a running deploy WHEN it gets SIGHUP THEN it says so and stops cleanly, as on SIGTERM', async () => {

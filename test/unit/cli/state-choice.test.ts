@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { baseEnv, listTree, runCli, samplePlan, tempDir, writeJson } from '../helpers.js';
+import { baseEnv, listTree, runCli, samplePlan, tempDir, writeJson } from '../../support/cli.js';
 
 // Automation never uses the embedded state backend by accident: a CI runner's home (where
 // that backend keeps the state) may not outlive the job.

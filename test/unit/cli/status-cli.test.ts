@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DataDirSource } from '../../../src/state/data-dir-source.js';
 import { LAST_ROLLOUT_ANNOTATION } from '../../../src/rollout/last-rollout.js';
-import { runCli, tempDir, writeJson } from '../helpers.js';
+import { runCli, tempDir, writeJson } from '../../support/cli.js';
 import { digest, fixtureState, imageRef } from '../workflow/state-fixture.js';
 
 const plan = { version: 1, group: 'g1', nodes: { web: { image: { archive: 'w.tar', tag: 't1' }, apps: ['site'] }, mail: { image: { archive: 'm.tar', tag: 't1' }, apps: [] } }, roster: { spiffeProvider: null } };

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../src/config/load.js';
 import { ConfigError, ExitCode } from '../../../src/errors.js';
-import { samplePlan, spirePlan } from '../helpers.js';
+import { samplePlan, spirePlan } from '../../support/cli.js';
 
 const FILE = '/p/group.json';
 const HOST_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHnU1vq8oTjWkDmmXG0vWq4m7Kq8lYk3dQ2dN3bq7c0X';

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/errors.js';
 import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../src/config/load.js';
-import { samplePlan } from '../helpers.js';
+import { samplePlan } from '../../support/cli.js';
 
 const FILE = '/plans/group.json';
 const coords = () => loadCoordinates({}, { K8S_REGISTRY: 'r' });

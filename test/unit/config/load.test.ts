@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { findDuplicateKeys } from '../../../src/config/json-duplicates.js';
 import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../src/config/load.js';
 import { parseDurationSeconds } from '../../../src/config/duration.js';
-import { samplePlan } from '../helpers.js';
+import { samplePlan } from '../../support/cli.js';
 
 describe('findDuplicateKeys', () => {
   it('finds keys repeated in the same object, at any depth, with their path', () => {

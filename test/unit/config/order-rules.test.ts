@@ -4,7 +4,7 @@ import { heldBackBy, rolloutOrder, waves } from '../../../src/config/order-rules
 import { parseMaxUnavailable, waveSize } from '../../../src/config/max-unavailable.js';
 import { ConfigError } from '../../../src/errors.js';
 import { renderGraph } from '../../../src/graph/synth.js';
-import { samplePlan } from '../helpers.js';
+import { samplePlan } from '../../support/cli.js';
 
 const FILE = '/p/group.json';
 const coords = loadCoordinates({}, { K8S_REGISTRY: 'r' });

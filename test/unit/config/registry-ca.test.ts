@@ -12,8 +12,8 @@ import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../src/conf
 import { renderGraph } from '../../../src/graph/synth.js';
 import { stageRegistryCa } from '../../../src/workflow/registry-ca-dir.js';
 import { ConfigError } from '../../../src/errors.js';
-import { baseEnv, listTree, runCli, samplePlan, tempDir, writeJson } from '../helpers.js';
-import { makeTestCa, type TestCa } from '../test-ca.js';
+import { baseEnv, listTree, runCli, samplePlan, tempDir, writeJson } from '../../support/cli.js';
+import { makeTestCa, type TestCa } from '../../support/test-ca.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;

@@ -17,7 +17,7 @@ import { resolve } from 'node:path';
 import { describeApiError } from '../../../src/kube/api-error.js';
 import { clearExecCredentials } from '../../../src/kube/exec-credential.js';
 import { headerKeyEscape, openKubeLister } from '../../../src/kube/kube-read.js';
-import { tempDir } from '../helpers.js';
+import { tempDir } from '../../support/cli.js';
 
 const PLUGIN = resolve(import.meta.dirname, '../../fixtures/token-plugin.sh');
 

@@ -9,7 +9,7 @@ import { dump } from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/errors.js';
 import { clusterIdentityText, resolveKubeconfig } from '../../../src/kube/kubeconfig.js';
-import { tempDir } from '../helpers.js';
+import { tempDir } from '../../support/cli.js';
 
 let dir = '';
 let cleanup: () => Promise<void>;

@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, ToolError } from '../../../src/errors.js';
 import { stageSpireAccess } from '../../../src/spire/stage-key.js';
-import { tempDir } from '../helpers.js';
+import { tempDir } from '../../support/cli.js';
 
 const SPIRE = { node: 'spire.example.org', sshUser: 'deploy', hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHnU1vq8oTjWkDmmXG0vWq4m7Kq8lYk3dQ2dN3bq7c0X', sshOptions: [], apiServer: undefined };
 let dir: string;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../src/config/load.js';
 import { deploymentManifest } from '../../../stacks/pod-template.js';
 import { SPIRE_BUNDLE_DIR, SPIRE_TOKEN_DIR, withSpireVolumes } from '../../../stacks/spire-pod.js';
-import { samplePlan } from '../helpers.js';
+import { samplePlan } from '../../support/cli.js';
 
 describe('the pod of a node with SPIRE', () => {
   const [target] = buildTargets(parseGroupPlan(JSON.stringify(samplePlan()), '/p/group.json'), loadCoordinates({}, { K8S_REGISTRY: 'r' }), '/p/group.json', ['all']);

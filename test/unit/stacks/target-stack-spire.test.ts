@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../src/config/load.js';
 import { renderGraph } from '../../../src/graph/synth.js';
-import { samplePlan, spirePlan } from '../helpers.js';
+import { samplePlan, spirePlan } from '../../support/cli.js';
 
 const PLAN_FILE = '/plans/group.json';
 const KEY = '/very/secret/keys/spire_id_ed25519';

@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { InterruptedError } from '../../../src/errors.js';
 import { resolveBackend, startEmbeddedBackend } from '../../../src/state/embedded.js';
 import { defaultStateDataDir } from '../../../src/state/paths.js';
-import { tempDir } from '../helpers.js';
-import { call, lockInfo, stateDoc } from './backend.js';
+import { tempDir } from '../../support/cli.js';
+import { call, lockInfo, stateDoc } from '../../support/state-backend.js';
 
 const basic = (env: Record<string, string>) => ({
   Authorization: `Basic ${Buffer.from(`${env.TF_HTTP_USERNAME}:${env.TF_HTTP_PASSWORD}`).toString('base64')}`,

@@ -13,8 +13,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEPLOY_BIN } from '../cli/deploy-bin.js';
-import { stateDoc } from './backend.js';
+import { DEPLOY_BIN } from '../../support/deploy-bin.js';
+import { stateDoc } from '../../support/state-backend.js';
 import { seededRandom } from '../../support/seeded-random.js';
 
 const STATES = 60;

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runCli } from '../helpers.js';
-import { call, lockInfo, startTestBackend, stateDoc, type TestBackend } from './backend.js';
+import { runCli } from '../../support/cli.js';
+import { call, lockInfo, startTestBackend, stateDoc, type TestBackend } from '../../support/state-backend.js';
 
 const L1 = 'c0ffee00-0000-4000-8000-0000000000a1';
 const L2 = 'c0ffee00-0000-4000-8000-0000000000a2';

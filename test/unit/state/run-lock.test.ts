@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError, InterruptedError, ToolError } from '../../../src/errors.js';
 import { runIdentity, takeRunLock } from '../../../src/state/run-lock.js';
-import { call, lockInfo, startTestBackend, stateDoc, type TestBackend } from './backend.js';
+import { call, lockInfo, startTestBackend, stateDoc, type TestBackend } from '../../support/state-backend.js';
 
 const lineage = 'c0ffee00-0000-4000-8000-000000000077';
 

@@ -10,8 +10,8 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ToolError } from '../../../src/errors.js';
 import { holderProcess, judgeHolder, thisHost, type HostFacts } from '../../../src/state/lock-holder.js';
 import { takeRunLock } from '../../../src/state/run-lock.js';
-import { runCli } from '../helpers.js';
-import { call, lockInfo, startTestBackend, stateDoc, type TestBackend } from './backend.js';
+import { runCli } from '../../support/cli.js';
+import { call, lockInfo, startTestBackend, stateDoc, type TestBackend } from '../../support/state-backend.js';
 
 const here = hostname();
 /** A PID that ran and is gone: a process started and waited for. */

@@ -4,7 +4,7 @@ import { DeployError, ExitCode } from '../../../src/errors.js';
 import { startEmbeddedBackend } from '../../../src/state/embedded.js';
 import { loadSqlite, requireSqlite } from '../../../src/state/sqlite.js';
 import { DATABASE_FILE } from '../../../src/state/sqlite-store.js';
-import { runCli, tempDir } from '../helpers.js';
+import { runCli, tempDir } from '../../support/cli.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {

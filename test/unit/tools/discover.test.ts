@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { fakeProgram } from './fake-program.js';
+import { fakeProgram } from '../../support/fake-program.js';
 import { ConfigError, ToolError } from '../../../src/errors.js';
 import { cacheDir } from '../../../src/paths.js';
 import { compareVersionsDesc, findTool, requireTool } from '../../../src/tools/discover.js';

@@ -4,8 +4,8 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../../../src/errors.js';
 import type { Inventory } from '../../../src/tools/inventory.js';
-import { runCli } from '../helpers.js';
-import { makeTestCa } from '../test-ca.js';
+import { runCli } from '../../support/cli.js';
+import { makeTestCa } from '../../support/test-ca.js';
 
 function exe(path: string, script: string): void {
   mkdirSync(dirname(path), { recursive: true });

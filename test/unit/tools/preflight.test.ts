@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { fakeProgram } from './fake-program.js';
+import { fakeProgram } from '../../support/fake-program.js';
 import { ExitCode, ToolError } from '../../../src/errors.js';
 import { requireRunTools, toolsFor } from '../../../src/tools/preflight.js';
 import { MIRROR_PLATFORM, PINNED_PROVIDERS, TOFU_VERSION } from '../../../src/tools/versions.js';

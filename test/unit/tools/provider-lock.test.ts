@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { fakeProgram } from './fake-program.js';
+import { fakeProgram } from '../../support/fake-program.js';
 import { dropStaleProviderLock, LOCK_FILE, markProviderLock, PROVIDERS_MARK } from '../../../src/tools/provider-lock.js';
 import { MIRROR_PLATFORM, PINNED_PROVIDERS } from '../../../src/tools/versions.js';
 

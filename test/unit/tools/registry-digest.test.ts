@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTagRef, readTagDigests } from '../../../src/tools/registry-digest.js';
-import { makeTestCa, type TestCa } from '../test-ca.js';
+import { makeTestCa, type TestCa } from '../../support/test-ca.js';
 
 const MANIFEST = Buffer.from('{"schemaVersion":2}');
 const DIGEST = `sha256:${createHash('sha256').update(MANIFEST).digest('hex')}`;

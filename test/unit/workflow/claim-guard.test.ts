@@ -3,7 +3,7 @@ import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../src/conf
 import { DeployError } from '../../../src/errors.js';
 import { describeClaimLoss, findClaimLosses, refuseClaimLosses } from '../../../src/workflow/claim-guard.js';
 import { formatTargetSummary, summarizePlan, type PlannedChange } from '../../../src/workflow/plan-summary.js';
-import { samplePlan } from '../helpers.js';
+import { samplePlan } from '../../support/cli.js';
 
 const plan = parseGroupPlan(JSON.stringify(samplePlan()), '/p/g.json');
 const [all] = buildTargets(plan, loadCoordinates({}, { K8S_REGISTRY: 'reg', K8S_STORAGE_CLASS: 'fast' }), '/p/g.json', ['all']);

@@ -3,7 +3,7 @@ import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../src/conf
 import type { StateSource } from '../../../src/state/state-source.js';
 import { findNodeCopies } from '../../../src/workflow/node-copies.js';
 import { readStateNodes } from '../../../src/workflow/state-nodes.js';
-import { samplePlan } from '../helpers.js';
+import { samplePlan } from '../../support/cli.js';
 
 const models = buildTargets(parseGroupPlan(JSON.stringify(samplePlan()), '/p/g.json'), loadCoordinates({}, { K8S_REGISTRY: 'reg' }), '/p/g.json', ['*']);
 const model = (t: string) => models.find((m) => m.target === t)!;

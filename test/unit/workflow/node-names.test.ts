@@ -4,7 +4,7 @@ import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../src/conf
 import { renderGraph } from '../../../src/graph/synth.js';
 import { NODE_NAMES_OUTPUT } from '../../../src/contract/graph-outputs.js';
 import { nodeNamesFrom } from '../../../src/workflow/node-names.js';
-import { samplePlan } from '../helpers.js';
+import { samplePlan } from '../../support/cli.js';
 
 describe('nodeNamesFrom', () => {
   it('GIVEN the outputs of tofu output -json or a plan THEN it gives the list of node_names', () => {

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../src/config/load.js';
 import { summarizePlan } from '../../../src/workflow/plan-summary.js';
-import { samplePlan } from '../helpers.js';
+import { samplePlan } from '../../support/cli.js';
 
 const plan = samplePlan();
 plan.nodes.alpha.image.build = ['nix', 'build', '--out-link', 'images/alpha.tar'];

@@ -6,9 +6,9 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { run } from '../../../src/cli/main.js';
-import { listTree, runCli, tempDir } from '../helpers.js';
-import { sharedPostgres, stopSharedPostgres } from '../../integration/state-postgres-server.js';
-import { call, lockInfo, startTestBackend, type TestBackend } from './backend.js';
+import { listTree, runCli, tempDir } from '../../support/cli.js';
+import { sharedPostgres, stopSharedPostgres } from '../../support/postgres-server.js';
+import { call, lockInfo, startTestBackend, type TestBackend } from '../../support/state-backend.js';
 
 const lineage = 'c0ffee00-0000-4000-8000-000000000003';
 const secretState = (serial: number) =>

@@ -1,18 +1,8 @@
-import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { run } from '../../../src/cli/main.js';
 import { ExitCode } from '../../../src/errors.js';
+import { runCli } from '../../support/cli.js';
 
-async function rollout(args: string[], env: NodeJS.ProcessEnv) {
-  const out = new PassThrough();
-  const err = new PassThrough();
-  let stdout = '';
-  let stderr = '';
-  out.on('data', (c) => (stdout += c));
-  err.on('data', (c) => (stderr += c));
-  const code = await run(['node', 'deploy', 'rollout', ...args], { stdout: out, stderr: err, env });
-  return { code, stdout, stderr };
-}
+const rollout = (args: string[], env: NodeJS.ProcessEnv) => runCli(['rollout', ...args], env);
 
 describe('deploy rollout: bad input is refused before any request (exit 2)', () => {
   it('names KUBE_CONFIG_PATH when there is no kubeconfig', async () => {

@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runTool } from '../../../src/tools/run.js';
+import { runTool } from '../../../../src/tools/run.js';
 
-const mountsSh = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'toolchain', 'lib', 'mounts.sh');
+const mountsSh = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'toolchain', 'lib', 'mounts.sh');
 
 function bash(script: string) {
   return runTool('bash', ['-c', `set -euo pipefail; . "${mountsSh}"; ${script}`], { timeoutMs: 30_000, reject: false });

@@ -5,4 +5,4 @@ import { fileURLToPath } from 'node:url';
  * (`npm ci` and `npm run build` make it). DEPLOY_TEST_BIN names another build's bin/deploy,
  * e.g. one built apart while dist/ is in use.
  */
-export const DEPLOY_BIN = process.env.DEPLOY_TEST_BIN || fileURLToPath(new URL('../../../bin/deploy', import.meta.url));
+export const DEPLOY_BIN = process.env.DEPLOY_TEST_BIN || fileURLToPath(new URL('../../bin/deploy', import.meta.url));

@@ -11,9 +11,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runTool } from '../../../src/tools/run.js';
+import { runTool } from '../../../../src/tools/run.js';
 
-const procSh = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'toolchain', 'lib', 'daemon.sh');
+const procSh = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'toolchain', 'lib', 'daemon.sh');
 
 /** Runs a bash snippet with daemon.sh sourced and S (its state directory) set. */
 function bash(s: string, script: string, pathPrefix = '') {

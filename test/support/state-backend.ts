@@ -2,12 +2,12 @@ import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Credentials } from '../../../src/state/credentials.js';
-import { PostgresStateStore } from '../../../src/state/postgres-store.js';
-import { startStateServer, type RunningStateServer } from '../../../src/state/server.js';
-import { SqliteStateStore } from '../../../src/state/sqlite-store.js';
-import type { StateStore } from '../../../src/state/store.js';
-import { sharedPostgres } from '../../integration/state-postgres-server.js';
+import type { Credentials } from '../../src/state/credentials.js';
+import { PostgresStateStore } from '../../src/state/postgres-store.js';
+import { startStateServer, type RunningStateServer } from '../../src/state/server.js';
+import { SqliteStateStore } from '../../src/state/sqlite-store.js';
+import type { StateStore } from '../../src/state/store.js';
+import { sharedPostgres } from './postgres-server.js';
 
 /** Which store a test backend keeps its states in. */
 export type StoreKind = 'sqlite' | 'postgres';

@@ -2,10 +2,10 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { cacheDir, stateDir } from '../../../src/paths.js';
-import { runTool } from '../../../src/tools/run.js';
+import { cacheDir, stateDir } from '../../../../src/paths.js';
+import { runTool } from '../../../../src/tools/run.js';
 
-const pathsSh = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'toolchain', 'lib', 'paths.sh');
+const pathsSh = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'toolchain', 'lib', 'paths.sh');
 
 describe('toolchain/lib/paths.sh', () => {
   it.each([
