@@ -4,6 +4,8 @@
 # as an offline filesystem mirror. Idempotent: a second run skips everything in seconds.
 #
 #   npm run tools            (or: bash toolchain/build-tools.sh)
+#   bash toolchain/build-tools.sh --race-test   the provider patches' tests under the race
+#                            detector only (npm test runs it); builds nothing
 #
 # Versions: toolchain/versions.env (TOFU_VERSION, PROVIDERS, MIRROR_PLATFORM).
 # Environment:
@@ -135,34 +137,45 @@ build_provider() {
   go_build "$src" -ldflags "-s -w -X main.version=$version" -o "$BUILD_OUT" .
 }
 
-# The patched build: a writable copy of the source tree (the sources stay read-only), the
-# patches applied in name order, the tests of the patched packages run (with the race
-# detector when cgo can build it), then the same build as the stock one.
-build_patched_provider() {
-  local src=$1 version=$2 patch_dir=$3
-  local tree="$BUILD_OUT.src"
+# A writable copy $1 of the source tree $2 (the sources stay read-only) with the patches of $3
+# applied in name order; sets patch_pkgs (the Go packages they touch) and patch_tests (the
+# tests they add, func Test...).
+patched_tree() { # tree src patch_dir
+  local tree=$1 src=$2 p
+  patch_pkgs=() patch_tests=()
   rm -rf "$tree"
   cp -R "$src" "$tree"
   chmod -R u+w "$tree"
-  local p pkgs=() tests=()
-  for p in "$patch_dir"/*.patch; do
+  for p in "$3"/*.patch; do
     log "applying $(basename "$p")"
     (cd "$tree" && git apply -p1 "$p") || die 1 "the patch $p does not apply to $src"
     # The patch's own tests (the upstream tests of these packages need test data that the
     # source trees leave out) in the Go packages it touches.
-    mapfile -t -O "${#pkgs[@]}" pkgs < <(sed -n 's|^+++ b/\(.*\)/[^/]*\.go$|./\1/|p' "$p" | sort -u)
-    mapfile -t -O "${#tests[@]}" tests < <(sed -n 's|^+func \(Test[A-Za-z0-9_]*\)(.*|\1|p' "$p")
+    mapfile -t -O "${#patch_pkgs[@]}" patch_pkgs < <(sed -n 's|^+++ b/\(.*\)/[^/]*\.go$|./\1/|p' "$p" | sort -u)
+    mapfile -t -O "${#patch_tests[@]}" patch_tests < <(sed -n 's|^+func \(Test[A-Za-z0-9_]*\)(.*|\1|p' "$p")
   done
-  # The race detector needs cgo; without a C compiler the tests still run (the copy test
-  # catches a shared type by mutation, the race detector also by concurrent writes).
-  local race=() cgo=0
-  if command -v gcc >/dev/null 2>&1; then race=(-race) cgo=1; fi
-  [ "${#tests[@]}" -gt 0 ] || die 1 "the patches in $patch_dir add no Go test (func Test...): a patch must prove itself"
-  local run
-  run="^($(IFS='|'; echo "${tests[*]}"))\$"
-  log "testing the patched packages ${pkgs[*]}: ${#tests[@]} tests ${race[*]}"
-  (cd "$tree" && CGO_ENABLED=$cgo go test -mod=readonly -count=1 "${race[@]}" -run "$run" -v "${pkgs[@]}" | grep -E '^(--- |ok|FAIL|PASS)') ||
-    die 1 "the tests of the patched $src failed; nothing was installed"
+  [ "${#patch_tests[@]}" -gt 0 ] || die 1 "the patches in $3 add no Go test (func Test...): a patch must prove itself"
+}
+
+# go test of the patches' own tests in tree $1 (after patched_tree), with the flags that follow.
+test_patches() { # tree go-test-flags...
+  local tree=$1 run
+  shift
+  run="^($(IFS='|'; echo "${patch_tests[*]}"))\$"
+  log "testing the patched packages ${patch_pkgs[*]}: ${#patch_tests[@]} tests $*"
+  (cd "$tree" && go test -mod=readonly -count=1 "$@" -run "$run" -v "${patch_pkgs[@]}" | grep -E '^(--- |ok|FAIL|PASS)')
+}
+
+# The patched build: the patched tree, the patches' tests run (a patch that fails its tests is
+# never installed), then the same build as the stock one. The tests run with CGO_ENABLED=0 like
+# the build, so they share its compiled packages: the race detector (cgo, every dependency
+# compiled again) runs in `npm test` instead (--race-test below), not on the way to a first
+# deploy (issue 32, P11).
+build_patched_provider() {
+  local src=$1 version=$2 patch_dir=$3
+  local tree="$BUILD_OUT.src"
+  patched_tree "$tree" "$src" "$patch_dir"
+  test_patches "$tree" || die 1 "the tests of the patched $src failed; nothing was installed"
   go_build "$tree" -ldflags "-s -w -X main.version=$version" -o "$BUILD_OUT.bin" .
   rm -rf "$tree"
   mv "$BUILD_OUT.bin" "$BUILD_OUT"
@@ -196,6 +209,28 @@ RC
     log "wrote $rc"
   fi
 }
+
+# --race-test: the patches' tests again under the race detector (cgo: needs gcc), in a
+# temporary tree; builds and installs nothing. test/integration/provider-patches.test.ts.
+if [ "${1:-}" = --race-test ]; then
+  command -v gcc >/dev/null 2>&1 ||
+    die 3 "the race detector needs a C compiler (gcc, libc6-dev): \`bash toolchain/host-packages.sh @tests\` installs them"
+  work=$(mktemp -d "${TMPDIR:-/tmp}/provider-race.XXXXXX")
+  trap 'rm -rf "$work"' EXIT
+  tested=0
+  export CGO_ENABLED=1
+  for entry in "${pinned[@]}"; do
+    name=${entry%%:*}
+    version=${entry#*:}
+    dir=$(patch_dir_of "$name" "$version")
+    [ -n "$dir" ] || continue
+    patched_tree "$work/$name" "${DEPLOY_PROVIDER_SOURCES:-}/terraform-provider-$name-$version" "$dir"
+    test_patches "$work/$name" -race || die 1 "the race test of the patched $name $version failed"
+    tested=$((tested + 1))
+  done
+  log "race-tested the patches of $tested provider(s) in $((SECONDS - total_start))s"
+  exit 0
+fi
 
 build_once "tofu/$TOFU_VERSION/tofu" build_tofu
 

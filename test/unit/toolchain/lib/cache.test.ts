@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { runTool } from '../../../src/tools/run.js';
+import { runTool } from '../../../../src/tools/run.js';
 
-const cacheSh = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'toolchain', 'lib', 'cache.sh');
+const cacheSh = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'toolchain', 'lib', 'cache.sh');
 
 /** Runs a bash snippet with toolchain/cache.sh sourced and DEPLOY_CACHE_DIR set. */
 function bash(cache: string, script: string) {

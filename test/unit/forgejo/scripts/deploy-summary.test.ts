@@ -9,9 +9,9 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain ES module without types (it runs on the runner's own node)
-import { cell, renderSummary } from '../../../.forgejo/scripts/deploy-summary.mjs';
+import { cell, renderSummary } from '../../../../.forgejo/scripts/deploy-summary.mjs';
 
-const summaryScript = fileURLToPath(new URL('../../../.forgejo/scripts/deploy-summary.mjs', import.meta.url));
+const summaryScript = fileURLToPath(new URL('../../../../.forgejo/scripts/deploy-summary.mjs', import.meta.url));
 
 const applied = {
   verb: 'apply',
@@ -102,7 +102,7 @@ describe('deploy-summary.mjs and deploy-step.sh as programs', () => {
     // A repository copy whose bin/deploy is a fixture printing a result and exiting 4.
     const repo = join(dir, 'repo');
     await execa('mkdir', ['-p', join(repo, 'bin'), join(repo, '.forgejo/scripts'), join(dir, 'tmp')]);
-    const stepScript = fileURLToPath(new URL('../../../.forgejo/scripts/deploy-step.sh', import.meta.url));
+    const stepScript = fileURLToPath(new URL('../../../../.forgejo/scripts/deploy-step.sh', import.meta.url));
     await execa('cp', [stepScript, summaryScript, join(repo, '.forgejo/scripts/')]);
     await writeFile(
       join(repo, 'bin/deploy'),

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-const script = fileURLToPath(new URL('../../../.forgejo/workflows/cd-env.sh', import.meta.url));
+const script = fileURLToPath(new URL('../../../../.forgejo/workflows/cd-env.sh', import.meta.url));
 
 const KUBE_CONFIG = 'apiVersion: v1\nkind: Config\nusers:\n- name: ci\n  user:\n    token: kube-secret-7f3a9c01\n';
 const REGISTRY_AUTH = '{"auths":{"registry.test:5000":{"auth":"Y2k6cmVnLXNlY3JldC1iODJkNGU="}}}';

@@ -1,0 +1,23 @@
+/**
+ * The provider patches' own Go tests under the race detector (toolchain/build-tools.sh
+ * --race-test). The build runs the same tests without it, sharing the build's compiled
+ * packages, so that a first deploy does not compile every dependency a second time with cgo
+ * (issue 32, P11); the race run belongs here, in `npm test`.
+ */
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { describe, expect, it } from 'vitest';
+
+const repo = fileURLToPath(new URL('../..', import.meta.url));
+
+describe('toolchain/build-tools.sh --race-test', () => {
+  it('runs every test the patches add under -race, and they pass', async () => {
+    const r = await execa('bash', ['toolchain/build-tools.sh', '--race-test'], { cwd: repo, all: true, reject: false, timeout: 20 * 60_000 });
+    expect(r.exitCode, r.all).toBe(0);
+    // The patch's four tests of the per-kind type cache, each run and passed under -race.
+    expect(r.all).toMatch(/testing the patched packages .*: 4 tests -race/);
+    expect(r.all?.match(/^--- PASS: TestTypeCache\w+/gm)).toHaveLength(4);
+    expect(r.all).not.toMatch(/^--- FAIL/m);
+    expect(r.all).toMatch(/race-tested the patches of 1 provider\(s\)/);
+  });
+});
