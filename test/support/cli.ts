@@ -56,4 +56,18 @@ export function spirePlan(): Record<string, any> {
   return { ...samplePlan(), roster: { spiffeProvider: { group: 'central', node: 'spire' } } };
 }
 
+/** The spire node of spirePlan's roster, as the SPIRE coordinates name it, and its ssh host key. */
+export const SPIRE_NODE = 'spire.central.example.org';
+export const SPIRE_HOST_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHnU1vq8oTjWkDmmXG0vWq4m7Kq8lYk3dQ2dN3bq7c0X';
+
+/** The SPIRE coordinates (K8S_SPIRE_NODE, SSH_*) of that node, for loadCoordinates. */
+export function spireEnv(opts: { keyFile?: string; sshOpts?: string[] } = {}): Record<string, string> {
+  return {
+    K8S_SPIRE_NODE: SPIRE_NODE,
+    SSH_USER: 'deploy',
+    SSH_PRIVATE_KEY_FILE: opts.keyFile ?? '/run/keys/id',
+    SSH_NODES: JSON.stringify({ [SPIRE_NODE]: { hostKey: SPIRE_HOST_KEY, ...(opts.sshOpts ? { sshOpts: opts.sshOpts } : {}) } }),
+  };
+}
+
 export const baseEnv = { K8S_REGISTRY: 'reg.test:5000', HOME: '/nonexistent-home' } as NodeJS.ProcessEnv;

@@ -6,16 +6,10 @@
 import { describe, expect, it } from 'vitest';
 import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../src/config/load.js';
 import { ConfigError, ExitCode } from '../../../src/errors.js';
-import { samplePlan, spirePlan } from '../../support/cli.js';
+import { samplePlan, spireEnv, spirePlan } from '../../support/cli.js';
 
 const FILE = '/p/group.json';
-const HOST_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHnU1vq8oTjWkDmmXG0vWq4m7Kq8lYk3dQ2dN3bq7c0X';
-const SPIRE_ENV = {
-  K8S_SPIRE_NODE: 'spire.central.example.org',
-  SSH_USER: 'deploy',
-  SSH_PRIVATE_KEY_FILE: '/run/keys/id',
-  SSH_NODES: JSON.stringify({ 'spire.central.example.org': { hostKey: HOST_KEY } }),
-};
+const SPIRE_ENV = spireEnv();
 
 function build(plan: Record<string, any>, spire: boolean) {
   const coords = loadCoordinates({}, { K8S_REGISTRY: 'r', ...(spire ? SPIRE_ENV : {}) });

@@ -8,17 +8,13 @@
 import { describe, expect, it } from 'vitest';
 import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../src/config/load.js';
 import { renderGraph } from '../../../src/graph/synth.js';
-import { spirePlan } from '../../support/cli.js';
+import { spireEnv, spirePlan } from '../../support/cli.js';
 
 const PLAN_FILE = '/plans/group.json';
-const HOST_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHnU1vq8oTjWkDmmXG0vWq4m7Kq8lYk3dQ2dN3bq7c0X';
 const ENV = {
   K8S_REGISTRY: 'reg.test:5000',
   K8S_REGISTRY_TLS_VERIFY: 'false',
-  K8S_SPIRE_NODE: 'spire.central.example.org',
-  SSH_USER: 'deploy',
-  SSH_PRIVATE_KEY_FILE: '/keys/id',
-  SSH_NODES: JSON.stringify({ 'spire.central.example.org': { hostKey: HOST_KEY, sshOpts: ['-o', 'Port=2222', '-o', "ServerAliveCountMax=${x}'3"] } }),
+  ...spireEnv({ keyFile: '/keys/id', sshOpts: ['-o', 'Port=2222', '-o', "ServerAliveCountMax=${x}'3"] }),
 };
 
 function graphOf(target: string, edit: (plan: Record<string, any>) => void = () => {}): any {
