@@ -7,7 +7,7 @@
 //     every layer may import the leaf modules: contract, errors.ts, log.ts, paths.ts, deadline.ts
 //     rollout, state, spire, tools, config: never workflow, graph, stacks or cli
 //     kube: only cli, workflow and rollout import it; it imports no layer above it
-//     no import cycle through src/kube/
+//     no import cycle through src/kube/ or src/state/
 //     nothing imports cli (but bin/ and tests)
 //     only src/tools/run.ts imports execa / node:child_process
 //     contract imports nothing of ours but errors.ts
@@ -95,9 +95,16 @@ module.exports = {
     },
     {
       name: 'no-circular-in-kube',
-      comment: 'A cycle makes two modules one: neither can be read, tested or loaded lazily without the other (and an ESM cycle can see an export before it is set). Move what both need into a third module. Only src/kube/ for now: six older cycles elsewhere (workflow/view, claim-guard <-> plan-summary, state/*-source <-> state-source) would have to be untangled first.',
+      comment: 'A cycle makes two modules one: neither can be read, tested or loaded lazily without the other (and an ESM cycle can see an export before it is set). Move what both need into a third module. Only src/kube/ (and src/state/, below) for now: four older cycles elsewhere (workflow/view, claim-guard <-> plan-summary) would have to be untangled first.',
       severity: 'error',
       from: { path: '^src/kube/' },
+      to: { path: OURS, circular: true },
+    },
+    {
+      name: 'no-circular-in-state',
+      comment: 'As no-circular-in-kube, for src/state/: the StateSource interface (state-source.ts) imports neither source; open-state-source.ts chooses between them.',
+      severity: 'error',
+      from: { path: '^src/state/' },
       to: { path: OURS, circular: true },
     },
     {

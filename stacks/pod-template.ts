@@ -38,7 +38,7 @@ export function deploymentManifest(target: TargetModel, node: NodeModel, namespa
       // never two pods of one machine: they would share /var/lib and the machine ID (FR-004)
       strategy: { type: 'Recreate' },
       // the rollout step fails fast; this is the API server's own backstop
-      progressDeadlineSeconds: target.rolloutTimeoutSeconds,
+      progressDeadlineSeconds: target.rolloutTimeout.seconds,
       revisionHistoryLimit: 10,
       selector: { matchLabels: selector },
       template: {
@@ -55,7 +55,7 @@ export function deploymentManifest(target: TargetModel, node: NodeModel, namespa
           securityContext: POD_SECURITY_CONTEXT,
           // systemd stops on SIGRTMIN+3 (the image's StopSignal) and needs this long to stop
           // its units cleanly; the kubelet kills it when the time is up (DEPLOY_STOP_TIMEOUT)
-          terminationGracePeriodSeconds: target.stopTimeoutSeconds,
+          terminationGracePeriodSeconds: target.stopTimeout.seconds,
           containers: [
             {
               name: CONTAINER_NAME,
@@ -73,7 +73,7 @@ export function deploymentManifest(target: TargetModel, node: NodeModel, namespa
                 { name: 'run-lock', mountPath: '/run/lock' },
                 { name: 'tmp', mountPath: '/tmp' },
               ],
-              startupProbe: { ...exec(STARTUP_SCRIPT), periodSeconds: STARTUP_PERIOD_SECONDS, timeoutSeconds: PROBE_TIMEOUT_SECONDS, failureThreshold: target.rolloutTimeoutSeconds },
+              startupProbe: { ...exec(STARTUP_SCRIPT), periodSeconds: STARTUP_PERIOD_SECONDS, timeoutSeconds: PROBE_TIMEOUT_SECONDS, failureThreshold: target.rolloutTimeout.seconds },
               readinessProbe: { ...exec(READINESS_SCRIPT), periodSeconds: READINESS_PERIOD_SECONDS, timeoutSeconds: PROBE_TIMEOUT_SECONDS, failureThreshold: 1, successThreshold: 1 },
               livenessProbe: { ...exec(LIVENESS_SCRIPT), periodSeconds: LIVENESS_PERIOD_SECONDS, timeoutSeconds: PROBE_TIMEOUT_SECONDS, failureThreshold: 3 },
             },

@@ -4,8 +4,9 @@
  * DEPLOY_BIN is the deploy of the run (its environment), so the step runs the same program.
  * The text is part of the graph (test/unit/stacks/graph-scripts.test.ts pins it).
  */
+import type { Duration } from '../src/config/duration.js';
 import { shq } from '../src/contract/shell.js';
 
-export function rolloutStepCommand(namespace: string, node: string, timeoutSeconds: number): string {
-  return `"\${DEPLOY_BIN:-deploy}" rollout --namespace ${shq(namespace)} --node ${shq(node)} --timeout ${timeoutSeconds}s`;
+export function rolloutStepCommand(namespace: string, node: string, timeout: Duration): string {
+  return `"\${DEPLOY_BIN:-deploy}" rollout --namespace ${shq(namespace)} --node ${shq(node)} --timeout ${timeout.text}`;
 }

@@ -3,29 +3,18 @@
  * (see src/rollout/). Waits for the new pod, explains a failure, rolls back, writes the
  * report into the run directory, and exits with the outcome's code.
  */
-import { Command, InvalidArgumentError, Option } from 'commander';
-import { ConfigError } from '../errors.js';
+import { Command, Option } from 'commander';
+import { DEFAULT_ROLLOUT_TIMEOUT, DURATION_RULES, readDuration, type Duration } from '../config/duration.js';
+import { ConfigError, type InputIssue } from '../errors.js';
 import type { CliContext } from './context.js';
 
 interface RolloutFlags {
   namespace: string;
   node: string;
-  timeout: number;
-  rollbackTimeout?: number;
+  timeout: Duration;
+  rollbackTimeout: Duration;
   reportDir?: string;
   json?: boolean;
-}
-
-async function parseDuration(value: string): Promise<number> {
-  const { parseDurationSeconds } = await import('../config/duration.js');
-  const s = parseDurationSeconds(value);
-  return s !== undefined && s > 0 ? s * 1000 : Number.NaN;
-}
-
-function durationArg(value: string): string {
-  // validated (and converted) in the action, so --help does not load the parser
-  if (!/^\s*\d/.test(value)) throw new InvalidArgumentError('expected a duration like 300s, 5m or 1m30s (or seconds)');
-  return value;
 }
 
 export function registerRollout(program: Command, ctx: CliContext): void {
@@ -37,8 +26,8 @@ export function registerRollout(program: Command, ctx: CliContext): void {
     )
     .requiredOption('--namespace <ns>', 'namespace of the node')
     .requiredOption('--node <name>', 'the node (the Deployment name)')
-    .addOption(new Option('--timeout <duration>', 'how long the new pod may take to become ready').default('300s').argParser(durationArg))
-    .addOption(new Option('--rollback-timeout <duration>', 'how long the previous pod may take after a rollback (default: --timeout)').argParser(durationArg))
+    .addOption(new Option('--timeout <duration>', 'how long the new pod may take to become ready').default(DEFAULT_ROLLOUT_TIMEOUT.text))
+    .addOption(new Option('--rollback-timeout <duration>', 'how long the previous pod may take after a rollback (default: --timeout)'))
     .option('--report-dir <dir>', 'where to write rollout-<ns>-<node>.json (default: env DEPLOY_RUN_DIR, else no file)')
     .option('--json', 'print the report as JSON on stdout')
     .addHelpText(
@@ -47,19 +36,22 @@ export function registerRollout(program: Command, ctx: CliContext): void {
         'Environment: KUBE_CONFIG_PATH (kubeconfig), DEPLOY_RUN_DIR (default --report-dir), DEPLOY_PROGRESS=json (set by deploy apply: progress and outcome as JSON lines on stderr, for its view).',
     )
     .action(async (raw: Record<string, string | boolean | undefined>) => {
-      const timeoutMs = await parseDuration(String(raw.timeout));
-      const rollbackMs = raw.rollbackTimeout === undefined ? timeoutMs : await parseDuration(String(raw.rollbackTimeout));
-      const issues = [
-        ...(Number.isFinite(timeoutMs) ? [] : [{ where: '--timeout', message: `not a duration: ${String(raw.timeout)}` }]),
-        ...(Number.isFinite(rollbackMs) ? [] : [{ where: '--rollback-timeout', message: `not a duration: ${String(raw.rollbackTimeout)}` }]),
-      ];
-      if (issues.length > 0) throw new ConfigError('Bad rollout options.', issues);
+      // the one parse of both (config/duration.ts); every refusal said at once (exit 2)
+      const issues: InputIssue[] = [];
+      const read = (flag: string, text: string): Duration | undefined => {
+        const r = readDuration(text, DURATION_RULES.rolloutStep);
+        if (!r.ok) issues.push({ where: flag, message: `${r.problem}: ${text}` });
+        return r.ok ? r.value : undefined;
+      };
+      const timeout = read('--timeout', String(raw.timeout));
+      const rollbackTimeout = raw.rollbackTimeout === undefined ? timeout : read('--rollback-timeout', String(raw.rollbackTimeout));
+      if (timeout === undefined || rollbackTimeout === undefined) throw new ConfigError('Bad rollout options.', issues);
       const reportDir = typeof raw.reportDir === 'string' && raw.reportDir ? raw.reportDir : ctx.env.DEPLOY_RUN_DIR;
       const flags: RolloutFlags = {
         namespace: String(raw.namespace),
         node: String(raw.node),
-        timeout: timeoutMs,
-        rollbackTimeout: rollbackMs,
+        timeout,
+        rollbackTimeout,
         // the run directory of `deploy apply` comes through the environment of the graph's step
         ...(reportDir ? { reportDir } : {}),
         json: raw.json === true,
@@ -85,7 +77,7 @@ async function runRolloutVerb(flags: RolloutFlags, ctx: CliContext): Promise<voi
   const forApply = ctx.env[PROGRESS_ENV] === PROGRESS_JSON && !flags.json;
   try {
     const result = await runRollout(
-      { namespace: flags.namespace, node: flags.node, timeoutMs: flags.timeout, rollbackTimeoutMs: flags.rollbackTimeout ?? flags.timeout },
+      { namespace: flags.namespace, node: flags.node, timeout: flags.timeout, rollbackTimeout: flags.rollbackTimeout },
       { api, signal: ctx.signal, progress: forApply ? createStepProgress(ctx.stderr, flags.node) : createProgress(ctx.stderr, flags.node), logger: ctx.logger() },
     );
     if (flags.reportDir) await report.writeRolloutReport(flags.reportDir, result);

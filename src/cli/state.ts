@@ -1,4 +1,5 @@
 import { Command, InvalidArgumentError } from 'commander';
+import type { SourceOptions } from '../state/operator.js';
 import type { CliContext } from './context.js';
 
 const SERVE_HELP = `
@@ -108,6 +109,12 @@ export function registerState(program: Command, ctx: CliContext): void {
     });
 
   const source = (cmd: Command) => cmd.option('--data <dir>', 'read this data directory directly').addHelpText('after', SOURCE_HELP);
+  // where to read: --data, else the backend's coordinates, parsed once here (only without --data)
+  const where = async (data: string | undefined): Promise<SourceOptions> => {
+    if (data) return { data };
+    const { parseBackendCoordinates } = await import('../config/backend-coordinates.js');
+    return { backend: parseBackendCoordinates(ctx.env) };
+  };
 
   source(state.command('list'))
     .description('List the states: newest serial, versions kept, last update, size, and the lock holder if any.')
@@ -115,7 +122,7 @@ export function registerState(program: Command, ctx: CliContext): void {
     .action(async (opts: { data?: string; json?: boolean }) => {
       const { listStates } = await import('../state/operator.js');
       const { reportStates } = await import('./state-report.js');
-      reportStates(ctx, await listStates(ctx, opts), opts.json);
+      reportStates(ctx, await listStates(ctx, await where(opts.data)), opts.json);
     });
 
   source(state.command('versions'))
@@ -125,7 +132,7 @@ export function registerState(program: Command, ctx: CliContext): void {
     .action(async (key: string, opts: { data?: string; json?: boolean }) => {
       const { listVersions } = await import('../state/operator.js');
       const { reportVersions } = await import('./state-report.js');
-      reportVersions(ctx, key, await listVersions(ctx, key, opts), opts.json);
+      reportVersions(ctx, key, await listVersions(ctx, key, await where(opts.data)), opts.json);
     });
 
   source(state.command('show'))
@@ -135,7 +142,7 @@ export function registerState(program: Command, ctx: CliContext): void {
     .action(async (key: string, opts: { data?: string; serial?: number }) => {
       const { showState } = await import('../state/operator.js');
       const { reportState } = await import('./state-report.js');
-      reportState(ctx, await showState(ctx, key, opts));
+      reportState(ctx, await showState(ctx, key, { serial: opts.serial, ...(await where(opts.data)) }));
     });
 
   state
@@ -150,8 +157,11 @@ export function registerState(program: Command, ctx: CliContext): void {
     .action(async (opts: { to: string; from?: string; data?: string; key: string[]; json?: boolean }) => {
       ctx.held.exact = true; // migrate records each lock it takes (a second Ctrl-C names them)
       const { migrateStates } = await import('../state/migrate.js');
+      const { defaultStateDataDir, parseMigrateBackends } = await import('../config/backend-coordinates.js');
       const { reportMigration, reportOutcome } = await import('./state-report.js');
-      reportMigration(ctx, await migrateStates(ctx, opts, (outcome) => reportOutcome(ctx, outcome, opts.json)), opts.json);
+      const backends = parseMigrateBackends(opts, ctx.env);
+      const migrate = { ...backends, data: opts.data, key: opts.key, defaultDataDir: defaultStateDataDir(ctx.env) };
+      reportMigration(ctx, await migrateStates(ctx, migrate, (outcome) => reportOutcome(ctx, outcome, opts.json)), opts.json);
     });
 
   source(state.command('unlock'))
@@ -165,8 +175,8 @@ export function registerState(program: Command, ctx: CliContext): void {
       ctx.held.exact = true; // it takes no lock
       const { unlockState } = await import('../state/operator.js');
       const { reportKept, reportNothingReleased, reportNothingStale, reportReleased } = await import('./state-report.js');
-      const { where, released } = await unlockState(ctx, id, opts, (lock) => reportReleased(ctx, lock), (kept) => reportKept(ctx, kept));
-      if (released === 0 && opts.heldBy !== undefined) reportNothingReleased(ctx, opts.heldBy, opts.key, where);
-      if (released === 0 && opts.forceStale) reportNothingStale(ctx, opts.key, where);
+      const { where: from, released } = await unlockState(ctx, id, { key: opts.key, heldBy: opts.heldBy, forceStale: opts.forceStale, ...(await where(opts.data)) }, (lock) => reportReleased(ctx, lock), (kept) => reportKept(ctx, kept));
+      if (released === 0 && opts.heldBy !== undefined) reportNothingReleased(ctx, opts.heldBy, opts.key, from);
+      if (released === 0 && opts.forceStale) reportNothingStale(ctx, opts.key, from);
     });
 }

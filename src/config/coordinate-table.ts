@@ -2,6 +2,8 @@
  * The coordinates: flag, environment variable and meaning of each. Kept apart from the zod
  * schema so that `--help` can list them without loading zod.
  */
+import { DURATION_RULES } from './duration.js';
+
 /** Command-line flags that set coordinates (camelCase as commander gives them). */
 export interface CoordinateFlags {
   registry?: string;
@@ -23,8 +25,8 @@ export const COORDINATES = [
   { key: 'storageClass', flag: '--storage-class <name>', env: 'K8S_STORAGE_CLASS', help: "StorageClass of each node's /var/lib claim (default: the cluster's default class)" },
   { key: 'stateSize', flag: '--state-size <quantity>', env: 'K8S_STATE_SIZE', help: "size of each node's /var/lib claim (default: 1Gi)" },
   { key: 'runtimeClass', flag: '--runtime-class <name>', env: 'K8S_RUNTIME_CLASS', help: 'RuntimeClass whose handler runs systemd as PID 1 (default: systemd)' },
-  { key: 'rolloutTimeout', flag: '--rollout-timeout <duration>', env: 'DEPLOY_ROLLOUT_TIMEOUT', help: 'how long a node may take to become ready, e.g. 90s, 5m (default: 5m)' },
-  { key: 'stopTimeout', flag: '--stop-timeout <duration>', env: 'DEPLOY_STOP_TIMEOUT', help: "how long a node's systemd may take to stop on SIGRTMIN+3 before it is killed (the pod's terminationGracePeriodSeconds), 1s up to less than the rollout timeout (default: 30s)" },
+  { key: 'rolloutTimeout', flag: '--rollout-timeout <duration>', env: 'DEPLOY_ROLLOUT_TIMEOUT', help: `how long a node may take to become ready, e.g. 90s, 5m (default: ${DURATION_RULES.rolloutTimeout.defaultText})` },
+  { key: 'stopTimeout', flag: '--stop-timeout <duration>', env: 'DEPLOY_STOP_TIMEOUT', help: `how long a node's systemd may take to stop on SIGRTMIN+3 before it is killed (the pod's terminationGracePeriodSeconds), 1s up to less than the rollout timeout (default: ${DURATION_RULES.stopTimeout.defaultText})` },
   { key: 'maxUnavailable', flag: '--max-unavailable <n|p%>', env: 'DEPLOY_MAX_UNAVAILABLE', help: "how many changed nodes of a target may be down at once: the nodes go in waves of that many, in the order of their `after`, then by name; a wave starts once the one before is Ready, and none after a failed one (default: the group plan's maxUnavailable, else no limit)" },
 ] as const;
 

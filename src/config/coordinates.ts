@@ -5,7 +5,7 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
-import { parseDurationSeconds } from './duration.js';
+import { DURATION_RULES, durationProblem, parseDuration, type Duration, type DurationRule } from './duration.js';
 import { labelProblem } from './names.js';
 import { parseMaxUnavailable, type MaxUnavailable } from './max-unavailable.js';
 import type { InputIssue } from '../errors.js';
@@ -17,6 +17,14 @@ import { readRegistryCa, REGISTRY_CA_ENV } from './registry-ca.js';
 export { COORDINATES, type CoordinateFlags };
 
 const quantity = z.string().regex(/^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$/, 'must be a Kubernetes quantity such as 1Gi or 500Mi');
+
+/** A duration parsed from its text (duration.ts), checked against its rule. */
+function durationSchema(rule: DurationRule) {
+  return z.custom<Duration>().superRefine((d, ctx) => {
+    const problem = durationProblem(d, rule);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+  });
+}
 
 const coordinatesSchema = z.object({
   registry: z
@@ -35,15 +43,8 @@ const coordinatesSchema = z.object({
     const p = labelProblem(s, 253);
     if (p) ctx.addIssue({ code: 'custom', message: `"${s}" ${p}` });
   }),
-  rolloutTimeoutSeconds: z
-    .number({ error: 'must be a duration such as 90s, 5m or 1h' })
-    .int()
-    .min(10, 'must be at least 10s: systemd needs time to boot')
-    .max(6 * 3600, 'must be at most 6h'),
-  stopTimeoutSeconds: z
-    .number({ error: 'must be a duration such as 30s or 2m' })
-    .int()
-    .min(1, 'must be at least 1s: at 0 the kubelet kills systemd without letting it stop its units'),
+  rolloutTimeout: durationSchema(DURATION_RULES.rolloutTimeout),
+  stopTimeout: durationSchema(DURATION_RULES.stopTimeout),
   registryTlsVerify: z.boolean(),
   /** The wave size (order-rules.ts): absent, no limit. */
   maxUnavailable: z.custom<MaxUnavailable>((v) => v !== null, { error: 'must be a whole number of nodes (at least 1) or a percentage of the target\'s nodes (1%-100%), e.g. 10 or 20%' }).optional(),
@@ -67,12 +68,10 @@ export function resolveCoordinates(
 ): { ok: true; value: Coordinates } | { ok: false; issues: InputIssue[] } {
   const where: Record<string, string> = {};
   for (const c of COORDINATES) where[c.key] = `${c.env} (or ${c.flag.split(' ')[0]})`;
-  where.rolloutTimeoutSeconds = where.rolloutTimeout!;
-  where.stopTimeoutSeconds = where.stopTimeout!;
   where.registryTlsVerify = 'K8S_REGISTRY_TLS_VERIFY';
 
-  const timeoutText = pick(flags.rolloutTimeout, env.DEPLOY_ROLLOUT_TIMEOUT) ?? '5m';
-  const stopText = pick(flags.stopTimeout, env.DEPLOY_STOP_TIMEOUT) ?? '30s';
+  const timeoutText = pick(flags.rolloutTimeout, env.DEPLOY_ROLLOUT_TIMEOUT) ?? DURATION_RULES.rolloutTimeout.defaultText;
+  const stopText = pick(flags.stopTimeout, env.DEPLOY_STOP_TIMEOUT) ?? DURATION_RULES.stopTimeout.defaultText;
   const tls = (env.K8S_REGISTRY_TLS_VERIFY ?? 'true').toLowerCase();
   const raw = {
     // K8S_REGISTRY set to "" counts as unset, but is reported as empty to name the mistake
@@ -82,16 +81,16 @@ export function resolveCoordinates(
     storageClass: pick(flags.storageClass, env.K8S_STORAGE_CLASS),
     stateSize: pick(flags.stateSize, env.K8S_STATE_SIZE) ?? '1Gi',
     runtimeClass: pick(flags.runtimeClass, env.K8S_RUNTIME_CLASS) ?? 'systemd',
-    rolloutTimeoutSeconds: parseDurationSeconds(timeoutText),
-    stopTimeoutSeconds: parseDurationSeconds(stopText),
+    rolloutTimeout: parseDuration(timeoutText),
+    stopTimeout: parseDuration(stopText),
     maxUnavailable: parseMaxUnavailable(pick(flags.maxUnavailable, env.DEPLOY_MAX_UNAVAILABLE)),
     registryTlsVerify: tls === 'false' || tls === '0' || tls === 'no' ? false : tls === 'true' || tls === '1' || tls === 'yes' ? true : undefined,
   };
   const parsed = coordinatesSchema.safeParse(raw);
   const spire = resolveSpireCoordinates(env);
-  const order = stopWithinRollout(raw.stopTimeoutSeconds, raw.rolloutTimeoutSeconds);
+  const order = stopWithinRollout(raw.stopTimeout, raw.rolloutTimeout);
   const ca = registryCaFile(env, raw.registryTlsVerify);
-  if (order) return { ok: false, issues: [...(parsed.success ? [] : issuesOf(parsed.error.issues)), { where: where.stopTimeoutSeconds!, message: order }, ...ca.issues, ...(spire.ok ? [] : spire.issues)] };
+  if (order) return { ok: false, issues: [...(parsed.success ? [] : issuesOf(parsed.error.issues)), { where: where.stopTimeout!, message: order }, ...ca.issues, ...(spire.ok ? [] : spire.issues)] };
   if (parsed.success && spire.ok && ca.issues.length === 0) {
     return { ok: true, value: { ...parsed.data, ...(ca.file !== undefined ? { registryCaFile: ca.file } : {}), ...(spire.value !== undefined ? { spire: spire.value } : {}) } };
   }
@@ -137,7 +136,7 @@ function registryCaFile(env: NodeJS.ProcessEnv, tlsVerify: boolean | undefined):
  * fail its rollout while it still stops cleanly. Checked beside the schema, so that it is
  * reported with every other problem.
  */
-function stopWithinRollout(stopSeconds: number | undefined, rolloutSeconds: number | undefined): string | undefined {
-  if (stopSeconds === undefined || rolloutSeconds === undefined || stopSeconds < rolloutSeconds) return undefined;
-  return `${stopSeconds}s must be shorter than the rollout timeout (${rolloutSeconds}s), which includes stopping the previous pod: lower the stop timeout or raise DEPLOY_ROLLOUT_TIMEOUT (--rollout-timeout)`;
+function stopWithinRollout(stop: Duration | undefined, rollout: Duration | undefined): string | undefined {
+  if (stop === undefined || rollout === undefined || stop.seconds < rollout.seconds) return undefined;
+  return `${stop.text} must be shorter than the rollout timeout (${rollout.text}), which includes stopping the previous pod: lower the stop timeout or raise DEPLOY_ROLLOUT_TIMEOUT (--rollout-timeout)`;
 }

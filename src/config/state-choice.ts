@@ -7,6 +7,7 @@
  * opt-in, and a shared backend (TF_HTTP_ADDRESS) is what is expected.
  */
 import { ConfigError, type InputIssue } from '../errors.js';
+import { parseBackendCoordinates, type BackendCoordinates } from './backend-coordinates.js';
 
 /** Set (non-empty) by act, GitHub Actions and Forgejo Actions, and by most other CI systems (CI). */
 export const AUTOMATION_VARIABLES = ['CI', 'GITHUB_ACTIONS', 'FORGEJO_ACTIONS'] as const;
@@ -51,4 +52,10 @@ export function requireStateChoice(env: NodeJS.ProcessEnv): void {
   throw new ConfigError(summary, issues, {
     hint: `set TF_HTTP_ADDRESS to a shared state backend (e.g. one \`deploy state serve\`), or, on a runner that keeps its home between jobs, opt in with DEPLOY_STATE=${EMBEDDED_OPT_IN}; nothing was changed`,
   });
+}
+
+/** The state backend of plan/apply/destroy: the choice checked (requireStateChoice), then its coordinates parsed. */
+export function requireStateBackend(env: NodeJS.ProcessEnv): BackendCoordinates {
+  requireStateChoice(env);
+  return parseBackendCoordinates(env);
 }

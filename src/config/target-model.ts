@@ -1,3 +1,4 @@
+import type { Duration } from './duration.js';
 import type { SpireGraphCoordinates } from './spire-coordinates.js';
 
 /** The normalised input of one graph: everything the stack needs, nothing it must look up. */
@@ -48,9 +49,10 @@ export interface TargetModel {
   readonly runtimeClass: string;
   readonly storageClass: string | undefined;
   readonly stateSize: string;
-  readonly rolloutTimeoutSeconds: number;
+  /** How long a node may take to become ready: the rollout step's deadline and the Deployment's progress deadline. */
+  readonly rolloutTimeout: Duration;
   /** The pod's terminationGracePeriodSeconds: how long systemd may take to stop. */
-  readonly stopTimeoutSeconds: number;
+  readonly stopTimeout: Duration;
   readonly submissionId: string | undefined;
   /** Sorted by name; a node's `after` names only nodes of this list. */
   readonly nodes: readonly NodeModel[];

@@ -47,12 +47,12 @@ export async function rollBack(
   }
   deps.logger?.info({ kind: 'rollout-rolled-back', node: opts.node, to: prevImage, revision: revisionOf(prev), generation }, 'rolled the Deployment back; waiting for the previous pod');
   const result: WaitResult = await waitForVerdict(watch, {
-    deadline: started + opts.rollbackTimeoutMs,
+    deadline: started + opts.rollbackTimeout.ms,
     signal: deps.signal,
     minGeneration: generation,
     // the previous revision's pod decides; a progress deadline now is the failed revision's
     ignoreProgressDeadline: true,
-    onVerdict: show('rollback', started, opts.rollbackTimeoutMs),
+    onVerdict: show('rollback', started, opts.rollbackTimeout.ms),
     now,
     ...(opts.claimGraceMs !== undefined ? { claimGraceMs: opts.claimGraceMs } : {}),
   });

@@ -1,4 +1,5 @@
 /** What one rollout step is given: its node and time limits, and its dependencies. */
+import type { Duration } from '../config/duration.js';
 import type { Logger } from '../log.js';
 import type { KubeApi } from '../kube/kube-api.js';
 import type { Progress } from './progress.js';
@@ -7,9 +8,9 @@ export interface RolloutOptions {
   readonly namespace: string;
   readonly node: string;
   /** How long the new revision may take to become ready. */
-  readonly timeoutMs: number;
+  readonly timeout: Duration;
   /** How long the previous revision may take to become ready again after the rollback. */
-  readonly rollbackTimeoutMs: number;
+  readonly rollbackTimeout: Duration;
   /** Grace for an unschedulable pod whose claim a provisioner is working on. */
   readonly claimGraceMs?: number;
 }

@@ -58,11 +58,11 @@ export async function runRollout(opts: RolloutOptions, deps: RolloutDeps): Promi
   }
 
   const show = (stage: RolloutStage, since: number, limit: number) => (v: Verdict) => deps.progress?.show(stage, v, now() - since, limit);
-  const bootQueue = createBootQueueReader(api, namespace, startedAt + opts.timeoutMs, now, logger);
-  const showRollout = show('rollout', startedAt, opts.timeoutMs);
+  const bootQueue = createBootQueueReader(api, namespace, startedAt + opts.timeout.ms, now, logger);
+  const showRollout = show('rollout', startedAt, opts.timeout.ms);
   try {
     const first = await waitForVerdict(watch, {
-      deadline: startedAt + opts.timeoutMs,
+      deadline: startedAt + opts.timeout.ms,
       signal,
       onVerdict: (v) => {
         showRollout(v);
@@ -73,7 +73,7 @@ export async function runRollout(opts: RolloutOptions, deps: RolloutDeps): Promi
     });
     deps.progress?.end();
     const waitMs = first.at - startedAt;
-    const base = { version: 1 as const, node, namespace, image, systemdJobs: [], timeoutSeconds: Math.round(opts.timeoutMs / 1000), startedAt: new Date(startedAt).toISOString() };
+    const base = { version: 1 as const, node, namespace, image, systemdJobs: [], timeoutSeconds: opts.timeout.seconds, startedAt: new Date(startedAt).toISOString() };
     const prev = previousReplicaSet(first.snapshot);
     const previousImage = prev ? templateImage(prev.spec.template) : null;
 
@@ -194,7 +194,7 @@ function interruptedBeforeStart(opts: RolloutOptions, startedAt: number, at: num
     systemdJobs: [],
     image,
     previousImage: null,
-    timeoutSeconds: Math.round(opts.timeoutMs / 1000),
+    timeoutSeconds: opts.timeout.seconds,
     startedAt: new Date(startedAt).toISOString(),
     durations: { waitMs: at - startedAt, evidenceReadMs: null, rollbackMs: null, evidenceToVerdictMs: null, evidenceToRollbackDoneMs: null, totalMs: at - startedAt },
   };

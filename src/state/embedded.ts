@@ -1,28 +1,33 @@
 import { randomBytes } from 'node:crypto';
-import { TF_HTTP_VARIABLES } from '../contract/tf-http-variables.js';
+import { httpBackend, tofuBackendVariables, type BackendCoordinates, type HttpBackendCoordinates } from '../config/backend-coordinates.js';
 import type { Logger } from '../log.js';
 import { DeployError, ExitCode, hintOf, InterruptedError, ToolError } from '../errors.js';
 import type { Credentials } from './credentials.js';
-import { defaultStateDataDir } from './paths.js';
 import { startStateServer } from './server.js';
 import { checkStateKey } from './state-key.js';
 import { SqliteStateStore } from './sqlite-store.js';
 
-/** tofu's TF_HTTP_* variables for the state at `address` of a `deploy state serve` backend (LOCK/UNLOCK, basic auth). */
+/** The state at `address` of a `deploy state serve` backend (LOCK/UNLOCK there, basic auth). */
+export function servedBackend(address: string, credentials: Credentials): HttpBackendCoordinates {
+  return httpBackend('TF_HTTP_ADDRESS', address, {
+    lockAddress: address,
+    unlockAddress: address,
+    lockMethod: 'LOCK',
+    unlockMethod: 'UNLOCK',
+    username: credentials.username,
+    password: credentials.password,
+  });
+}
+
+/** tofu's TF_HTTP_* variables for the state at `address` of a `deploy state serve` backend. */
 export function httpBackendEnv(address: string, credentials: Credentials): Record<string, string> {
-  return {
-    TF_HTTP_ADDRESS: address,
-    TF_HTTP_LOCK_ADDRESS: address,
-    TF_HTTP_UNLOCK_ADDRESS: address,
-    TF_HTTP_LOCK_METHOD: 'LOCK',
-    TF_HTTP_UNLOCK_METHOD: 'UNLOCK',
-    TF_HTTP_USERNAME: credentials.username,
-    TF_HTTP_PASSWORD: credentials.password,
-  };
+  return tofuBackendVariables(servedBackend(address, credentials));
 }
 
 export interface StateBackend {
-  /** TF_HTTP_* variables to add to tofu's environment. */
+  /** The state of this target: where tofu and the run's lock reach it (addresses keyed). */
+  readonly http: HttpBackendCoordinates;
+  /** TF_HTTP_* variables to add to tofu's environment (tofuBackendVariables of `http`). */
   readonly env: Record<string, string>;
   /** The state's address (TF_HTTP_ADDRESS). */
   readonly address: string;
@@ -34,7 +39,7 @@ export interface StateBackend {
 }
 
 export interface EmbeddedBackendOptions {
-  /** The data directory; resolveBackend gives `${DEPLOY_STATE_DIR:-${XDG_STATE_HOME:-$HOME/.local/state}/k8s-deployer}/state` of the run's env. */
+  /** The data directory: the embedded coordinates' (`${DEPLOY_STATE_DIR:-${XDG_STATE_HOME:-$HOME/.local/state}/k8s-deployer}/state` of the run's env). */
   readonly dataDir: string;
   /** The state key, e.g. `<group>-<target>`. */
   readonly key: string;
@@ -75,10 +80,12 @@ export async function startEmbeddedBackend(opts: EmbeddedBackendOptions): Promis
   const address = `${running.url}/${opts.key.split('/').map(encodeURIComponent).join('/')}`;
   opts.logger?.debug({ kind: 'state-backend-started', address, dataDir }, 'embedded state backend started');
   let closing: Promise<void> | undefined;
+  const http = servedBackend(address, credentials);
   return {
+    http,
     address,
     embedded: true,
-    env: httpBackendEnv(address, credentials),
+    env: tofuBackendVariables(http),
     close: () =>
       (closing ??= running.close().finally(async () => {
         await store.close();
@@ -88,22 +95,17 @@ export async function startEmbeddedBackend(opts: EmbeddedBackendOptions): Promis
 }
 
 /**
- * The backend for a run: the operator's TF_HTTP_* variables, unchanged, when TF_HTTP_ADDRESS
- * is set (the state key is then whatever that address names); otherwise the embedded
- * backend for `key`, with its data under the user's state directory.
+ * The backend for a run: the operator's http backend as its coordinates say (the state key is
+ * then whatever that address names), its TF_HTTP_* for tofu built from them; otherwise the
+ * embedded backend for `key`, with its data in the coordinates' data directory.
  */
 export async function resolveBackend(
-  env: NodeJS.ProcessEnv,
+  backend: BackendCoordinates,
   key: string,
-  opts: Partial<Omit<EmbeddedBackendOptions, 'key'>> = {},
+  opts: Partial<Omit<EmbeddedBackendOptions, 'key' | 'dataDir'>> = {},
 ): Promise<StateBackend> {
-  if (env.TF_HTTP_ADDRESS) {
-    const passed: Record<string, string> = {};
-    for (const name of TF_HTTP_VARIABLES) {
-      const value = env[name];
-      if (value !== undefined) passed[name] = value;
-    }
-    return { env: passed, address: env.TF_HTTP_ADDRESS, embedded: false, close: async () => {} };
+  if (backend.kind === 'http') {
+    return { http: backend, env: tofuBackendVariables(backend), address: backend.address, embedded: false, close: async () => {} };
   }
-  return startEmbeddedBackend({ ...opts, key, dataDir: opts.dataDir ?? defaultStateDataDir(env) });
+  return startEmbeddedBackend({ ...opts, key, dataDir: backend.dataDir });
 }

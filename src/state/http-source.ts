@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { HttpBackendCoordinates } from '../config/backend-coordinates.js';
 import { stateAddress } from '../contract/state-address.js';
 import { ConfigError, ToolError } from '../errors.js';
 import { backendRequest, CLEANUP_TIMEOUT_MS, httpFailure, type LockAnswer, requestLock, requestUnlock } from './http-client.js';
@@ -8,25 +9,6 @@ import { ADMIN_PREFIX } from './server.js';
 import type { StateSource } from './state-source.js';
 import { requireStateKey } from './state-key.js';
 import type { StateSummary, VersionMeta } from './store.js';
-
-/** Where a remote backend is and how to reach it. */
-export interface HttpSourceOptions {
-  /** The base address: the state `<key>` is at `<base>/<key>`. */
-  readonly address: string;
-  /** What the address was given as, for messages: `TF_HTTP_ADDRESS`, `--to`, `--from`. */
-  readonly addressName: string;
-  readonly username?: string | undefined;
-  readonly password?: string | undefined;
-  /** A base address for LOCK other than `address` (TF_HTTP_LOCK_ADDRESS). */
-  readonly lockAddress?: string | undefined;
-  /** @default 'LOCK' */
-  readonly lockMethod?: string | undefined;
-  /** A base address for UNLOCK other than `address` (TF_HTTP_UNLOCK_ADDRESS). */
-  readonly unlockAddress?: string | undefined;
-  /** @default 'UNLOCK' */
-  readonly unlockMethod?: string | undefined;
-  readonly signal?: AbortSignal | undefined;
-}
 
 /**
  * Talks to a remote backend at a base address. As for `deploy plan|apply|destroy`, the state
@@ -40,28 +22,14 @@ export class HttpSource implements StateSource {
   private readonly base: string;
   /** The base address's path, i.e. the key prefix on a `deploy state serve` backend. */
   private readonly prefix: string;
-  private readonly opts: HttpSourceOptions;
+  private readonly opts: HttpBackendCoordinates;
+  private readonly signal: AbortSignal | undefined;
 
-  /** The backend of TF_HTTP_ADDRESS, with tofu's credentials and unlock settings. */
-  static fromEnv(env: NodeJS.ProcessEnv, signal?: AbortSignal): HttpSource {
-    if (env.TF_HTTP_LOCK_ADDRESS) parseAddress('TF_HTTP_LOCK_ADDRESS', env.TF_HTTP_LOCK_ADDRESS);
-    if (env.TF_HTTP_UNLOCK_ADDRESS) parseAddress('TF_HTTP_UNLOCK_ADDRESS', env.TF_HTTP_UNLOCK_ADDRESS);
-    return new HttpSource({
-      address: env.TF_HTTP_ADDRESS!,
-      addressName: 'TF_HTTP_ADDRESS',
-      username: env.TF_HTTP_USERNAME,
-      password: env.TF_HTTP_PASSWORD,
-      lockAddress: env.TF_HTTP_LOCK_ADDRESS || undefined,
-      lockMethod: env.TF_HTTP_LOCK_METHOD || undefined,
-      unlockAddress: env.TF_HTTP_UNLOCK_ADDRESS || undefined,
-      unlockMethod: env.TF_HTTP_UNLOCK_METHOD || undefined,
-      signal,
-    });
-  }
-
-  constructor(opts: HttpSourceOptions) {
-    this.opts = opts;
-    const url = parseAddress(opts.addressName, opts.address);
+  /** `signal` stops the reads (never a write or an unlock: they take their own deadline). */
+  constructor(backend: HttpBackendCoordinates, signal?: AbortSignal) {
+    this.opts = backend;
+    this.signal = signal;
+    const url = backend.url;
     this.origin = url.origin;
     this.base = `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
     this.prefix = decodeURIComponent(url.pathname.replace(/^\/+|\/+$/g, ''));
@@ -158,7 +126,7 @@ export class HttpSource implements StateSource {
   close() {}
 
   private auth() {
-    return { username: this.opts.username, password: this.opts.password, signal: this.opts.signal };
+    return { username: this.opts.username, password: this.opts.password, signal: this.signal };
   }
 
   private async admin(route: string): Promise<unknown> {
@@ -179,21 +147,6 @@ export class HttpSource implements StateSource {
   private request(method: string, url: URL): Promise<Response> {
     return backendRequest(method, url, this.auth());
   }
-}
-
-function parseAddress(name: string, value: string): URL {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new ConfigError(`${name} is not a URL`, [{ where: name, message: 'expected http(s)://host:port[/base]' }]);
-  }
-  if (url.username || url.password) {
-    throw new ConfigError(`${name} carries credentials`, [
-      { where: name, message: 'put credentials in TF_HTTP_USERNAME and TF_HTTP_PASSWORD, never in the URL' },
-    ]);
-  }
-  return url;
 }
 
 function encodeKey(key: string): string {

@@ -18,12 +18,12 @@
  * command that frees it.
  */
 import { hostname } from 'node:os';
+import type { HttpBackendCoordinates } from '../config/backend-coordinates.js';
 import { shq } from '../contract/shell.js';
 import { ConfigError, DeployError, ExitCode, InterruptedError, ToolError } from '../errors.js';
 import type { HeldLock } from './held-locks.js';
 import { describeJudgement, judgeHolder, staleUnlockCommand } from './lock-holder.js';
 import { describeLock, type LockInfo } from './lock-info.js';
-import { defaultStateDataDir } from './paths.js';
 import { runIdentity } from './run-lock.js';
 import { parseStateHeader, type StateHeader } from './state-document.js';
 import type { StateAccess } from './operator.js';
@@ -33,16 +33,15 @@ import type { StateSource } from './state-source.js';
 import { sha256Hex } from './store.js';
 import { randomUUID } from 'node:crypto';
 
-export const FROM_USERNAME_ENV = 'DEPLOY_MIGRATE_FROM_USERNAME';
-export const FROM_PASSWORD_ENV = 'DEPLOY_MIGRATE_FROM_PASSWORD';
-
 export interface MigrateOptions {
-  /** Base address of the target backend (credentials TF_HTTP_USERNAME/PASSWORD). */
-  readonly to: string;
-  /** Base address of the source backend; default: the data directory. */
-  readonly from?: string | undefined;
-  /** The source data directory; default: the embedded backend's. */
+  /** The target backend (--to; credentials TF_HTTP_USERNAME/PASSWORD). */
+  readonly to: HttpBackendCoordinates;
+  /** The source backend (--from); default: the data directory. */
+  readonly from?: HttpBackendCoordinates | undefined;
+  /** The source data directory (--data). */
   readonly data?: string | undefined;
+  /** The source data directory without --data or --from: the embedded backend's. */
+  readonly defaultDataDir: string;
   /** Only these keys (needed when the source cannot list its states). */
   readonly key?: readonly string[] | undefined;
 }
@@ -65,10 +64,8 @@ export async function migrateStates(ctx: StateAccess, opts: MigrateOptions, onOu
   const who = runIdentity(ctx.env);
   // The target's requests take their own deadlines, not the signal: a stop is checked between
   // them, so that a lock taken or a state written there is always known (and released).
-  const target = new HttpSource({ address: opts.to, addressName: '--to', username: ctx.env.TF_HTTP_USERNAME, password: ctx.env.TF_HTTP_PASSWORD });
-  const source: StateSource = opts.from
-    ? new HttpSource({ address: opts.from, addressName: '--from', username: ctx.env[FROM_USERNAME_ENV], password: ctx.env[FROM_PASSWORD_ENV], signal: ctx.signal })
-    : new DataDirSource(opts.data ?? defaultStateDataDir(ctx.env));
+  const target = new HttpSource(opts.to);
+  const source: StateSource = opts.from ? new HttpSource(opts.from, ctx.signal) : new DataDirSource(opts.data ?? opts.defaultDataDir);
   const outcomes: KeyOutcome[] = [];
   let keys: string[] | undefined;
   try {

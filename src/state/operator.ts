@@ -2,6 +2,7 @@
  * The operator verbs `deploy state list|versions|show|unlock`: they read and unlock the states
  * and return what they found; src/cli/state-report.ts says it (tables, JSON, lines).
  */
+import type { BackendCoordinates } from '../config/backend-coordinates.js';
 import { ConfigError, DeployError, ExitCode } from '../errors.js';
 import { shq } from '../contract/shell.js';
 import type { HeldLocks } from './held-locks.js';
@@ -10,10 +11,11 @@ import { describeLock, noSuchLock, type LockInfo } from './lock-info.js';
 import { isDatabaseUrl } from './open-store.js';
 import { redactState } from './redact.js';
 import { DataDirSource } from './data-dir-source.js';
-import { openStateSource, type StateSource } from './state-source.js';
+import { openStateSource } from './open-state-source.js';
+import type { StateSource } from './state-source.js';
 import type { StateSummary, VersionMeta } from './store.js';
 
-/** What the operator verbs read: the environment (TF_HTTP_*, DEPLOY_STATE_DIR) and the run's signal. */
+/** What the operator verbs read: the environment (DEPLOY_RUN_ID) and the run's signal. */
 export interface StateAccess {
   readonly env: NodeJS.ProcessEnv;
   readonly signal: AbortSignal;
@@ -21,9 +23,11 @@ export interface StateAccess {
   readonly held?: HeldLocks | undefined;
 }
 
-interface SourceOptions {
-  readonly data?: string | undefined;
-}
+/**
+ * Where to read: --data, else the backend's coordinates (TF_HTTP_ADDRESS, else the embedded
+ * backend's data directory), parsed only when there is no --data.
+ */
+export type SourceOptions = { readonly data: string } | { readonly data?: undefined; readonly backend: BackendCoordinates };
 
 /** --data, else TF_HTTP_ADDRESS, else the embedded backend's data directory. */
 function openSource(ctx: StateAccess, opts: SourceOptions): StateSource {
@@ -36,7 +40,7 @@ function openSource(ctx: StateAccess, opts: SourceOptions): StateSource {
       },
     ]);
   }
-  return opts.data ? new DataDirSource(opts.data) : openStateSource(ctx.env, ctx.signal);
+  return opts.data !== undefined ? new DataDirSource(opts.data) : openStateSource(opts.backend, ctx.signal);
 }
 
 async function withSource<T>(ctx: StateAccess, opts: SourceOptions, fn: (s: StateSource) => Promise<T>): Promise<T> {
@@ -77,7 +81,7 @@ export async function showState(ctx: StateAccess, key: string | undefined, opts:
   });
 }
 
-export interface UnlockOptions extends SourceOptions {
+export type UnlockOptions = SourceOptions & {
   readonly key?: string | undefined;
   /** Release only a lock whose `Who` is this run (DEPLOY_RUN_ID of the run that took it). */
   readonly heldBy?: string | undefined;
@@ -85,7 +89,7 @@ export interface UnlockOptions extends SourceOptions {
   readonly forceStale?: boolean | undefined;
   /** This machine, for --force-stale. @default lock-holder.ts thisHost() */
   readonly host?: HostFacts | undefined;
-}
+};
 
 /** One lock released: on `key`, its ID, and who held it when that is known. */
 export interface ReleasedLock {

@@ -18,6 +18,7 @@
  */
 import { hostname, userInfo } from 'node:os';
 import { randomUUID } from 'node:crypto';
+import type { HttpBackendCoordinates } from '../config/backend-coordinates.js';
 import { ConfigError, InterruptedError, ToolError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { sleep } from '../deadline.js';
@@ -53,8 +54,8 @@ export function runIdentity(env: NodeJS.ProcessEnv): string {
 }
 
 export interface RunLockOptions {
-  /** The TF_HTTP_* variables tofu gets for this target (addresses already keyed). */
-  readonly backendEnv: Readonly<Record<string, string>>;
+  /** The target's backend, as tofu gets it (addresses already keyed). */
+  readonly backend: HttpBackendCoordinates;
   /** The state key, for messages. */
   readonly key: string;
   /** What the run does, e.g. `deploy apply`. */
@@ -75,7 +76,7 @@ export interface RunLockOptions {
 
 export interface RunLock {
   readonly info: LockInfo;
-  /** For tofu, over backendEnv: the state address with `?ID=<lock id>`. */
+  /** For tofu, over the backend's variables: the state address with `?ID=<lock id>`. */
   readonly tofuEnv: Record<string, string>;
   /** Releases the lock (idempotent; never throws: a failure is logged and left to `deploy state unlock`). */
   release(): Promise<void>;
@@ -86,13 +87,13 @@ const RETRY_MAX_MS = 5_000;
 
 /** Takes the lock at TF_HTTP_LOCK_ADDRESS (default: the state address), waiting up to the timeout. */
 export async function takeRunLock(opts: RunLockOptions): Promise<RunLock> {
-  const env = opts.backendEnv;
-  const address = env.TF_HTTP_ADDRESS!;
-  const lockUrl = new URL(env.TF_HTTP_LOCK_ADDRESS || address);
-  const unlockUrl = new URL(env.TF_HTTP_UNLOCK_ADDRESS || address);
-  const lockMethod = env.TF_HTTP_LOCK_METHOD || 'LOCK';
-  const unlockMethod = env.TF_HTTP_UNLOCK_METHOD || 'UNLOCK';
-  const auth: BackendAuth = { username: env.TF_HTTP_USERNAME, password: env.TF_HTTP_PASSWORD };
+  const { backend } = opts;
+  const address = backend.address;
+  const lockUrl = new URL(backend.lockAddress || address);
+  const unlockUrl = new URL(backend.unlockAddress || address);
+  const lockMethod = backend.lockMethod || 'LOCK';
+  const unlockMethod = backend.unlockMethod || 'UNLOCK';
+  const auth: BackendAuth = { username: backend.username, password: backend.password };
   const info: LockInfo = {
     ID: randomUUID(),
     Operation: opts.operation,

@@ -1,13 +1,10 @@
 /**
  * Where the operator verbs (`deploy state list|versions|show|unlock|migrate`) and the node-copy
  * check read states: a data directory (data-dir-source.ts) or an http backend
- * (http-source.ts), behind one interface.
+ * (http-source.ts), behind this one interface; open-state-source.ts chooses between them.
  */
-import { DataDirSource } from './data-dir-source.js';
 import type { LockAnswer } from './http-client.js';
-import { HttpSource } from './http-source.js';
 import type { LockInfo } from './lock-info.js';
-import { defaultStateDataDir } from './paths.js';
 import type { StateSummary, VersionMeta } from './store.js';
 
 /** Where the operator verbs (`deploy state list|versions|show|unlock`) read and unlock. */
@@ -32,9 +29,4 @@ export interface StateSource {
    */
   operatorCommand(args: string): string;
   close(): void;
-}
-
-/** Where plan/apply/destroy keep the states: TF_HTTP_ADDRESS when set, else the embedded backend's data directory. */
-export function openStateSource(env: NodeJS.ProcessEnv, signal?: AbortSignal): StateSource {
-  return env.TF_HTTP_ADDRESS ? HttpSource.fromEnv(env, signal) : new DataDirSource(defaultStateDataDir(env));
 }

@@ -3,19 +3,14 @@
  * a base address: each (group, target) gets its own state at `<base>/<state key>`, so one
  * variable serves every target (the lock and unlock addresses likewise, when set).
  * Without TF_HTTP_ADDRESS, the embedded backend serves the state from this process.
+ * The coordinates are parsed once, before the run (src/config/backend-coordinates.ts).
  */
-import { stateAddress } from '../contract/state-address.js';
+import { keyedBackend, type BackendCoordinates } from '../config/backend-coordinates.js';
 import type { Logger } from '../log.js';
 import type { StateBackend } from '../state/embedded.js';
 
-export async function openBackend(env: NodeJS.ProcessEnv, key: string, logger: Logger, signal: AbortSignal): Promise<StateBackend> {
+export async function openBackend(backend: BackendCoordinates, key: string, logger: Logger, signal: AbortSignal): Promise<StateBackend> {
   const { resolveBackend } = await import('../state/embedded.js');
-  if (env.TF_HTTP_ADDRESS) {
-    const keyed: NodeJS.ProcessEnv = { ...env, TF_HTTP_ADDRESS: stateAddress(env.TF_HTTP_ADDRESS, key) };
-    for (const v of ['TF_HTTP_LOCK_ADDRESS', 'TF_HTTP_UNLOCK_ADDRESS'] as const) {
-      if (env[v]) keyed[v] = stateAddress(env[v]!, key);
-    }
-    return resolveBackend(keyed, key);
-  }
-  return resolveBackend(env, key, { logger, signal });
+  if (backend.kind === 'http') return resolveBackend(keyedBackend(backend, key), key);
+  return resolveBackend(backend, key, { logger, signal });
 }

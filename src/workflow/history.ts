@@ -5,6 +5,7 @@
  * backend; the run reports stay with the run that wrote them.
  */
 import { resolve } from 'node:path';
+import type { BackendCoordinates } from '../config/backend-coordinates.js';
 import { readGroupPlan, targetsOf } from '../config/load.js';
 import { names } from '../config/names.js';
 import { DeployError, ExitCode } from '../errors.js';
@@ -19,6 +20,8 @@ export interface HistoryInputs {
   last?: number | undefined;
   /** The namespace the target was applied in (--namespace, K8S_NAMESPACE): checked against the newest version. */
   namespace?: NamespaceCheck | undefined;
+  /** Where the states are (TF_HTTP_ADDRESS, else the embedded backend's data directory). */
+  backend: BackendCoordinates;
 }
 
 /** One change of one node between two versions. */
@@ -52,7 +55,7 @@ export interface HistoryResult {
 export async function readHistory(target: string, inputs: HistoryInputs, ctx: RunContext): Promise<HistoryResult> {
   const plan = await readGroupPlan(resolve(ctx.cwd, inputs.plan));
   const stateKey = names.stateKey(plan.group, target);
-  const source = openReadOnlySource(ctx.env, ctx.signal);
+  const source = openReadOnlySource(inputs.backend, ctx.signal);
   try {
     const metas = await source.versions(stateKey);
     if (metas.length === 0) {

@@ -9,6 +9,7 @@ import { ConfigError, DeployError, ExitCode } from '../errors.js';
 import { SUBMISSION_OUTPUT } from '../contract/graph-outputs.js';
 import type { Logger } from '../log.js';
 import type { TargetModel } from '../config/target-model.js';
+import type { BackendCoordinates } from '../config/backend-coordinates.js';
 import { stateDir } from '../paths.js';
 import { GRAPH_FILE } from '../contract/graph-ids.js';
 import { writeGraph } from '../graph/synth.js';
@@ -60,6 +61,8 @@ export interface TargetRunOptions {
   /** Nodes whose /var/lib claim this run may delete or replace (--allow-volume-replacement). */
   readonly allowVolumeReplacement?: ReadonlySet<string>;
   readonly env: NodeJS.ProcessEnv;
+  /** The state backend's coordinates, parsed before the run (src/config/backend-coordinates.ts). */
+  readonly backend: BackendCoordinates;
   /** Who the run is (DEPLOY_RUN_ID, else user@host:pid): the state lock's `Who`. */
   readonly who: string;
   readonly logger: Logger;
@@ -115,10 +118,10 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
     spire = await stageSpireAccess({ spire: model.spire, keyFile: opts.sshPrivateKeyFile, env: opts.env });
     // the registry's CA for the graph's skopeo steps (K8S_REGISTRY_CA_FILE), a copy in the run's directory
     const registryCa = await stageRegistryCa(model.registryCaFile, runDir);
-    backend = await openBackend(opts.env, model.stateKey, logger, signal);
+    backend = await openBackend(opts.backend, model.stateKey, logger, signal);
     // the run's own lock, for plan, apply and the rollout steps alike (see state/run-lock.ts)
     lock = await takeRunLock({
-      backendEnv: backend.env,
+      backend: backend.http,
       key: model.stateKey,
       operation: `deploy ${mode}`,
       who: opts.who,

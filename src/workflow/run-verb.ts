@@ -5,7 +5,8 @@
 import { resolve } from 'node:path';
 import { allowedReplacements } from '../config/allowed-replacements.js';
 import { graphsDir, loadTargets, type TargetInputs } from '../config/load-targets.js';
-import { requireStateChoice } from '../config/state-choice.js';
+import type { BackendCoordinates } from '../config/backend-coordinates.js';
+import { requireStateBackend } from '../config/state-choice.js';
 import type { TargetModel } from '../config/target-model.js';
 import { ExitCode } from '../errors.js';
 import type { NodeCopy } from './node-copies.js';
@@ -24,8 +25,9 @@ export interface VerbInputs extends TargetInputs {
 
 /** Runs `mode` over every chosen target; returns the exit code of a run that did not throw. */
 export async function runVerb(mode: Mode, flags: VerbInputs, ctx: RunContext): Promise<number> {
-  // before anything else: a CI runner must not keep its state in a home that may not last
-  requireStateChoice(ctx.env);
+  // before anything else: a CI runner must not keep its state in a home that may not last;
+  // the backend's coordinates parsed once, for every target of the run
+  const backend = requireStateBackend(ctx.env);
   const { targets, groupTargets, coordinates: coords } = await loadTargets(flags, ctx);
   const allowVolumeReplacement = allowedReplacements(flags.allowVolumeReplacement, targets);
   // Input first (exit 2), then every program the run needs (exit 3 naming them): both before
@@ -50,8 +52,8 @@ export async function runVerb(mode: Mode, flags: VerbInputs, ctx: RunContext): P
   try {
     for (const model of targets) {
       // a destroy makes no copy; plan and apply say which nodes another target already runs
-      const copies = mode === 'destroy' ? [] : await nodeCopiesOf(model, groupTargets, mode === 'plan' ? targets : [], ctx, progress);
-      const r = await runTarget({ mode, model, tools, graphsDir: graphsDir(flags, ctx), kubeconfig, sshPrivateKeyFile, allowVolumeReplacement, env: ctx.env, who, logger, signal: ctx.signal, progress, view, held: ctx.held });
+      const copies = mode === 'destroy' ? [] : await nodeCopiesOf(model, groupTargets, mode === 'plan' ? targets : [], backend, ctx, progress);
+      const r = await runTarget({ mode, model, tools, graphsDir: graphsDir(flags, ctx), kubeconfig, sshPrivateKeyFile, allowVolumeReplacement, env: ctx.env, backend, who, logger, signal: ctx.signal, progress, view, held: ctx.held });
       results.push({ ...r, copies });
       if (r.exitCode !== ExitCode.ok) break;
     }
@@ -95,11 +97,11 @@ export async function runVerb(mode: Mode, flags: VerbInputs, ctx: RunContext): P
  * backend) or, in a plan, would run (`planned`: the run's targets). Each is said on stderr
  * at once, before tofu starts, and returned for the summary.
  */
-async function nodeCopiesOf(model: TargetModel, groupTargets: readonly string[], planned: readonly TargetModel[], ctx: RunContext, progress: (line: string) => void): Promise<NodeCopy[]> {
+async function nodeCopiesOf(model: TargetModel, groupTargets: readonly string[], planned: readonly TargetModel[], backend: BackendCoordinates, ctx: RunContext, progress: (line: string) => void): Promise<NodeCopy[]> {
   const { findNodeCopies } = await import('./node-copies.js');
-  const { openStateSource } = await import('../state/state-source.js');
+  const { openStateSource } = await import('../state/open-state-source.js');
   const { DataDirSource } = await import('../state/data-dir-source.js');
-  const source = openStateSource(ctx.env, ctx.signal);
+  const source = openStateSource(backend, ctx.signal);
   try {
     // no database yet (a first run on this machine): no state to read, and none to create
     const nothingKept = source instanceof DataDirSource && !source.hasData;

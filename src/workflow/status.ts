@@ -4,6 +4,7 @@
  * Read-only. The exit code says whether every node is ready on the image its state holds.
  */
 import { resolve } from 'node:path';
+import type { BackendCoordinates } from '../config/backend-coordinates.js';
 import { readGroupPlan, targetsOf } from '../config/load.js';
 import { names } from '../config/names.js';
 import { chooseTargets, EVERY_TARGET } from '../config/target-choice.js';
@@ -22,6 +23,8 @@ export interface StatusInputs {
   kubeconfig?: string | undefined;
   /** The namespace the targets were applied in (--namespace, K8S_NAMESPACE): checked against each state. */
   namespace?: NamespaceCheck | undefined;
+  /** Where the states are (TF_HTTP_ADDRESS, else the embedded backend's data directory). */
+  backend: BackendCoordinates;
 }
 
 /** The state's lock: `free`, `held` (by whom), or `unknown` (a backend that does not list its states). */
@@ -75,7 +78,7 @@ export async function readStatus(inputs: StatusInputs, ctx: RunContext): Promise
   });
   apiReady.catch(() => {});
 
-  const source = openReadOnlySource(ctx.env, ctx.signal);
+  const source = openReadOnlySource(inputs.backend, ctx.signal);
   try {
     // one request for every lock and newest version; a backend that cannot list says nothing of its locks
     const [listed, bodies] = await Promise.all([

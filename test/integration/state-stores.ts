@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { openStore } from '../../src/state/open-store.js';
-import { httpBackendEnv, startEmbeddedBackend } from '../../src/state/embedded.js';
+import type { HttpBackendCoordinates } from '../../src/config/backend-coordinates.js';
+import { httpBackendEnv, servedBackend, startEmbeddedBackend } from '../../src/state/embedded.js';
 import type { StateStore } from '../../src/state/store.js';
 import { sharedPostgres } from '../support/postgres-server.js';
 import { startServerProcess, type ServerProcess } from '../support/state-server.js';
@@ -52,6 +53,8 @@ export async function withStore<T>(data: StoreData, fn: (s: StateStore) => Promi
 export interface RunBackend {
   readonly env: Record<string, string>;
   readonly address: string;
+  /** The same, typed: what the run's lock takes. */
+  readonly http: HttpBackendCoordinates;
   /** The server process (postgres), to kill it. */
   readonly process?: ServerProcess;
   close(): Promise<void>;
@@ -65,7 +68,7 @@ export interface RunBackend {
 export async function startRunBackend(data: StoreData, key: string): Promise<RunBackend> {
   if (data.kind === 'sqlite') {
     const b = await startEmbeddedBackend({ dataDir: data.data, key });
-    return { env: b.env, address: b.address, close: () => b.close() };
+    return { env: b.env, http: b.http, address: b.address, close: () => b.close() };
   }
   return startServedBackend(data, key);
 }
@@ -79,6 +82,7 @@ export async function startServedBackend(data: StoreData, key: string): Promise<
     address,
     process: proc,
     env: httpBackendEnv(address, { username: 'ops', password }),
+    http: servedBackend(address, { username: 'ops', password }),
     close: async () => {
       if (proc.child.exitCode === null && proc.child.signalCode === null) await proc.stop();
     },

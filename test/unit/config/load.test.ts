@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { findDuplicateKeys } from '../../../src/config/json-duplicates.js';
 import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../src/config/load.js';
-import { parseDurationSeconds } from '../../../src/config/duration.js';
+import { parseDuration } from '../../../src/config/duration.js';
 import { samplePlan } from '../../support/cli.js';
 
 describe('findDuplicateKeys', () => {
@@ -18,15 +18,15 @@ describe('findDuplicateKeys', () => {
   });
 });
 
-describe('parseDurationSeconds', () => {
+describe('parseDuration', () => {
   it.each([
     ['90', 90],
     ['90s', 90],
     ['5m', 300],
     ['1h30m', 5400],
     ['2m5s', 125],
-  ])('%s is %i seconds', (text, seconds) => expect(parseDurationSeconds(text)).toBe(seconds));
-  it.each(['', 'soon', '5 m', '-1s', '1d'])('%j is refused', (text) => expect(parseDurationSeconds(text)).toBeUndefined());
+  ])('%s is %i seconds', (text, seconds) => expect(parseDuration(text)?.seconds).toBe(seconds));
+  it.each(['', 'soon', '5 m', '-1s', '1d'])('%j is refused', (text) => expect(parseDuration(text)).toBeUndefined());
 });
 
 describe('honest degrade', () => {

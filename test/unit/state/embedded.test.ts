@@ -2,8 +2,9 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InterruptedError } from '../../../src/errors.js';
+import { parseBackendCoordinates } from '../../../src/config/backend-coordinates.js';
 import { resolveBackend, startEmbeddedBackend } from '../../../src/state/embedded.js';
-import { defaultStateDataDir } from '../../../src/state/paths.js';
+import { defaultStateDataDir } from '../../../src/config/backend-coordinates.js';
 import { tempDir } from '../../support/cli.js';
 import { call, lockInfo, stateDoc } from '../../support/state-backend.js';
 
@@ -21,7 +22,7 @@ describe('resolveBackend', () => {
       TF_HTTP_PASSWORD: 'pw',
       UNRELATED: 'x',
     };
-    const backend = await resolveBackend(env, 'g1-all');
+    const backend = await resolveBackend(parseBackendCoordinates(env), 'g1-all');
     expect(backend.embedded).toBe(false);
     expect(backend.address).toBe(env.TF_HTTP_ADDRESS);
     const { UNRELATED: _, ...tfHttp } = env;
@@ -35,7 +36,7 @@ describe('resolveBackend', () => {
     expect(defaultStateDataDir(env)).toBe(join(dir, 'state'));
     expect(defaultStateDataDir({ XDG_STATE_HOME: '/x/state' })).toBe('/x/state/k8s-deployer/state');
     expect(defaultStateDataDir({ HOME: '/home/u' })).toBe('/home/u/.local/state/k8s-deployer/state');
-    const backend = await resolveBackend(env, 'g1-all');
+    const backend = await resolveBackend(parseBackendCoordinates(env), 'g1-all');
     try {
       expect(backend.embedded).toBe(true);
       expect(backend.address).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/g1-all$/);

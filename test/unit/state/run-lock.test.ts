@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError, InterruptedError, ToolError } from '../../../src/errors.js';
+import { httpBackend } from '../../../src/config/backend-coordinates.js';
 import { runIdentity, takeRunLock } from '../../../src/state/run-lock.js';
 import { call, lockInfo, startTestBackend, stateDoc, type TestBackend } from '../../support/state-backend.js';
 
@@ -39,7 +40,7 @@ describe('takeRunLock: the run holds the state lock, tofu writes under it', () =
   });
 
   const opts = (who: string, extra: Partial<Parameters<typeof takeRunLock>[0]> = {}) => ({
-    backendEnv: { TF_HTTP_ADDRESS: address },
+    backend: httpBackend('TF_HTTP_ADDRESS', address),
     key: 'g1-all',
     operation: 'deploy apply',
     who,
@@ -67,7 +68,7 @@ describe('takeRunLock: the run holds the state lock, tofu writes under it', () =
 
   it('uses TF_HTTP_LOCK_ADDRESS/UNLOCK_ADDRESS and their methods when set', async () => {
     const lock = await takeRunLock(
-      opts('r', { backendEnv: { TF_HTTP_ADDRESS: `${backend.url}/elsewhere`, TF_HTTP_LOCK_ADDRESS: address, TF_HTTP_UNLOCK_ADDRESS: address, TF_HTTP_LOCK_METHOD: 'LOCK', TF_HTTP_UNLOCK_METHOD: 'UNLOCK' } }),
+      opts('r', { backend: httpBackend('TF_HTTP_ADDRESS', `${backend.url}/elsewhere`, { lockAddress: address, unlockAddress: address, lockMethod: 'LOCK', unlockMethod: 'UNLOCK' }) }),
     );
     expect((await backend.store.lockOf('g1-all'))?.ID).toBe(lock.info.ID);
     expect(await backend.store.lockOf('elsewhere')).toBeUndefined();
@@ -107,7 +108,7 @@ describe('takeRunLock: the run holds the state lock, tofu writes under it', () =
     expect(stopped).toBeInstanceOf(InterruptedError);
     expect((stopped as Error).message).toBe('interrupted before the state lock of g1-all was taken: nothing of this target was changed');
 
-    const err = await takeRunLock(opts('x', { backendEnv: { TF_HTTP_ADDRESS: address, TF_HTTP_LOCK_METHOD: 'POST' } })).catch((e: unknown) => e);
+    const err = await takeRunLock(opts('x', { backend: httpBackend('TF_HTTP_ADDRESS', address, { lockMethod: 'POST' }) })).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ToolError);
     expect((err as ToolError).hint).toContain('TF_HTTP_LOCK_ADDRESS');
   });

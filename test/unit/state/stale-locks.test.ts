@@ -9,6 +9,7 @@ import { execa } from 'execa';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ToolError } from '../../../src/errors.js';
 import { holderProcess, judgeHolder, thisHost, type HostFacts } from '../../../src/state/lock-holder.js';
+import { httpBackend } from '../../../src/config/backend-coordinates.js';
 import { takeRunLock } from '../../../src/state/run-lock.js';
 import { runCli } from '../../support/cli.js';
 import { call, lockInfo, startTestBackend, stateDoc, type TestBackend } from '../../support/state-backend.js';
@@ -140,7 +141,7 @@ describe('deploy state unlock --force-stale, and who says "stale"', () => {
   it('GIVEN a stale lock WHEN a run takes the lock THEN it fails at once (no minute of waiting) naming the command', async () => {
     await call(`${backend.url}/g1-all`, 'LOCK', stale());
     const started = Date.now();
-    const err = await takeRunLock({ backendEnv: { TF_HTTP_ADDRESS: `${backend.url}/g1-all` }, key: 'g1-all', operation: 'deploy apply', who: 'me', signal: new AbortController().signal }).catch((e: unknown) => e);
+    const err = await takeRunLock({ backend: httpBackend('TF_HTTP_ADDRESS', `${backend.url}/g1-all`), key: 'g1-all', operation: 'deploy apply', who: 'me', signal: new AbortController().signal }).catch((e: unknown) => e);
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(err).toBeInstanceOf(ToolError);
     expect((err as ToolError).message).toContain('locked by a run that is gone');
