@@ -6,12 +6,9 @@ import type { DegradeNote, TargetModel } from '../config/target-model.js';
 import { waitsFor } from '../config/order-rules.js';
 import { describeClaimLoss, findClaimLosses, type ClaimLoss, type ClaimLossOptions } from './claim-guard.js';
 import { describeGraphAddress, nodeResourceOf, resourceNameOf, spirePartOf, type SpirePart } from '../contract/graph-ids.js';
-import type { PlannedResourceChange } from '../contract/planned-change.js';
+import type { PlannedChange } from '../contract/planned-change.js';
 import { describeMovedTag, type MovedTag } from './moved-tags.js';
 import { describeHandEdit, shortHandEdit, undoes, type HandEdit } from './hand-edits.js';
-
-/** What the summary reads of a planned change (src/tools/ gives more). */
-export type PlannedChange = Pick<PlannedResourceChange, 'address' | 'name' | 'actions' | 'actionReason' | 'wasTainted' | 'changedKeys' | 'replacePaths'>;
 
 export type Change = 'create' | 'update' | 'replace' | 'delete' | 'none';
 

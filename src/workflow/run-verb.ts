@@ -37,7 +37,7 @@ export async function runVerb(mode: Mode, flags: VerbInputs, ctx: RunContext): P
   const logger = ctx.logger();
   const started = Date.now();
   // a line per node, in place on a terminal, plain lines elsewhere (src/workflow/view/)
-  const { openRunView } = await import('./view/run-view.js');
+  const { openRunView } = await import('./view/open-run-view.js');
   const view = await openRunView(ctx.stderr, ctx.env, started);
   const progress = (line: string) => view.note(line);
   // The SPIRE steps' key, by path only: each target's run stages its own copy. Without the
