@@ -64,7 +64,7 @@ export interface TargetSummary {
   /** every /var/lib claim the plan deletes or replaces, and whether the run may (claim-guard.ts) */
   claimLosses: ClaimLoss[];
   degrade: readonly DegradeNote[];
-  /** answered by the verified no-op check, without a tofu refresh (noop-check.ts) */
+  /** answered by the verified no-op check, without a tofu refresh (noop/verdict.ts) */
   verifiedNoop?: boolean;
   /** hand edits of the namespace and the NetworkPolicy (a node's are in its summary) */
   handEdits?: HandEdit[];

@@ -176,9 +176,9 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
     };
     const say = (line: string) => opts.progress(`[${model.target}] ${line}`);
     // The verified no-op check (noop-check.ts): "no changes" without tofu when that is certain
-    const noop = await import('./noop-check.js');
+    const noop = { ...(await import('./noop/verdict.js')), ...(await import('./noop/record.js')), ...(await import('./noop/fingerprint.js')), ...(await import('./noop/compare.js')) };
     const noopCtx = { model, graphDir, tools: opts.tools, kubeconfig: opts.kubeconfig, env: opts.env, backend, signal };
-    const fastOff = mode === 'destroy' ? 'destroy' : noop.fastPlanAllowed(noopCtx);
+    const fastOff = mode === 'destroy' ? 'destroy' : noop.whyNoFastPlan(noopCtx);
     // The target's objects and state, read once for the check and the hand edits (issue 34)
     const graphText = await readGraphText(graphDir);
     const graphDoc = JSON.parse(graphText) as GraphDocument;
@@ -190,24 +190,24 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
       if (typeof seen === 'string') say(`hand edits not looked for: the cluster's objects could not be read (${seen})`);
       else edits = handEditsOf(model, seen.objects, manifests, seen.state?.resources);
     }
-    let printBefore: import('./noop-check.js').TargetPrint | undefined;
+    let printBefore: import('./noop/fingerprint.js').TargetFingerprint | undefined;
     // only some nodes changed, the rest verified: those nodes' addresses (-target)
     let scoped: { readonly nodes: readonly string[]; readonly targets: readonly string[]; readonly movedTags: ReadonlyMap<string, MovedTag>; readonly outputs: Record<string, { value: unknown }> } | undefined;
     if (fastOff === undefined) {
       const verdict = await noop.checkNoop(noopCtx, seen, edits, graphText);
-      if (verdict.verified === 'nodes') {
-        say(verdict.words);
+      if (verdict.kind === 'scoped') {
+        say(verdict.sentence);
         scoped = verdict;
-        printBefore = verdict.print;
-      } else if (verdict.verified) {
-        say(verdict.words);
+        printBefore = verdict.fingerprint;
+      } else if (verdict.kind === 'verified') {
+        say(verdict.sentence);
         if (mode === 'apply') checkSubmission(model, verdict.outputs);
         const summary = summarizePlan(model, [], false, { destroy: false, allowed: opts.allowVolumeReplacement ?? new Set() }, { movedTags: verdict.movedTags, handEdits: edits });
         return { summary: { ...summary, verifiedNoop: true }, rollouts: [], applied: false, nodeNames: nodeNamesFrom(verdict.outputs), exitCode: ExitCode.ok, graphDir };
       }
       else {
         say(`full plan: ${verdict.reason}`);
-        printBefore = verdict.print;
+        printBefore = verdict.fingerprint;
       }
     }
     // Hand edits the graph does not set go before tofu plans (undo-hand-edits.ts): its plan then
@@ -236,8 +236,8 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
       replaceRollouts = rolloutAddresses(graphDoc, outcome.templateChanged);
       // the print before tofu's refresh, taken again: the step changed the objects
       if (printBefore !== undefined) {
-        const again = await noop.printTarget(noopCtx, graphText);
-        printBefore = typeof again === 'string' ? undefined : again.print;
+        const again = await noop.fingerprintTarget(noopCtx, graphText);
+        printBefore = typeof again === 'string' ? undefined : again.fingerprint;
       }
     }
     // init's chatter (provider lookups, the lock file's checksum warning) is noise here
@@ -322,17 +322,17 @@ export async function runTarget(opts: TargetRunOptions): Promise<TargetRunResult
     if (fastOff === undefined && rolloutCode === ExitCode.ok) {
       // taken after the rollout, kept only when every writer of the objects is deploy's own, no
       // hand edit is in them, and the objects the apply did not change are as before its plan
-      const after = await noop.printTarget(noopCtx, graphText);
+      const after = await noop.fingerprintTarget(noopCtx, graphText);
       const during = (a: Exclude<typeof after, string>): string[] => [
         ...handEditsOf(model, a.seen.objects, manifests, a.seen.state?.resources)
           .filter((e) => e.kind === 'Deployment' && e.action !== 'keep')
           .map((e) => `${e.kind}/${e.name} ${e.field} (${e.writer})`),
-        ...(printBefore === undefined ? ['no print of the target before the plan'] : noop.changedBehindTheApply(printBefore, a.print, changedObjects(model, summary), graphObject(model))),
+        ...(printBefore === undefined ? ['no print of the target before the plan'] : noop.changedBehindTheApply(printBefore, a.fingerprint, changedObjects(model, summary), graphObject(model))),
       ];
       const stopped =
         typeof after === 'string'
           ? (logger.warn({ kind: 'noop-record', err: after }, 'the no-op record was not written'), [])
-          : await noop.recordNoop(noopCtx, after.print, 'apply', printBefore, during(after)).catch((err: Error) => (logger.warn({ kind: 'noop-record', err: err.message }, 'the no-op record was not written'), []));
+          : await noop.recordNoop(noopCtx, after.fingerprint, 'apply', printBefore, during(after)).catch((err: Error) => (logger.warn({ kind: 'noop-record', err: err.message }, 'the no-op record was not written'), []));
       if (stopped.length > 0) {
         say(`not recorded as verified (the next plan is a full one): written during this run by another than deploy: ${stopped.slice(0, 3).join(', ')}${stopped.length > 3 ? `, and ${stopped.length - 3} more` : ''}`);
       }
