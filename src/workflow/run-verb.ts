@@ -13,7 +13,9 @@ import { formatTargetSummary } from './plan-summary.js';
 import { heldBackLine } from './held-back.js';
 import { requireRunTools } from '../tools/preflight.js';
 import type { RunContext } from './run-context.js';
-import { requireKubeconfig, runTarget, type Mode, type TargetRunResult } from './run-target.js';
+import { requireKubeconfig } from './kubeconfig-check.js';
+import { runTarget } from './run-target.js';
+import type { Mode, TargetRunResult } from './target-run.js';
 
 /** The inputs of plan, apply and destroy: the targets' inputs, the output form, the overrides. */
 export interface VerbInputs extends TargetInputs {
