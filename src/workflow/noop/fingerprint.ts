@@ -11,7 +11,7 @@ import { LAST_ROLLOUT_ANNOTATION } from '../../rollout/last-rollout.js';
 import { graphPartOf } from '../../contract/graph-ids.js';
 import { cacheDir, stateDir } from '../../paths.js';
 import { findProviderConfig } from '../../tools/providers.js';
-import { stableJson } from '../hand-edits.js';
+import { stableJson } from '../stable-json.js';
 import { readTargetObjects, type TargetObjects } from '../target-objects.js';
 import type { NoopCheckContext } from './check-context.js';
 
