@@ -23,7 +23,7 @@ import { planPushingGoneTags } from './missing-tags.js';
 import { movedTags, type MovedTag } from './moved-tags.js';
 import type { NoopCheckContext } from './noop/check-context.js';
 import type { TargetFingerprint } from './noop/fingerprint.js';
-import { whyNoFastPlan } from './noop/verdict.js';
+import { whyNoFastPlan } from './noop/fast-plan-switch.js';
 import { nodeNamesFrom } from './node-names.js';
 import { summarizePlan, type TargetSummary } from './plan-summary.js';
 import { requirePushArchives } from './push-archives.js';

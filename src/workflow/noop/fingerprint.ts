@@ -9,6 +9,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { FIELD_MANAGER, ROLLBACK_FIELD_MANAGER } from '../../contract/field-managers.js';
 import { LAST_ROLLOUT_ANNOTATION } from '../../rollout/last-rollout.js';
 import { graphPartOf } from '../../contract/graph-ids.js';
+import { clusterIdentityText } from '../../kube/kubeconfig.js';
 import { cacheDir, stateDir } from '../../paths.js';
 import { findProviderConfig } from '../../tools/providers.js';
 import { stableJson } from '../stable-json.js';
@@ -139,7 +140,6 @@ export function objectFingerprint(object: KubeObject): string {
  * full plan; an edit of another context of the same file is not.
  */
 async function inputsFingerprint(ctx: NoopCheckContext, server: string): Promise<string> {
-  const { clusterIdentityText } = await import('../../kube/kubeconfig.js');
   const identity = clusterIdentityText({ ...ctx.env, KUBE_CONFIG_PATH: ctx.kubeconfig });
   const tofu = await stat(ctx.tools.tofu).then((s) => `${s.size} ${s.mtimeMs}`, () => 'absent');
   const settings = providerSettings(ctx.env);

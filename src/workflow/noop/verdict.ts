@@ -27,16 +27,15 @@
  * Why the record is safe: record.ts. The parts: fingerprint.ts (what is compared), compare.ts
  * (what differs), record.ts (what is kept), and this verdict.
  */
+import { readTagDigests } from '../../tools/registry-digest.js';
 import { shortHandEdit, undoes, type HandEdit } from '../hand-edits.js';
 import type { TargetObjects } from '../target-objects.js';
 import { movedFrom, recordedPushDigests, type MovedTag } from '../moved-tags.js';
 import type { NoopCheckContext } from './check-context.js';
 import { compare } from './compare.js';
 import { takeFingerprint, type TargetFingerprint } from './fingerprint.js';
+import { FAST_PLAN_ENV } from './fast-plan-switch.js';
 import { readRecord } from './record.js';
-
-/** DEPLOY_FAST_PLAN=off: every plan is a full plan, and no record is kept. */
-export const FAST_PLAN_ENV = 'DEPLOY_FAST_PLAN';
 
 export type NoopVerdict =
   | {
@@ -67,16 +66,6 @@ export type NoopVerdict =
       /** the fingerprint taken now, before the full plan (for its record), when one could be taken */
       readonly fingerprint?: TargetFingerprint | undefined;
     };
-
-/**
- * Why this run may not use the check nor keep records (undefined: it may): DEPLOY_FAST_PLAN=off,
- * or a target with SPIRE steps (their reads reach another machine).
- */
-export function whyNoFastPlan(ctx: Pick<NoopCheckContext, 'env' | 'model'>): string | undefined {
-  if ((ctx.env[FAST_PLAN_ENV] ?? '').toLowerCase() === 'off') return `${FAST_PLAN_ENV}=off`;
-  if (ctx.model.spire !== undefined) return 'the target has SPIRE steps, whose reads the fast path does not make';
-  return undefined;
-}
 
 /**
  * Compares the target now (`seen`: its objects and state as read for this run, or why they could
@@ -142,7 +131,6 @@ export function oneLine(message: string): string {
 
 /** The tag of every node but the `skipped` ones (their plan reads them), in-process. */
 async function readTags(ctx: NoopCheckContext, skipped: ReadonlySet<string>): Promise<{ digests: Map<string, string> } | { reason: string }> {
-  const { readTagDigests } = await import('../../tools/registry-digest.js');
   const nodes = ctx.model.nodes.filter((n) => !skipped.has(n.name));
   const read = await readTagDigests(
     nodes.map((n) => n.tagRef),

@@ -14,7 +14,8 @@ import type { NoopCheckContext } from '../../../src/workflow/noop/check-context.
 import { changedBehindTheApply, compare } from '../../../src/workflow/noop/compare.js';
 import { graphFingerprint, objectFingerprint, providerSettings, type TargetFingerprint } from '../../../src/workflow/noop/fingerprint.js';
 import { forgetNoop, recordNoop } from '../../../src/workflow/noop/record.js';
-import { checkNoop, oneLine, whyNoFastPlan } from '../../../src/workflow/noop/verdict.js';
+import { whyNoFastPlan } from '../../../src/workflow/noop/fast-plan-switch.js';
+import { checkNoop, oneLine } from '../../../src/workflow/noop/verdict.js';
 
 const deployment = (over: Record<string, unknown> = {}, annotations: Record<string, string> = {}) => ({
   apiVersion: 'apps/v1',
