@@ -34,7 +34,7 @@ export interface FleetResults {
   plan: { deploy: Spread; tofu: Spread; ratio: number; deployRuns: number[]; tofuRuns: number[] };
   /** every variant of the no-op plan, P6, and the profiles (bench/noop-plan.ts); absent in results before issue 22 */
   noop?: NoopPlanResults;
-  /** scoped: how many of the runs were planned alone (the changed nodes only: src/workflow/noop-check.ts) */
+  /** scoped: how many of the runs were planned alone (the changed nodes only: src/workflow/noop/verdict.ts) */
   scale: { size: number; ms: Spread; runs: number[]; scoped?: number }[];
   scaleRatio: number;
   /**

@@ -4,7 +4,7 @@
  * round warms caches and is discarded):
  *
  *   deploy          `deploy plan` as operators run it: the verified no-op check answers
- *                   (src/workflow/noop-check.ts); each run must say it did (verifiedNoop)
+ *                   (src/workflow/noop/verdict.ts); each run must say it did (verifiedNoop)
  *   deploy-full     `deploy plan` with DEPLOY_FAST_PLAN=off: the full plan (init, refresh),
  *                   patched kubernetes provider
  *   deploy-stock    the full plan with DEPLOY_PROVIDER_PATCHES=none

@@ -11,6 +11,9 @@ export function registerApply(program: Command, ctx: CliContext): void {
     );
   addAllowVolumeReplacementOption(addInputOptions(cmd)).action(async (flags: InputFlags) => {
     const { runVerb } = await import('../workflow/run-verb.js');
-    ctx.exitCode = await runVerb('apply', flags, ctx);
+    const { reportVerb } = await import('./verb-report.js');
+    const result = await runVerb('apply', flags, ctx);
+    reportVerb(ctx, result, flags.json);
+    ctx.exitCode = result.exitCode;
   });
 }

@@ -10,6 +10,9 @@ export function registerDestroy(program: Command, ctx: CliContext): void {
     );
   addInputOptions(cmd).action(async (flags: InputFlags) => {
     const { runVerb } = await import('../workflow/run-verb.js');
-    ctx.exitCode = await runVerb('destroy', flags, ctx);
+    const { reportVerb } = await import('./verb-report.js');
+    const result = await runVerb('destroy', flags, ctx);
+    reportVerb(ctx, result, flags.json);
+    ctx.exitCode = result.exitCode;
   });
 }

@@ -29,3 +29,6 @@ export interface PlannedResourceChange {
    */
   readonly replacePaths?: readonly string[];
 }
+
+/** What the plan's summary and the claim guard read of a planned change (src/tools/ gives more). */
+export type PlannedChange = Pick<PlannedResourceChange, 'address' | 'name' | 'actions' | 'actionReason' | 'wasTainted' | 'changedKeys' | 'replacePaths'>;

@@ -1,7 +1,7 @@
 /**
  * What each node's tag points at now, read in this process: one client for every node of the
  * target instead of a `skopeo inspect` process per node (issue 22). Used only by the verified
- * no-op check (src/workflow/noop-check.ts), which needs a definite answer or none: anything
+ * no-op check (src/workflow/noop/verdict.ts), which needs a definite answer or none: anything
  * this client is not sure of (a credential helper, an unexpected status, a TLS failure) is
  * `unsure`, and the caller then runs the full plan, whose digest reads are skopeo's own.
  *

@@ -7,7 +7,7 @@
 import { DeployError, ExitCode } from '../errors.js';
 import { names } from '../config/names.js';
 import type { TargetModel } from '../config/target-model.js';
-import type { PlannedChange } from './plan-summary.js';
+import type { PlannedChange } from '../contract/planned-change.js';
 import { nodeResourceOf } from '../contract/graph-ids.js';
 
 export type ClaimLossCause =

@@ -30,14 +30,13 @@
  * https://kubernetes.io/docs/reference/using-api/server-side-apply/#field-management
  */
 import { FIELD_MANAGER, ROLLBACK_FIELD_MANAGER } from '../contract/field-managers.js';
+import { leafPaths, ownedPaths, pointerIn, readablePath, valueAt, type FieldsTrie, type Step } from './field-paths.js';
+import { stableJson } from './stable-json.js';
 
 /** The writers of deploy itself: the graph's server-side apply, the typed resources, the rollout step. */
 const DEPLOY_MANAGERS = new Set([FIELD_MANAGER, 'HashiCorp']);
 /** The cluster's own controllers: what they write is the cluster's, never drift. */
 const CLUSTER_MANAGERS = new Set(['kube-controller-manager', 'kube-scheduler', 'kube-apiserver']);
-
-/** Fields of a map whose keys are data (label names, resource names), said `labels[app]`. */
-const MAP_FIELDS = new Set(['labels', 'annotations', 'matchLabels', 'nodeSelector', 'limits', 'requests', 'data', 'stringData', 'capacity']);
 
 /** Fields of a Deployment that are kept whoever wrote them, with the reason the plan gives. */
 const KEPT: readonly { readonly path: string; readonly why: string }[] = [
@@ -92,11 +91,6 @@ export interface ManagedFieldsEntry {
   readonly fieldsV1?: FieldsTrie;
 }
 
-/** managedFields' FieldsV1: `f:<field>`, `k:<json of the item's keys>`, `v:<json value>`, `i:<index>`, `.` for the node itself. */
-export interface FieldsTrie {
-  readonly [step: string]: FieldsTrie;
-}
-
 /** One object of the target as listed, with the graph's manifest of it when the graph sets it whole (the Deployments). */
 export interface ObjectUnderGraph {
   readonly kind: string;
@@ -110,8 +104,6 @@ export interface ObjectUnderGraph {
   readonly graph?: unknown;
   readonly applied?: unknown;
 }
-
-type Step = string;
 
 /** The hand edits of these objects, in a stable order (object, then field). */
 export function findHandEdits(objects: readonly ObjectUnderGraph[]): HandEdit[] {
@@ -169,7 +161,7 @@ function deploymentEdits(o: ObjectUnderGraph): HandEdit[] {
       if (!fromRollback) edits.push({ kind, name, node: o.node, field, writer, action: 'keep', why: kept.why, inTemplate });
       return;
     }
-    if (walk(o.graph, steps) !== undefined) {
+    if (valueAt(o.graph, steps) !== undefined) {
       staying.add(steps.join('\n'));
       // the graph sets it: tofu's server-side apply (force) takes it back; a rollback's own
       // fields are the rollback's words (plan-summary: "try the rollout again"). A value that
@@ -199,9 +191,9 @@ function deploymentEdits(o: ObjectUnderGraph): HandEdit[] {
     // under the scale subresource may leave none: seen with `kubectl scale` on 1.36)
     const named = new Set(edits.map((e) => e.field));
     for (const steps of leafPaths(o.graph).filter((p) => p[0] === 'f:metadata' || p[0] === 'f:spec')) {
-      const applied = walk(o.applied, steps);
+      const applied = valueAt(o.applied, steps);
       if (applied === undefined) continue;
-      const now = walk(object, steps);
+      const now = valueAt(object, steps);
       const field = readablePath(steps);
       const inTemplate = steps[0] === 'f:spec' && steps[1] === 'f:template';
       if (now === undefined) edits.push({ kind, name, node: o.node, field, writer: REMOVED, action: 'set-back', inTemplate });
@@ -219,18 +211,11 @@ function deploymentEdits(o: ObjectUnderGraph): HandEdit[] {
  * judged by its fields, each on its own: true here.
  */
 function holdsGraphValue(o: ObjectUnderGraph, steps: readonly Step[]): boolean {
-  const now = walk(o.object, steps)?.value;
+  const now = valueAt(o.object, steps)?.value;
   if (now !== null && typeof now === 'object' && !Array.isArray(now)) return true;
-  const expected = walk(o.applied, steps)?.value ?? walk(o.graph, steps)?.value;
+  const expected = valueAt(o.applied, steps)?.value ?? valueAt(o.graph, steps)?.value;
   if (expected === undefined || JSON.stringify(expected).includes('${')) return false;
   return stableJson(now) === stableJson(expected);
-}
-
-/** JSON with the keys of every object sorted: the same object gives the same text (noop-check's prints too). */
-export function stableJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
-  if (v !== null && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
-  return JSON.stringify(v) ?? 'null';
 }
 
 function typedEdits(o: ObjectUnderGraph): HandEdit[] {
@@ -259,97 +244,4 @@ function typedEdits(o: ObjectUnderGraph): HandEdit[] {
     );
   }
   return edits;
-}
-
-/** Every path a FieldsV1 trie owns: each leaf `{}`, and each node that holds `.` (the item or entry itself). */
-export function ownedPaths(trie: FieldsTrie, prefix: Step[] = []): Step[][] {
-  const out: Step[][] = [];
-  for (const [step, child] of Object.entries(trie)) {
-    if (step === '.') {
-      out.push(prefix);
-      continue;
-    }
-    const path = [...prefix, step];
-    if (child === null || typeof child !== 'object' || Object.keys(child).length === 0) out.push(path);
-    else out.push(...ownedPaths(child, path));
-  }
-  return out;
-}
-
-/** The value at `steps` in a plain JSON value (an API object, a manifest), with the index path to it; undefined when absent. */
-function walk(root: unknown, steps: readonly Step[]): { value: unknown; pointer: (string | number)[] } | undefined {
-  let at: unknown = root;
-  const pointer: (string | number)[] = [];
-  for (const step of steps) {
-    const kind = step.slice(0, 2);
-    const rest = step.slice(2);
-    if (kind === 'f:') {
-      if (at === null || typeof at !== 'object' || Array.isArray(at) || !(rest in at)) return undefined;
-      at = (at as Record<string, unknown>)[rest];
-      pointer.push(rest);
-    } else if (kind === 'k:' || kind === 'v:' || kind === 'i:') {
-      if (!Array.isArray(at)) return undefined;
-      const index = kind === 'i:' ? Number(rest) : at.findIndex((item) => (kind === 'k:' ? matchesKeys(item, rest) : sameJson(item, rest)));
-      if (!(index >= 0 && index < at.length)) return undefined;
-      at = at[index];
-      pointer.push(index);
-    } else return undefined;
-  }
-  return at === undefined ? undefined : { value: at, pointer };
-}
-
-function matchesKeys(item: unknown, keysJson: string): boolean {
-  if (item === null || typeof item !== 'object') return false;
-  const keys = JSON.parse(keysJson) as Record<string, unknown>;
-  // a key the graph writes as a reference cannot be matched: it stays undecided (no match)
-  return Object.entries(keys).every(([k, v]) => String((item as Record<string, unknown>)[k]) === String(v));
-}
-
-function sameJson(item: unknown, valueJson: string): boolean {
-  return JSON.stringify(item) === JSON.stringify(JSON.parse(valueJson));
-}
-
-/** The JSON pointer (RFC 6901) of `steps` in the object, when it holds them. */
-function pointerIn(object: unknown, steps: readonly Step[]): string | undefined {
-  const found = walk(object, steps);
-  if (found === undefined) return undefined;
-  return found.pointer.map((p) => `/${String(p).replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
-}
-
-/** The leaf fields of a manifest, as FieldsV1 steps (list items by their usual key, else atomic). */
-function leafPaths(manifest: unknown, prefix: Step[] = []): Step[][] {
-  if (manifest === null || typeof manifest !== 'object') return [prefix];
-  if (Array.isArray(manifest)) {
-    const key = LIST_KEYS[prefix.at(-1)?.slice(2) ?? ''];
-    if (key === undefined || manifest.some((i) => i === null || typeof i !== 'object' || typeof (i as Record<string, unknown>)[key] !== 'string')) return [prefix];
-    return manifest.flatMap((item) => leafPaths(item, [...prefix, `k:${JSON.stringify({ [key]: (item as Record<string, unknown>)[key] })}`]));
-  }
-  const entries = Object.entries(manifest as Record<string, unknown>);
-  if (entries.length === 0) return [prefix];
-  return entries.flatMap(([k, v]) => leafPaths(v, [...prefix, `f:${k}`]));
-}
-
-/** The key of the lists of a Deployment that the graph writes (their x-kubernetes-list-map-keys). */
-const LIST_KEYS: Record<string, string> = { containers: 'name', initContainers: 'name', env: 'name', volumes: 'name', volumeMounts: 'mountPath', imagePullSecrets: 'name' };
-
-/** `spec.template.spec.containers[node].env[FOO]` from FieldsV1 steps. */
-export function readablePath(steps: readonly Step[]): string {
-  let out = '';
-  let parent = '';
-  for (const step of steps) {
-    const kind = step.slice(0, 2);
-    const rest = step.slice(2);
-    if (kind === 'f:') {
-      out += MAP_FIELDS.has(parent) ? `[${rest}]` : `${out === '' ? '' : '.'}${rest}`;
-      parent = MAP_FIELDS.has(parent) ? '' : rest;
-      continue;
-    }
-    if (kind === 'k:') {
-      const keys = Object.entries(JSON.parse(rest) as Record<string, unknown>);
-      out += `[${keys.length === 1 ? String(keys[0]![1]) : keys.map(([k, v]) => `${k}=${String(v)}`).join(',')}]`;
-    } else if (kind === 'v:') out += `[${String(JSON.parse(rest))}]`;
-    else out += `[${rest}]`;
-    parent = '';
-  }
-  return out;
 }

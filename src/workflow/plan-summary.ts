@@ -6,12 +6,9 @@ import type { DegradeNote, TargetModel } from '../config/target-model.js';
 import { waitsFor } from '../config/order-rules.js';
 import { describeClaimLoss, findClaimLosses, type ClaimLoss, type ClaimLossOptions } from './claim-guard.js';
 import { describeGraphAddress, nodeResourceOf, resourceNameOf, spirePartOf, type SpirePart } from '../contract/graph-ids.js';
-import type { PlannedResourceChange } from '../contract/planned-change.js';
+import type { PlannedChange } from '../contract/planned-change.js';
 import { describeMovedTag, type MovedTag } from './moved-tags.js';
 import { describeHandEdit, shortHandEdit, undoes, type HandEdit } from './hand-edits.js';
-
-/** What the summary reads of a planned change (src/tools/ gives more). */
-export type PlannedChange = Pick<PlannedResourceChange, 'address' | 'name' | 'actions' | 'actionReason' | 'wasTainted' | 'changedKeys' | 'replacePaths'>;
 
 export type Change = 'create' | 'update' | 'replace' | 'delete' | 'none';
 
@@ -67,7 +64,7 @@ export interface TargetSummary {
   /** every /var/lib claim the plan deletes or replaces, and whether the run may (claim-guard.ts) */
   claimLosses: ClaimLoss[];
   degrade: readonly DegradeNote[];
-  /** answered by the verified no-op check, without a tofu refresh (noop-check.ts) */
+  /** answered by the verified no-op check, without a tofu refresh (noop/verdict.ts) */
   verifiedNoop?: boolean;
   /** hand edits of the namespace and the NetworkPolicy (a node's are in its summary) */
   handEdits?: HandEdit[];

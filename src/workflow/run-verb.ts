@@ -1,6 +1,6 @@
 /**
- * plan / apply / destroy over every chosen target: run each, print the per-node summary
- * (text on stdout, or one JSON document with --json), and decide the exit code.
+ * plan / apply / destroy over every chosen target: run each, one after the other, and decide
+ * the exit code. Returns what each target did; src/cli/verb-report.ts says it on stdout.
  */
 import { resolve } from 'node:path';
 import { allowedReplacements } from '../config/allowed-replacements.js';
@@ -10,11 +10,11 @@ import { requireStateBackend } from '../config/state-choice.js';
 import type { TargetModel } from '../config/target-model.js';
 import { ExitCode } from '../errors.js';
 import type { NodeCopy } from './node-copies.js';
-import { formatTargetSummary } from './plan-summary.js';
-import { heldBackLine } from './held-back.js';
 import { requireRunTools } from '../tools/preflight.js';
 import type { RunContext } from './run-context.js';
-import { requireKubeconfig, runTarget, type Mode, type TargetRunResult } from './run-target.js';
+import { requireKubeconfig } from './kubeconfig-check.js';
+import { runTarget } from './run-target.js';
+import type { Mode, TargetRunResult } from './target-run.js';
 
 /** The inputs of plan, apply and destroy: the targets' inputs, the output form, the overrides. */
 export interface VerbInputs extends TargetInputs {
@@ -23,8 +23,23 @@ export interface VerbInputs extends TargetInputs {
   allowVolumeReplacement?: string[];
 }
 
-/** Runs `mode` over every chosen target; returns the exit code of a run that did not throw. */
-export async function runVerb(mode: Mode, flags: VerbInputs, ctx: RunContext): Promise<number> {
+/** One target's run, with the nodes another target of the group already runs. */
+export interface VerbTargetResult extends TargetRunResult {
+  readonly copies: readonly NodeCopy[];
+}
+
+/** What a plan, apply or destroy did: each target run, in order, until the first that failed. */
+export interface VerbResult {
+  readonly verb: Mode;
+  /** 0, or the first failing target's code. */
+  readonly exitCode: number;
+  /** Every target the run was asked for (some may not have run). */
+  readonly chosenTargets: readonly string[];
+  readonly targets: readonly VerbTargetResult[];
+}
+
+/** Runs `mode` over every chosen target; returns what a run that did not throw did. */
+export async function runVerb(mode: Mode, flags: VerbInputs, ctx: RunContext): Promise<VerbResult> {
   // before anything else: a CI runner must not keep its state in a home that may not last;
   // the backend's coordinates parsed once, for every target of the run
   const backend = requireStateBackend(ctx.env);
@@ -39,14 +54,14 @@ export async function runVerb(mode: Mode, flags: VerbInputs, ctx: RunContext): P
   const logger = ctx.logger();
   const started = Date.now();
   // a line per node, in place on a terminal, plain lines elsewhere (src/workflow/view/)
-  const { openRunView } = await import('./view/run-view.js');
+  const { openRunView } = await import('./view/open-run-view.js');
   const view = await openRunView(ctx.stderr, ctx.env, started);
   const progress = (line: string) => view.note(line);
   // The SPIRE steps' key, by path only: each target's run stages its own copy. Without the
   // SPIRE coordinates a set SSH_PRIVATE_KEY_FILE still serves to retire an earlier hand-off.
   const keyText = coords.spire?.sshPrivateKeyFile ?? (ctx.env.SSH_PRIVATE_KEY_FILE || undefined);
   const sshPrivateKeyFile = keyText === undefined ? undefined : resolve(ctx.cwd, keyText);
-  const results: (TargetRunResult & { copies: readonly NodeCopy[] })[] = [];
+  const results: VerbTargetResult[] = [];
   // Targets one after the other: each has its own state and namespace, and a failure of
   // one should be read before the next one changes anything.
   try {
@@ -61,35 +76,8 @@ export async function runVerb(mode: Mode, flags: VerbInputs, ctx: RunContext): P
     // the rows stay on the screen, above the summary (and above an error's words)
     view.close();
   }
-  const ran = results.map((r) => r.summary.target);
-  const notRun = targets.map((t) => t.target).filter((t) => !ran.includes(t));
   const exitCode = results.find((r) => r.exitCode !== ExitCode.ok)?.exitCode ?? ExitCode.ok;
-  if (flags.json) {
-    ctx.stdout.write(
-      JSON.stringify(
-        {
-          verb: mode,
-          exitCode,
-          chosenTargets: targets.map((t) => t.target),
-          targets: results.map((r) => ({ ...r.summary, nodeNames: r.nodeNames, graphDir: r.graphDir, applied: r.applied, rollouts: r.rollouts, nodeCopies: r.copies })),
-        },
-        null,
-        2,
-      ) + '\n',
-    );
-  } else {
-    const { formatRolloutSummary } = await import('../rollout/report-format.js');
-    for (const r of results) {
-      ctx.stdout.write(formatTargetSummary(r.summary) + '\n');
-      for (const c of r.copies) ctx.stdout.write(`  warning: ${c.words}\n`);
-      if (mode === 'apply' && r.applied) ctx.stdout.write(formatRolloutSummary(r.rollouts).replace(/^/gm, '  ').replace(/ +$/gm, ''));
-      for (const n of r.summary.nodes) if (n.heldBackBy !== undefined) ctx.stdout.write(`  ${heldBackLine(r.summary.namespace, n.node, n.heldBackBy, n.heldBackThrough)}\n`);
-      if (mode === 'destroy' && r.applied) ctx.stdout.write(`  destroyed: namespace ${r.summary.namespace} and everything in it (the images stay in the registry)\n`);
-    }
-    const stopped = notRun.length > 0 ? ` (the run stopped at ${ran.at(-1)}; not run: ${notRun.join(', ')})` : '';
-    ctx.stdout.write(`targets: ${ran.join(', ')}${stopped}\n`);
-  }
-  return exitCode;
+  return { verb: mode, exitCode, chosenTargets: targets.map((t) => t.target), targets: results };
 }
 
 /**

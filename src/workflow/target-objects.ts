@@ -1,6 +1,6 @@
 /**
  * One read of what a target is in the cluster and on the backend, for the verified no-op check
- * (noop-check.ts), the hand edits (hand-edits.ts) and the ownership step (undo-hand-edits.ts):
+ * (noop/verdict.ts), the hand edits (hand-edits.ts) and the ownership step (undo-hand-edits.ts):
  * one LIST per kind the graph makes in the namespace (with each object's managedFields), the
  * namespace and the RuntimeClass, and the state. Through the fast client (src/kube/kube-read.ts)
  * unless the kubeconfig needs an auth-provider or a socks5 proxy; then the full client reads the Deployments alone (enough

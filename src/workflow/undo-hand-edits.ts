@@ -20,7 +20,7 @@ import { GRAPH_FILE, nodeResourceOf } from '../contract/graph-ids.js';
 import type { StateResource } from '../tools/plan-file.js';
 import { findHandEdits, shortHandEdit, type HandEdit, type ManagedObject, type ObjectUnderGraph } from './hand-edits.js';
 
-/** A target's object as one LIST read it (noop-check.ts lists them). */
+/** A target's object as one LIST read it (target-objects.ts lists them). */
 export interface ListedObject {
   readonly kind: string;
   readonly object: ManagedObject;

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../src/config/load.js';
 import { DeployError } from '../../../src/errors.js';
 import { describeClaimLoss, findClaimLosses, refuseClaimLosses } from '../../../src/workflow/claim-guard.js';
-import { formatTargetSummary, summarizePlan, type PlannedChange } from '../../../src/workflow/plan-summary.js';
+import type { PlannedChange } from '../../../src/contract/planned-change.js';
+import { formatTargetSummary, summarizePlan } from '../../../src/workflow/plan-summary.js';
 import { samplePlan } from '../../support/cli.js';
 
 const plan = parseGroupPlan(JSON.stringify(samplePlan()), '/p/g.json');

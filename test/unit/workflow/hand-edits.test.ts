@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { describeHandEdit, findHandEdits, ownedPaths, readablePath, type FieldsTrie, type ManagedFieldsEntry } from '../../../src/workflow/hand-edits.js';
+import { ownedPaths, readablePath, type FieldsTrie } from '../../../src/workflow/field-paths.js';
+import { describeHandEdit, findHandEdits, type ManagedFieldsEntry } from '../../../src/workflow/hand-edits.js';
 import { removalPatch } from '../../../src/workflow/undo-hand-edits.js';
 
 // A node's Deployment as the graph writes it (reduced to what the rules read), with the

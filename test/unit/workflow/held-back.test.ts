@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { TargetModel } from '../../../src/config/target-model.js';
 import type { RolloutReport } from '../../../src/rollout/report.js';
 import { heldBackLine, markHeldBack, waitWords } from '../../../src/workflow/held-back.js';
-import { summarizePlan, type PlannedChange } from '../../../src/workflow/plan-summary.js';
+import type { PlannedChange } from '../../../src/contract/planned-change.js';
+import { summarizePlan } from '../../../src/workflow/plan-summary.js';
 
 const node = (name: string, after?: string[]) => ({ name, archive: `/a/${name}.tar`, tag: 't2', repository: `r/ns/${name}`, tagRef: `r/ns/${name}:t2`, ...(after ? { after } : {}) });
 const model = { target: 'all', namespace: 'ns', stateKey: 'g-all', nodes: [node('app', ['db']), node('db'), node('other'), node('web', ['app'])], degrade: [] } as unknown as TargetModel;

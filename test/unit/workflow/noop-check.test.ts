@@ -1,5 +1,5 @@
 /**
- * The pure parts of the verified no-op check: what an object's print leaves out (only what
+ * The pure parts of the verified no-op check: what an object's fingerprint leaves out (only what
  * the cluster writes), what counts as a difference, when the check is off, and that an apply
  * with a foreign writer keeps no record. The check itself runs against the real cluster,
  * backend and registry in test/e2e (deploy-us1, deploy-drift, deploy-moved-tag).
@@ -10,7 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { TargetModel } from '../../../src/config/target-model.js';
-import { checkNoop, compare, fastPlanAllowed, forgetNoop, graphPrint, objectPrint, oneLine, providerSettings, recordNoop, type NoopCheckContext, type TargetPrint } from '../../../src/workflow/noop-check.js';
+import type { NoopCheckContext } from '../../../src/workflow/noop/check-context.js';
+import { changedBehindTheApply, compare } from '../../../src/workflow/noop/compare.js';
+import { graphFingerprint, objectFingerprint, providerSettings, type TargetFingerprint } from '../../../src/workflow/noop/fingerprint.js';
+import { forgetNoop, recordNoop } from '../../../src/workflow/noop/record.js';
+import { whyNoFastPlan } from '../../../src/workflow/noop/fast-plan-switch.js';
+import { checkNoop, oneLine } from '../../../src/workflow/noop/verdict.js';
 
 const deployment = (over: Record<string, unknown> = {}, annotations: Record<string, string> = {}) => ({
   apiVersion: 'apps/v1',
@@ -21,66 +26,66 @@ const deployment = (over: Record<string, unknown> = {}, annotations: Record<stri
   ...over,
 });
 
-describe('objectPrint', () => {
+describe('objectFingerprint', () => {
   it('ignores what only the cluster writes: resourceVersion, managedFields, status, the revision and last-rollout annotations, key order', () => {
-    const base = objectPrint(deployment());
+    const base = objectFingerprint(deployment());
     const moved = deployment({ status: { readyReplicas: 0 } }, { 'deployment.kubernetes.io/revision': '7', 'deploy.fediversity/last-rollout': '{}' });
     moved.metadata.resourceVersion = '200';
     moved.metadata.managedFields = [{ manager: 'kube-controller-manager' }];
-    expect(objectPrint(moved)).toBe(base);
+    expect(objectFingerprint(moved)).toBe(base);
     const { spec, ...rest } = deployment();
-    expect(objectPrint({ spec, ...rest })).toBe(base);
+    expect(objectFingerprint({ spec, ...rest })).toBe(base);
   });
 
   it('sees a field changed by anyone, an annotation added, and an object made again (another uid)', () => {
-    const base = objectPrint(deployment());
-    expect(objectPrint(deployment({ spec: { replicas: 0 } }))).not.toBe(base);
-    expect(objectPrint(deployment({}, { 'kubectl.kubernetes.io/restartedAt': 'now' }))).not.toBe(base);
+    const base = objectFingerprint(deployment());
+    expect(objectFingerprint(deployment({ spec: { replicas: 0 } }))).not.toBe(base);
+    expect(objectFingerprint(deployment({}, { 'kubectl.kubernetes.io/restartedAt': 'now' }))).not.toBe(base);
     const again = deployment();
     again.metadata.uid = 'u2';
-    expect(objectPrint(again)).not.toBe(base);
+    expect(objectFingerprint(again)).not.toBe(base);
   });
 });
 
 describe('compare', () => {
   const graph = { rest: 'r', resources: { 'null_resource.image-web_push_1A2B3C4D': 'p1', 'kubernetes_manifest.node-web_deployment_1A2B3C4E': 'd1', 'data.external.image-web_digest_1A2B3C4F': 'x1', 'kubernetes_network_policy_v1.network-policy': 'n1' } };
-  const print: TargetPrint = { inputs: 'i', graph, lineage: 'l', serial: 3, objects: { 'Deployment/web': 'a', 'Namespace/ns': 'b', 'PersistentVolumeClaim/web-state': 'c' }, foreignWriters: [] };
+  const fingerprint: TargetFingerprint = { inputs: 'i', graph, lineage: 'l', serial: 3, objects: { 'Deployment/web': 'a', 'Namespace/ns': 'b', 'PersistentVolumeClaim/web-state': 'c' }, foreignWriters: [] };
   it('finds nothing between equal prints', () => {
-    expect(compare(print, { ...print, objects: { 'Namespace/ns': 'b', 'PersistentVolumeClaim/web-state': 'c', 'Deployment/web': 'a' } })).toEqual({ kind: 'same' });
+    expect(compare(fingerprint, { ...fingerprint, objects: { 'Namespace/ns': 'b', 'PersistentVolumeClaim/web-state': 'c', 'Deployment/web': 'a' } })).toEqual({ kind: 'same' });
   });
   it('names the first difference outside the nodes', () => {
-    const reason = (now: TargetPrint) => {
-      const d = compare(print, now);
+    const reason = (now: TargetFingerprint) => {
+      const d = compare(fingerprint, now);
       return d.kind === 'differs' ? d.reason : d.kind;
     };
-    expect(reason({ ...print, inputs: 'j' })).toMatch(/tofu, its providers/);
-    expect(reason({ ...print, graph: { ...graph, rest: 's' } })).toMatch(/graph changed outside the nodes/);
-    expect(reason({ ...print, graph: { ...graph, resources: { ...graph.resources, 'kubernetes_network_policy_v1.network-policy': 'n2' } } })).toBe('the graph changed outside the nodes (NetworkPolicy)');
-    expect(reason({ ...print, serial: 4 })).toBe('the state changed (serial 3 -> 4)');
-    expect(reason({ ...print, lineage: 'm' })).toMatch(/state changed/);
-    expect(reason({ ...print, objects: { 'Namespace/ns': 'b', 'PersistentVolumeClaim/web-state': 'c' } })).toBe('Deployment/web is gone from the cluster');
-    expect(reason({ ...print, objects: { ...print.objects, 'Deployment/web': 'z' } })).toBe('Deployment/web changed in the cluster');
-    expect(reason({ ...print, objects: { ...print.objects, 'ServiceAccount/x': 'c' } })).toBe('ServiceAccount/x appeared in the cluster');
+    expect(reason({ ...fingerprint, inputs: 'j' })).toMatch(/tofu, its providers/);
+    expect(reason({ ...fingerprint, graph: { ...graph, rest: 's' } })).toMatch(/graph changed outside the nodes/);
+    expect(reason({ ...fingerprint, graph: { ...graph, resources: { ...graph.resources, 'kubernetes_network_policy_v1.network-policy': 'n2' } } })).toBe('the graph changed outside the nodes (NetworkPolicy)');
+    expect(reason({ ...fingerprint, serial: 4 })).toBe('the state changed (serial 3 -> 4)');
+    expect(reason({ ...fingerprint, lineage: 'm' })).toMatch(/state changed/);
+    expect(reason({ ...fingerprint, objects: { 'Namespace/ns': 'b', 'PersistentVolumeClaim/web-state': 'c' } })).toBe('Deployment/web is gone from the cluster');
+    expect(reason({ ...fingerprint, objects: { ...fingerprint.objects, 'Deployment/web': 'z' } })).toBe('Deployment/web changed in the cluster');
+    expect(reason({ ...fingerprint, objects: { ...fingerprint.objects, 'ServiceAccount/x': 'c' } })).toBe('ServiceAccount/x appeared in the cluster');
   });
   it("with only a node's parts of the graph changed, names the node and its resources; its own objects may differ", () => {
-    const now = { ...print, graph: { ...graph, resources: { ...graph.resources, 'null_resource.image-web_push_1A2B3C4D': 'p2' } }, objects: { ...print.objects, 'Deployment/web': 'z' } };
-    expect(compare(print, now)).toEqual({ kind: 'nodes', nodes: ['web'], addresses: ['kubernetes_manifest.node-web_deployment_1A2B3C4E', 'null_resource.image-web_push_1A2B3C4D'] });
+    const now = { ...fingerprint, graph: { ...graph, resources: { ...graph.resources, 'null_resource.image-web_push_1A2B3C4D': 'p2' } }, objects: { ...fingerprint.objects, 'Deployment/web': 'z' } };
+    expect(compare(fingerprint, now)).toEqual({ kind: 'nodes', nodes: ['web'], addresses: ['kubernetes_manifest.node-web_deployment_1A2B3C4E', 'null_resource.image-web_push_1A2B3C4D'] });
     // another object changed too: the full plan
-    expect(compare(print, { ...now, objects: { ...now.objects, 'Namespace/ns': 'q' } })).toEqual({ kind: 'differs', reason: 'Namespace/ns changed in the cluster' });
+    expect(compare(fingerprint, { ...now, objects: { ...now.objects, 'Namespace/ns': 'q' } })).toEqual({ kind: 'differs', reason: 'Namespace/ns changed in the cluster' });
   });
 });
 
-describe('graphPrint', () => {
+describe('graphFingerprint', () => {
   it('prints each block by address and the rest apart', () => {
     const g = (image: string, output: string) =>
       JSON.stringify({ output: { names: { value: [output] } }, resource: { null_resource: { 'image-web_push_1A2B3C4D': { triggers: { ref: image } }, 'image-mail_push_1A2B3C41': { triggers: { ref: 'm' } } } }, data: { external: { 'image-web_digest_1A2B3C4F': { program: ['sh'] } } } });
-    const a = graphPrint(g('v1', 'web'));
+    const a = graphFingerprint(g('v1', 'web'));
     expect(Object.keys(a.resources).sort()).toEqual(['data.external.image-web_digest_1A2B3C4F', 'null_resource.image-mail_push_1A2B3C41', 'null_resource.image-web_push_1A2B3C4D']);
-    const b = graphPrint(g('v2', 'web'));
+    const b = graphFingerprint(g('v2', 'web'));
     expect(b.rest).toBe(a.rest);
     expect(b.resources['null_resource.image-web_push_1A2B3C4D']).not.toBe(a.resources['null_resource.image-web_push_1A2B3C4D']);
     expect(b.resources['null_resource.image-mail_push_1A2B3C41']).toBe(a.resources['null_resource.image-mail_push_1A2B3C41']);
-    expect(graphPrint(g('v1', 'mail')).rest).not.toBe(a.rest);
+    expect(graphFingerprint(g('v1', 'mail')).rest).not.toBe(a.rest);
   });
 
   it("leaves out a push's order after another node's push (it moves when that node changes image), nothing else", () => {
@@ -90,43 +95,43 @@ describe('graphPrint', () => {
     const A = 'null_resource.image-a_push_1A2B3C41';
     const B = 'null_resource.image-b_push_1A2B3C42';
     const C = 'null_resource.image-c_push_1A2B3C43';
-    const before = graphPrint(g({ 'image-a_push_1A2B3C41': push('x:1', []), 'image-b_push_1A2B3C42': push('x:1', [A]), 'image-c_push_1A2B3C43': push('x:1', [A]) }));
+    const before = graphFingerprint(g({ 'image-a_push_1A2B3C41': push('x:1', []), 'image-b_push_1A2B3C42': push('x:1', [A]), 'image-c_push_1A2B3C43': push('x:1', [A]) }));
     // WHEN a moves to another image: b is now the first, c waits for b
-    const after = graphPrint(g({ 'image-a_push_1A2B3C41': push('x:2', []), 'image-b_push_1A2B3C42': push('x:1', []), 'image-c_push_1A2B3C43': push('x:1', [B]) }));
-    // THEN only a's print changed
+    const after = graphFingerprint(g({ 'image-a_push_1A2B3C41': push('x:2', []), 'image-b_push_1A2B3C42': push('x:1', []), 'image-c_push_1A2B3C43': push('x:1', [B]) }));
+    // THEN only a's fingerprint changed
     expect(after.resources[A]).not.toBe(before.resources[A]);
     expect(after.resources[B]).toBe(before.resources[B]);
     expect(after.resources[C]).toBe(before.resources[C]);
     // AND the order after the RuntimeClass read still counts
-    const noRuntimeClass = graphPrint(g({ 'image-a_push_1A2B3C41': push('x:2', []), 'image-b_push_1A2B3C42': { triggers: { ref: 'x:1' } }, 'image-c_push_1A2B3C43': push('x:1', [B]) }));
+    const noRuntimeClass = graphFingerprint(g({ 'image-a_push_1A2B3C41': push('x:2', []), 'image-b_push_1A2B3C42': { triggers: { ref: 'x:1' } }, 'image-c_push_1A2B3C43': push('x:1', [B]) }));
     expect(noRuntimeClass.resources[B]).not.toBe(before.resources[B]);
   });
 });
 
-describe('fastPlanAllowed and the record', () => {
+describe('whyNoFastPlan and the record', () => {
   const model = { stateKey: 'g-all', spire: undefined } as unknown as TargetModel;
   it('is off with DEPLOY_FAST_PLAN=off and for a target with SPIRE steps', () => {
-    expect(fastPlanAllowed({ env: {}, model })).toBeUndefined();
-    expect(fastPlanAllowed({ env: { DEPLOY_FAST_PLAN: 'OFF' }, model })).toBe('DEPLOY_FAST_PLAN=off');
-    expect(fastPlanAllowed({ env: {}, model: { ...model, spire: {} } as unknown as TargetModel })).toMatch(/SPIRE/);
+    expect(whyNoFastPlan({ env: {}, model })).toBeUndefined();
+    expect(whyNoFastPlan({ env: { DEPLOY_FAST_PLAN: 'OFF' }, model })).toBe('DEPLOY_FAST_PLAN=off');
+    expect(whyNoFastPlan({ env: {}, model: { ...model, spire: {} } as unknown as TargetModel })).toMatch(/SPIRE/);
   });
 
-  it("keeps a plan's print, and an apply's only without a foreign writer that wrote since the print before the plan", async () => {
+  it("keeps a plan's fingerprint, and an apply's only without a foreign writer that wrote since the fingerprint before the plan", async () => {
     const dir = await mkdtemp(join(tmpdir(), 'noop-record-'));
     const ctx = { env: { DEPLOY_STATE_DIR: dir }, model };
     const file = join(dir, 'noop', 'g-all.json');
     const edit = 'Deployment/web: kubectl-edit at 2026-12-02T01:00:00Z';
-    const print: TargetPrint = { inputs: 'i', graph: { rest: 'r', resources: {} }, lineage: 'l', serial: 3, objects: { 'Deployment/web': 'a' }, foreignWriters: [edit] };
-    expect(await recordNoop(ctx, print, 'plan')).toEqual([]);
+    const fingerprint: TargetFingerprint = { inputs: 'i', graph: { rest: 'r', resources: {} }, lineage: 'l', serial: 3, objects: { 'Deployment/web': 'a' }, foreignWriters: [edit] };
+    expect(await recordNoop(ctx, fingerprint, 'plan')).toEqual([]);
     expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({ recordedBy: 'plan', serial: 3, objects: { 'Deployment/web': 'a' } });
-    // a writer the print before the plan did not have: not recorded, and the old record goes
-    expect(await recordNoop(ctx, print, 'apply')).toEqual([edit]);
+    // a writer the fingerprint before the plan did not have: not recorded, and the old record goes
+    expect(await recordNoop(ctx, fingerprint, 'apply')).toEqual([edit]);
     await expect(readFile(file, 'utf8')).rejects.toThrow();
-    expect(await recordNoop(ctx, print, 'apply', { ...print, foreignWriters: ['Deployment/web: kubectl-edit at 2026-12-02T00:59:00Z'] })).toEqual([edit]);
+    expect(await recordNoop(ctx, fingerprint, 'apply', { ...fingerprint, foreignWriters: ['Deployment/web: kubectl-edit at 2026-12-02T00:59:00Z'] })).toEqual([edit]);
     // the same writer at the same time, there before the plan: recorded
-    expect(await recordNoop(ctx, print, 'apply', print)).toEqual([]);
+    expect(await recordNoop(ctx, fingerprint, 'apply', fingerprint)).toEqual([]);
     expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({ recordedBy: 'apply' });
-    expect(await recordNoop(ctx, { ...print, foreignWriters: [] }, 'apply')).toEqual([]);
+    expect(await recordNoop(ctx, { ...fingerprint, foreignWriters: [] }, 'apply')).toEqual([]);
     await forgetNoop(ctx);
     await expect(readFile(file, 'utf8')).rejects.toThrow();
     await rm(dir, { recursive: true, force: true });
@@ -152,10 +157,9 @@ describe('providerSettings', () => {
 
 describe('changedBehindTheApply', () => {
   it("names the graph's objects that changed during the run, but not those the apply changed nor the namespace's default service account", async () => {
-    const { changedBehindTheApply } = await import('../../../src/workflow/noop-check.js');
-    const print = (objects: Record<string, string>) => ({ inputs: '', graph: { rest: '', resources: {} }, lineage: 'l', serial: 1, objects, foreignWriters: [] });
-    const before = print({ 'Deployment/web': 'a', 'Deployment/mail': 'b', 'NetworkPolicy/p': 'c' });
-    const after = print({ 'Deployment/web': 'a2', 'Deployment/mail': 'b2', 'ServiceAccount/default': 'd' });
+    const fingerprintOf = (objects: Record<string, string>) => ({ inputs: '', graph: { rest: '', resources: {} }, lineage: 'l', serial: 1, objects, foreignWriters: [] });
+    const before = fingerprintOf({ 'Deployment/web': 'a', 'Deployment/mail': 'b', 'NetworkPolicy/p': 'c' });
+    const after = fingerprintOf({ 'Deployment/web': 'a2', 'Deployment/mail': 'b2', 'ServiceAccount/default': 'd' });
     const graph = (k: string) => k !== 'ServiceAccount/default';
     expect(changedBehindTheApply(before, after, (k) => k === 'Deployment/mail', graph)).toEqual(['Deployment/web: changed during the run', 'NetworkPolicy/p: gone during the run']);
   });
@@ -178,6 +182,6 @@ describe('the reason of a full plan when the check cannot read', () => {
     expect(oneLine(message)).toBe('The kubeconfig cannot be used: env KUBE_CTX: context "other" does not exist in the kubeconfig; /kc: no server');
     expect(oneLine('no answer within 15s')).toBe('no answer within 15s');
     const verdict = await checkNoop({} as NoopCheckContext, message, [], '{}');
-    expect(verdict).toEqual({ verified: false, reason: 'the check could not read everything it needs (The kubeconfig cannot be used: env KUBE_CTX: context "other" does not exist in the kubeconfig; /kc: no server)' });
+    expect(verdict).toEqual({ kind: 'full', reason: 'the check could not read everything it needs (The kubeconfig cannot be used: env KUBE_CTX: context "other" does not exist in the kubeconfig; /kc: no server)' });
   });
 });

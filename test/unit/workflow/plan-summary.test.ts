@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../src/config/load.js';
-import { formatTargetSummary, summarizePlan, type PlannedChange } from '../../../src/workflow/plan-summary.js';
+import type { PlannedChange } from '../../../src/contract/planned-change.js';
+import { formatTargetSummary, summarizePlan } from '../../../src/workflow/plan-summary.js';
 import { samplePlan, spirePlan } from '../../support/cli.js';
 
 const [all] = buildTargets(parseGroupPlan(JSON.stringify(samplePlan()), '/p/g.json'), loadCoordinates({}, { K8S_REGISTRY: 'reg' }), '/p/g.json', ['all']);

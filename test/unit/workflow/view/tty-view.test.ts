@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { fitWidth, renderRows } from '../../../../src/workflow/view/tty-view.js';
-import { openRunView, wantsColour, wantsLiveView } from '../../../../src/workflow/view/run-view.js';
+import { openRunView, wantsColour, wantsLiveView } from '../../../../src/workflow/view/open-run-view.js';
 import type { Row } from '../../../../src/workflow/view/run-rows.js';
 
 const row = (over: Partial<Row>): Row => ({ target: 'all', node: 'mail', label: 'mail', status: 'active', words: 'waiting for the pod: booting', detail: '', since: 0, startedAt: 0, endedAt: undefined, output: '', ...over });

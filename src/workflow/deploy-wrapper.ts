@@ -1,4 +1,4 @@
-/** How the graph's rollout step calls this same program back. */
+/** How the graph's rollout step calls this same program back: $DEPLOY_BIN, a wrapper of this installation's bin/deploy.js. */
 import { existsSync } from 'node:fs';
 import { chmod, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -20,7 +20,7 @@ export function deployEntry(): string {
  * Writes `<runDir>/deploy`, a script that runs this program on the same Node as this process
  * (no re-exec on an old PATH node), and returns its path: the graph runs it as $DEPLOY_BIN.
  */
-export async function writeSelfWrapper(runDir: string): Promise<string> {
+export async function writeDeployWrapper(runDir: string): Promise<string> {
   const file = join(runDir, 'deploy');
   await writeFile(file, `#!/bin/sh\nexec ${shq(process.execPath)} ${shq(deployEntry())} "$@"\n`);
   await chmod(file, 0o755);
