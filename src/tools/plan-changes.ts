@@ -22,7 +22,8 @@
  */
 import type { PlannedResourceChange } from '../contract/planned-change.js';
 import { UNKNOWN, msgpack } from './cty-msgpack.js';
-import { readSavedPlan, type SavedPlan, type StateResource } from './plan-file.js';
+import type { TofuResource } from '../contract/tofu-state.js';
+import { readSavedPlan, type SavedPlan } from './plan-file.js';
 import { fields, type MessageShape } from './protobuf-wire.js';
 import { changedKeysOf, formatAttributePath, type PlannedOutput, type ShownPlan } from './tofu-plan-json.js';
 
@@ -281,7 +282,7 @@ function compareAddresses(a: PlannedResourceChange, b: PlannedResourceChange): n
 }
 
 /** Addresses of the tainted instances of a state (version 4), as `tofu show -json` writes them. */
-function taintedIn(state: readonly StateResource[]): Set<string> {
+function taintedIn(state: readonly TofuResource[]): Set<string> {
   const out = new Set<string>();
   for (const r of state) {
     for (const i of r.instances ?? []) {

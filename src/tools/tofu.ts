@@ -28,7 +28,8 @@ import { diagnosticSchema, toDiagnostic, type ChangeSummary, type TofuDiagnostic
 import type { PlannedResourceChange } from '../contract/planned-change.js';
 import type { Logger } from '../log.js';
 import { planChanges } from './plan-changes.js';
-import { readSavedPlan, type StateResource } from './plan-file.js';
+import type { TofuResource } from '../contract/tofu-state.js';
+import { readSavedPlan } from './plan-file.js';
 import { planJsonSchema, readShownPlan, readShownPriorState, type PlannedOutput, type ShownPlan } from './tofu-plan-json.js';
 import { readTofuJson, TEN_MINUTES, type TofuOptions } from './tofu-process.js';
 
@@ -60,7 +61,7 @@ export interface PlanResult {
    * plan's refresh), read with the changes in one read of the file (or `prior_state` of `tofu
    * show -json` when that read fails). Not read for a destroy plan without changes.
    */
-  readonly priorState?: readonly StateResource[];
+  readonly priorState?: readonly TofuResource[];
 }
 
 export interface ApplyResult {
@@ -210,7 +211,7 @@ async function readPlan(
   opts: TofuOptions & { readonly logger?: Pick<Logger, 'warn'> },
   planFile: string,
   withChanges: boolean,
-): Promise<{ shown?: ShownPlan; priorState: readonly StateResource[] }> {
+): Promise<{ shown?: ShownPlan; priorState: readonly TofuResource[] }> {
   try {
     const saved = await readSavedPlan(planFile);
     return { ...(withChanges ? { shown: planChanges(saved) } : {}), priorState: saved.state };
