@@ -21,6 +21,7 @@ import { z } from 'zod';
 import { createHash } from 'node:crypto';
 import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { GRAPH_FILE } from '../contract/graph-ids.js';
+import { parseJson } from '../contract/parse-json.js';
 import { requireTool } from './discover.js';
 import { dropStaleProviderLock, LOCK_FILE, markProviderLock, mirroredBuilds } from './provider-lock.js';
 import { runTofuJson } from './tofu-json-run.js';
@@ -119,12 +120,16 @@ export async function initGraph(opts: TofuOptions & { readonly reconfigure?: boo
  */
 const INIT_STAMP = 'deploy-init';
 
+/** The graph's `terraform` block (backend, required providers): part of the init stamp. */
+const graphTerraformSchema = z.looseObject({ terraform: z.unknown() });
+
 /** The stamp of an init of `dir` now (`builds`: provider-lock.ts mirroredBuilds), or undefined when the init must run (not the cache's mirror, no graph, no backend config yet). */
 async function initStamp(opts: TofuOptions, args: readonly string[], builds: string | undefined): Promise<string | undefined> {
   if (builds === undefined) return undefined;
   const tofu = opts.tofuPath ?? requireTool('tofu', opts.env).path;
   try {
-    const graph = JSON.parse(await readFile(join(opts.dir, GRAPH_FILE), 'utf8')) as { terraform?: unknown };
+    const graphFile = join(opts.dir, GRAPH_FILE);
+    const graph = parseJson(graphTerraformSchema, await readFile(graphFile, 'utf8'), graphFile);
     const t = await stat(tofu, { bigint: true });
     const parts = [
       args.join(' '),
