@@ -64,8 +64,8 @@ const tokenReplySchema = z.looseObject({ token: z.string().optional(), access_to
 /** The auth file skopeo reads (containers-auth.json(5), Docker's config.json): base64 `user:password` per registry, or credential helpers. */
 const authFileSchema = z.looseObject({
   auths: z.record(z.string(), z.looseObject({ auth: z.string().optional() })).optional(),
-  credHelpers: z.unknown(),
-  credsStore: z.unknown(),
+  credHelpers: z.unknown().optional(),
+  credsStore: z.unknown().optional(),
 });
 
 interface Reply {

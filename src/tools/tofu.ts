@@ -121,7 +121,7 @@ export async function initGraph(opts: TofuOptions & { readonly reconfigure?: boo
 const INIT_STAMP = 'deploy-init';
 
 /** The graph's `terraform` block (backend, required providers): part of the init stamp. */
-const graphTerraformSchema = z.looseObject({ terraform: z.unknown() });
+const graphTerraformSchema = z.looseObject({ terraform: z.unknown().optional() });
 
 /** The stamp of an init of `dir` now (`builds`: provider-lock.ts mirroredBuilds), or undefined when the init must run (not the cache's mirror, no graph, no backend config yet). */
 async function initStamp(opts: TofuOptions, args: readonly string[], builds: string | undefined): Promise<string | undefined> {
