@@ -33,7 +33,8 @@ import type { ConnectionOptions } from 'node:tls';
 import { ConfigError } from '../errors.js';
 import { retryTransient, withDeadline } from '../deadline.js';
 import { execCredentialSource, type ExecClusterInfo, type ExecCredential } from './exec-credential.js';
-import { EXEC_CLUSTER_EXTENSION, resolveKubeconfig, type ClusterEntry, type ResolvedKubeconfig, type UserEntry } from './kubeconfig.js';
+import { EXEC_CLUSTER_EXTENSION, type ClusterEntry, type ResolvedKubeconfig, type UserEntry } from './kubeconfig-file.js';
+import { resolveKubeconfig } from './kubeconfig.js';
 import type { ListResult } from './list-watch.js';
 import { connectProxy, connectThroughProxy, proxyAuthorization, proxyFor } from './proxy-tunnel.js';
 
