@@ -52,24 +52,23 @@ export abstract class JudgedStateStore implements Pick<StateStore, 'update' | 'd
   }
 
   lock(key: string, info: LockInfo): Promise<LockResult> {
-    return this.writeKey(key, {
-      readsLatest: false,
-      judge: ({ lock }) => {
-        const { result, take } = judgeLock(lock, info);
-        return take ? { result, putLock: info } : { result };
-      },
-    });
+    return this.writeKey(key, onLock((lock) => {
+      const { result, take } = judgeLock(lock, info);
+      return take ? { result, putLock: info } : { result };
+    }));
   }
 
   unlock(key: string, id: string): Promise<UnlockResult> {
-    return this.writeKey(key, {
-      readsLatest: false,
-      judge: ({ lock }) => {
-        const { result, release } = judgeUnlock(lock, id);
-        return release ? { result, deleteLock: id } : { result };
-      },
-    });
+    return this.writeKey(key, onLock((lock) => {
+      const { result, release } = judgeUnlock(lock, id);
+      return release ? { result, deleteLock: id } : { result };
+    }));
   }
+}
+
+/** A write judged by the key's lock alone (LOCK, UNLOCK): the newest version is not read. */
+function onLock<R>(judge: (lock: LockInfo | undefined) => KeyWrites<R>): KeyWrite<R> {
+  return { readsLatest: false, judge: ({ lock }) => judge(lock) };
 }
 
 function versionWrite<R>(judged: { result: R; insert?: VersionMeta | undefined }, body: Buffer): KeyWrites<R> {
