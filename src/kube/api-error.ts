@@ -3,19 +3,26 @@
  * fast reads of `deploy status` and the check (kube-read.ts), without loading
  * @kubernetes/client-node.
  */
+import { z } from 'zod';
 import { ToolError } from '../errors.js';
 import { statusCode } from '../deadline.js';
+
+/** A Status body's message (meta/v1 Status), when the body is one. */
+const statusMessageSchema = z.looseObject({ message: z.string().optional() });
 
 /** What the API server answered, briefly (ApiException carries the Status body). */
 export function describeApiError(err: unknown): string {
   const e = err as { code?: number; body?: unknown; message?: string };
   let body = '';
   if (typeof e?.body === 'string') {
+    let status: unknown;
     try {
-      body = (JSON.parse(e.body) as { message?: string }).message ?? e.body;
+      status = JSON.parse(e.body);
     } catch {
-      body = e.body;
+      status = undefined;
     }
+    const parsed = statusMessageSchema.safeParse(status);
+    body = (parsed.success ? parsed.data.message : undefined) ?? e.body;
   } else if (e?.body && typeof e.body === 'object') body = (e.body as { message?: string }).message ?? '';
   const code = statusCode(err);
   return `${code ? `HTTP ${code}: ` : ''}${body || e?.message || String(err)}`.split('\n')[0]!.slice(0, 500);

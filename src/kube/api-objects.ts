@@ -52,6 +52,14 @@ export const PodTemplateSchema = z.object({
 });
 export type PodTemplate = z.infer<typeof PodTemplateSchema>;
 
+/** The status fields a Deployment and its ReplicaSets share (the counts of their pods, and the conditions). */
+const replicaCounts = {
+  replicas: num,
+  readyReplicas: num,
+  availableReplicas: num,
+  conditions: z.array(ConditionSchema).nullish(),
+};
+
 export const DeploymentSchema = z.object({
   metadata: ObjectMetaSchema,
   spec: z.object({
@@ -62,12 +70,9 @@ export const DeploymentSchema = z.object({
   status: z
     .object({
       observedGeneration: num,
-      replicas: num,
+      ...replicaCounts,
       updatedReplicas: num,
-      readyReplicas: num,
-      availableReplicas: num,
       unavailableReplicas: num,
-      conditions: z.array(ConditionSchema).nullish(),
     })
     .nullish(),
 });
@@ -76,14 +81,7 @@ export type Deployment = z.infer<typeof DeploymentSchema>;
 export const ReplicaSetSchema = z.object({
   metadata: ObjectMetaSchema,
   spec: z.object({ replicas: num, template: RawTemplateSchema.nullish() }),
-  status: z
-    .object({
-      replicas: num,
-      readyReplicas: num,
-      availableReplicas: num,
-      conditions: z.array(ConditionSchema).nullish(),
-    })
-    .nullish(),
+  status: z.object(replicaCounts).nullish(),
 });
 export type ReplicaSet = z.infer<typeof ReplicaSetSchema>;
 

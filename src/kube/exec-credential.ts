@@ -27,7 +27,8 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { ToolError, hintOf } from '../errors.js';
-import { canonicalJson, type ExecEntry } from './kubeconfig.js';
+import { canonicalJson } from './canonical-json.js';
+import type { ExecEntry } from './kubeconfig-file.js';
 
 /** What a plugin printed that the requests use. */
 export interface ExecCredential {

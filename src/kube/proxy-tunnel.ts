@@ -21,7 +21,7 @@
 import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
 import type { Duplex } from 'node:stream';
-import { redactUrl } from './kubeconfig.js';
+import { redactUrl } from './url-text.js';
 
 /** The proxy for a request to `target`, or undefined to connect directly. */
 export function proxyFor(target: URL, proxyUrl: string | undefined, env: NodeJS.ProcessEnv): URL | undefined {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { describeIssues } from '../contract/parse-json.js';
 import { DeployError, ExitCode } from '../errors.js';
 
 /**
@@ -31,7 +32,7 @@ export function parseLockInfo(body: Buffer): LockInfoParse {
   }
   const parsed = LockInfoSchema.safeParse(json);
   if (!parsed.success) {
-    return { ok: false, problem: `the body is not a LockInfo: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}` };
+    return { ok: false, problem: `the body is not a LockInfo: ${describeIssues(parsed.error)}` };
   }
   return { ok: true, info: parsed.data };
 }

@@ -1,21 +1,9 @@
 import type { Pool, PoolClient, PoolConfig } from 'pg';
 import type { Logger } from '../log.js';
+import { JudgedStateStore, type KeyWrite } from './judged-store.js';
 import type { LockInfo } from './lock-info.js';
-import type { StateHeader } from './state-document.js';
-import {
-  type DeleteResult,
-  type LockResult,
-  newerSchemaError,
-  sha256Hex,
-  type StateStore,
-  type StateSummary,
-  type StoredState,
-  StoreUnavailableError,
-  type UnlockResult,
-  type UpdateResult,
-  type VersionMeta,
-} from './store.js';
-import { type Judgement, judgeDelete, judgeLock, judgeUnlock, judgeUpdate } from './update-rules.js';
+import { type StateStore, type StateSummary, type StoredState, StoreUnavailableError, type VersionMeta } from './store.js';
+import { lockInfoOf, schemaStep, VERSION_COLUMNS as COLUMNS, versionMetaOf as toMeta, type VersionRow } from './store-rows.js';
 
 /** 1: versions (with deletions) and locks. */
 const SCHEMA_VERSION = 1;
@@ -25,7 +13,6 @@ const SCHEMA_VERSION = 1;
  * https://www.postgresql.org/docs/15/explicit-locking.html#ADVISORY-LOCKS
  */
 export const LOCK_CLASS = 0x64706c79; // "dply"
-const COLUMNS = 'key, serial, lineage, empty, deleted, sha256, size, created';
 /** System error codes of a connection that failed or broke. */
 const NETWORK_ERROR = /^(ECONN|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN)/;
 /** The client's own words for a connection it lost, could not open in time, or no longer has. */
@@ -54,17 +41,6 @@ export interface PostgresStoreOptions {
   readonly lockWaitMs?: number | undefined;
 }
 
-interface VersionRow {
-  key: string;
-  serial: string;
-  lineage: string;
-  empty: boolean;
-  deleted: boolean;
-  sha256: string;
-  size: number;
-  created: Date;
-}
-
 /**
  * The states, their versions and the locks in PostgreSQL, so that several `deploy state
  * serve` processes on one database are one backend. Every read is a query (no cache); every
@@ -74,12 +50,13 @@ interface VersionRow {
  * transaction back and drops its advisory lock. The lock records are rows, seen by every
  * server at once. Tables: deploy_state_versions, deploy_state_locks, deploy_state_schema.
  */
-export class PostgresStateStore implements StateStore {
+export class PostgresStateStore extends JudgedStateStore implements StateStore {
   readonly where: string;
   private readonly pool: Pool;
   private closing: Promise<void> | undefined;
 
   private constructor(where: string, pool: Pool) {
+    super();
     this.where = where;
     this.pool = pool;
   }
@@ -155,47 +132,50 @@ export class PostgresStateStore implements StateStore {
     return rows
       .map((r) => {
         const latest = r.key ? toMeta(r as VersionRow) : undefined;
-        return { key: r.k, latest, deleted: latest?.deleted ?? false, versions: Number(r.n ?? 0), lock: r.info ? (JSON.parse(r.info) as LockInfo) : undefined };
+        return { key: r.k, latest, deleted: latest?.deleted ?? false, versions: Number(r.n ?? 0), lock: r.info ? lockInfoOf(r.info, r.k, this.where) : undefined };
       })
       .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)); // as SQLite's list: code-unit order, not the database's collation
   }
 
   async lockOf(key: string): Promise<LockInfo | undefined> {
-    return this.query((c) => lockOf(c, key));
+    return this.query((c) => this.lockNow(c, key));
   }
 
   async findLock(id: string): Promise<{ key: string; info: LockInfo }[]> {
     return this.query(async (c) =>
       (await c.query<{ key: string; info: string }>('SELECT key, info FROM deploy_state_locks WHERE id = $1', [id])).rows.map((r) => ({
         key: r.key,
-        info: JSON.parse(r.info) as LockInfo,
+        info: lockInfoOf(r.info, r.key, this.where),
       })),
     );
   }
 
-  async update(key: string, body: Buffer, header: StateHeader, lockId: string | undefined): Promise<UpdateResult> {
-    const req = { key, header, sha256: sha256Hex(body), size: body.length, lockId };
-    return this.transaction(key, async (c) => insert(c, judgeUpdate(req, await lockOf(c, key), await latestOf(c, key), new Date()), body));
-  }
-
-  async delete(key: string, lockId: string | undefined): Promise<DeleteResult> {
-    return this.transaction(key, async (c) => insert(c, judgeDelete(lockId, await lockOf(c, key), await latestOf(c, key), new Date()), Buffer.alloc(0)));
-  }
-
-  async lock(key: string, info: LockInfo): Promise<LockResult> {
+  protected writeKey<R>(key: string, write: KeyWrite<R>): Promise<R> {
     return this.transaction(key, async (c) => {
-      const { result, take } = judgeLock(await lockOf(c, key), info);
-      if (take) await c.query('INSERT INTO deploy_state_locks (key, id, info, created) VALUES ($1, $2, $3, $4)', [key, info.ID, JSON.stringify(info), new Date()]);
-      return result;
+      const w = write.judge({ lock: await this.lockNow(c, key), latest: write.readsLatest ? await latestOf(c, key) : undefined }, new Date());
+      const v = w.insert?.version;
+      if (v) {
+        await c.query(`INSERT INTO deploy_state_versions (${COLUMNS}, body) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, [
+          v.key,
+          v.serial,
+          v.lineage,
+          v.empty,
+          v.deleted,
+          v.sha256,
+          v.size,
+          v.created,
+          w.insert!.body,
+        ]);
+      }
+      if (w.putLock) await c.query('INSERT INTO deploy_state_locks (key, id, info, created) VALUES ($1, $2, $3, $4)', [key, w.putLock.ID, JSON.stringify(w.putLock), new Date()]);
+      if (w.deleteLock !== undefined) await c.query('DELETE FROM deploy_state_locks WHERE key = $1 AND id = $2', [key, w.deleteLock]);
+      return w.result;
     });
   }
 
-  async unlock(key: string, id: string): Promise<UnlockResult> {
-    return this.transaction(key, async (c) => {
-      const { result, release } = judgeUnlock(await lockOf(c, key), id);
-      if (release) await c.query('DELETE FROM deploy_state_locks WHERE key = $1 AND id = $2', [key, id]);
-      return result;
-    });
+  private async lockNow(c: PoolClient, key: string): Promise<LockInfo | undefined> {
+    const row = (await c.query<{ info: string }>('SELECT info FROM deploy_state_locks WHERE key = $1', [key])).rows[0];
+    return row ? lockInfoOf(row.info, key, this.where) : undefined;
   }
 
   /**
@@ -207,10 +187,7 @@ export class PostgresStateStore implements StateStore {
     await this.transactionOn('SELECT pg_advisory_xact_lock($1, 0)', [], async (c) => {
       const present = (await c.query<{ t: string | null }>("SELECT to_regclass('deploy_state_schema') AS t")).rows[0]!.t !== null;
       const version = present ? (await c.query<{ version: number }>('SELECT version FROM deploy_state_schema')).rows[0]?.version : undefined;
-      if (version !== undefined && version > SCHEMA_VERSION) {
-        throw newerSchemaError(`the tables of ${this.where} have schema version ${version}, newer than this deploy understands (${SCHEMA_VERSION})`);
-      }
-      if (version === SCHEMA_VERSION) return;
+      if (schemaStep(version, SCHEMA_VERSION, `the tables of ${this.where} have`) === 'current') return;
       await c.query(`
         CREATE TABLE IF NOT EXISTS deploy_state_schema (version integer NOT NULL);
         CREATE TABLE IF NOT EXISTS deploy_state_versions (
@@ -308,40 +285,4 @@ export class PostgresStateStore implements StateStore {
 async function latestOf(c: PoolClient, key: string): Promise<VersionMeta | undefined> {
   const row = (await c.query<VersionRow>(`SELECT ${COLUMNS} FROM deploy_state_versions WHERE key = $1 ORDER BY id DESC LIMIT 1`, [key])).rows[0];
   return row && toMeta(row);
-}
-
-async function lockOf(c: PoolClient, key: string): Promise<LockInfo | undefined> {
-  const row = (await c.query<{ info: string }>('SELECT info FROM deploy_state_locks WHERE key = $1', [key])).rows[0];
-  return row ? (JSON.parse(row.info) as LockInfo) : undefined;
-}
-
-async function insert<R>(c: PoolClient, judged: Judgement<R>, body: Buffer): Promise<R> {
-  const v = judged.insert;
-  if (v) {
-    await c.query(`INSERT INTO deploy_state_versions (${COLUMNS}, body) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, [
-      v.key,
-      v.serial,
-      v.lineage,
-      v.empty,
-      v.deleted,
-      v.sha256,
-      v.size,
-      v.created,
-      body,
-    ]);
-  }
-  return judged.result;
-}
-
-function toMeta(r: VersionRow): VersionMeta {
-  return {
-    key: r.key,
-    serial: Number(r.serial),
-    lineage: r.lineage,
-    empty: r.empty,
-    deleted: r.deleted,
-    sha256: r.sha256,
-    size: Number(r.size),
-    created: r.created.toISOString(),
-  };
 }

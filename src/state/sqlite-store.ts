@@ -1,23 +1,11 @@
 import { chmodSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import { JudgedStateStore, type KeyWrite } from './judged-store.js';
 import type { LockInfo } from './lock-info.js';
 import { loadSqlite } from './sqlite.js';
-import type { StateHeader } from './state-document.js';
-import {
-  type DeleteResult,
-  type LockResult,
-  newerSchemaError,
-  sha256Hex,
-  type StateStore,
-  type StateSummary,
-  type StoredState,
-  StoreUnavailableError,
-  type UnlockResult,
-  type UpdateResult,
-  type VersionMeta,
-} from './store.js';
-import { type Judgement, judgeDelete, judgeLock, judgeUnlock, judgeUpdate } from './update-rules.js';
+import { type StateStore, type StateSummary, type StoredState, StoreUnavailableError, type VersionMeta } from './store.js';
+import { lockInfoOf, schemaStep, VERSION_COLUMNS as COLUMNS, versionMetaOf, type VersionRow } from './store-rows.js';
 
 /** The file inside the data directory. */
 export const DATABASE_FILE = 'state.db';
@@ -25,7 +13,6 @@ export const DATABASE_FILE = 'state.db';
 const SCHEMA_VERSION = 2;
 /** How long a write waits for another process holding the database (then a 503). */
 const BUSY_TIMEOUT_MS = 5_000;
-const COLUMNS = 'key, serial, lineage, empty, deleted, sha256, size, created';
 
 /**
  * Every version of every state, and the locks, in one SQLite database (Node's built-in
@@ -38,7 +25,7 @@ const COLUMNS = 'key, serial, lineage, empty, deleted, sha256, size, created';
  * The statements are synchronous: a transaction runs whole before any other request of this
  * process is served, and BEGIN IMMEDIATE excludes the other processes.
  */
-export class SqliteStateStore implements StateStore {
+export class SqliteStateStore extends JudgedStateStore implements StateStore {
   readonly where: string;
   readonly file: string;
   private readonly db: DatabaseSync;
@@ -46,6 +33,7 @@ export class SqliteStateStore implements StateStore {
   private closed = false;
 
   private constructor(dataDir: string, file: string, db: DatabaseSync) {
+    super();
     this.where = dataDir;
     this.file = file;
     this.db = db;
@@ -138,32 +126,19 @@ export class SqliteStateStore implements StateStore {
 
   async findLock(id: string): Promise<{ key: string; info: LockInfo }[]> {
     return this.guard(() =>
-      (this.stmts.lockById!.all(id) as { key: string; info: string }[]).map((r) => ({ key: r.key, info: JSON.parse(r.info) as LockInfo })),
+      (this.stmts.lockById!.all(id) as { key: string; info: string }[]).map((r) => ({ key: r.key, info: lockInfoOf(r.info, r.key, this.file) })),
     );
   }
 
-  async update(key: string, body: Buffer, header: StateHeader, lockId: string | undefined): Promise<UpdateResult> {
-    const req = { key, header, sha256: sha256Hex(body), size: body.length, lockId };
-    return this.transaction(() => this.apply(judgeUpdate(req, this.lockNow(key), this.latestNow(key), new Date()), body));
-  }
-
-  async delete(key: string, lockId: string | undefined): Promise<DeleteResult> {
-    return this.transaction(() => this.apply(judgeDelete(lockId, this.lockNow(key), this.latestNow(key), new Date()), Buffer.alloc(0)));
-  }
-
-  async lock(key: string, info: LockInfo): Promise<LockResult> {
+  // synchronous inside: the transaction runs whole before any other request of this process
+  protected async writeKey<R>(key: string, write: KeyWrite<R>): Promise<R> {
     return this.transaction(() => {
-      const { result, take } = judgeLock(this.lockNow(key), info);
-      if (take) this.stmts.putLock!.run(key, info.ID, JSON.stringify(info), new Date().toISOString());
-      return result;
-    });
-  }
-
-  async unlock(key: string, id: string): Promise<UnlockResult> {
-    return this.transaction(() => {
-      const { result, release } = judgeUnlock(this.lockNow(key), id);
-      if (release) this.stmts.deleteLock!.run(key, id);
-      return result;
+      const w = write.judge({ lock: this.lockNow(key), latest: write.readsLatest ? this.latestNow(key) : undefined }, new Date());
+      const v = w.insert?.version;
+      if (v) this.stmts.insert!.run(v.key, v.serial, v.lineage, v.empty ? 1 : 0, v.deleted ? 1 : 0, v.sha256, v.size, v.created, w.insert!.body);
+      if (w.putLock) this.stmts.putLock!.run(key, w.putLock.ID, JSON.stringify(w.putLock), new Date().toISOString());
+      if (w.deleteLock !== undefined) this.stmts.deleteLock!.run(key, w.deleteLock);
+      return w.result;
     });
   }
 
@@ -173,13 +148,7 @@ export class SqliteStateStore implements StateStore {
 
   private lockNow(key: string): LockInfo | undefined {
     const row = this.stmts.getLock!.get(key) as { info: string } | undefined;
-    return row ? (JSON.parse(row.info) as LockInfo) : undefined;
-  }
-
-  private apply<R>(judged: Judgement<R>, body: Buffer): R {
-    const v = judged.insert;
-    if (v) this.stmts.insert!.run(v.key, v.serial, v.lineage, v.empty ? 1 : 0, v.deleted ? 1 : 0, v.sha256, v.size, v.created, body);
-    return judged.result;
+    return row ? lockInfoOf(row.info, key, this.file) : undefined;
   }
 
   private transaction<T>(fn: () => T): T {
@@ -219,10 +188,7 @@ export class SqliteStateStore implements StateStore {
 /** Creates the tables of a new database, or brings an older one up to SCHEMA_VERSION. */
 function migrate(db: DatabaseSync, file: string): void {
   const row = db.prepare('PRAGMA user_version').get() as { user_version: number };
-  if (row.user_version > SCHEMA_VERSION) {
-    throw newerSchemaError(`${file} has schema version ${row.user_version}, newer than this deploy understands (${SCHEMA_VERSION})`);
-  }
-  if (row.user_version === SCHEMA_VERSION) return;
+  if (schemaStep(row.user_version, SCHEMA_VERSION, `${file} has`) === 'current') return;
   db.exec('BEGIN IMMEDIATE');
   try {
     // read again inside the write lock: another process may have migrated meanwhile
@@ -260,16 +226,5 @@ function migrate(db: DatabaseSync, file: string): void {
 }
 
 function toMeta(row: unknown): VersionMeta | undefined {
-  if (!row) return undefined;
-  const r = row as { key: string; serial: number; lineage: string; empty: number; deleted: number; sha256: string; size: number; created: string };
-  return {
-    key: r.key,
-    serial: Number(r.serial),
-    lineage: r.lineage,
-    empty: Boolean(r.empty),
-    deleted: Boolean(r.deleted),
-    sha256: r.sha256,
-    size: Number(r.size),
-    created: r.created,
-  };
+  return row ? versionMetaOf(row as VersionRow) : undefined;
 }

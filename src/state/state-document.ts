@@ -1,18 +1,11 @@
-import { z } from 'zod';
+import { describeIssues } from '../contract/parse-json.js';
+import { tofuStateHeaderSchema } from '../contract/tofu-state.js';
 
 /**
- * The few fields of a state document the backend judges an update by. The rest of the
- * document is stored byte for byte and never interpreted.
- * https://opentofu.org/docs/language/state/ (format version 4)
+ * The few fields of a state document the backend judges an update by (the backend's view of
+ * the one model, src/contract/tofu-state.ts). The rest of the document is stored byte for byte
+ * and never interpreted.
  */
-const StateHeaderSchema = z.looseObject({
-  version: z.number().int(),
-  serial: z.number().int().nonnegative(),
-  lineage: z.string().min(1),
-  resources: z.array(z.looseObject({ instances: z.array(z.unknown()).optional() })).optional(),
-  outputs: z.record(z.string(), z.unknown()).optional(),
-});
-
 export interface StateHeader {
   readonly serial: number;
   readonly lineage: string;
@@ -29,11 +22,11 @@ export function parseStateHeader(body: Buffer): StateHeaderParse {
   } catch {
     return { ok: false, problem: 'the body is not JSON: expected an OpenTofu state document' };
   }
-  const parsed = StateHeaderSchema.safeParse(json);
+  const parsed = tofuStateHeaderSchema.safeParse(json);
   if (!parsed.success) {
     return {
       ok: false,
-      problem: `the body is not an OpenTofu state document: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
+      problem: `the body is not an OpenTofu state document: ${describeIssues(parsed.error)}`,
     };
   }
   const s = parsed.data;

@@ -19,68 +19,20 @@
  * (cty-msgpack.ts), an action or reason it does not know, an object whose attributes differ
  * before and after. The caller then runs `tofu show -json` (tofu.ts planGraph) and says why.
  * The integration test compares both readers on real plans of every action.
+ *
+ * The layers below: planfile-proto.ts (the .proto's messages and enums), protobuf-wire.ts (the
+ * wire format), cty-msgpack.ts (the values) and cty-json.ts (the values as `tofu show -json`
+ * writes them); this module gives them their meaning.
  */
 import type { PlannedResourceChange } from '../contract/planned-change.js';
-import { UNKNOWN, msgpack } from './cty-msgpack.js';
-import { readSavedPlan, type SavedPlan, type StateResource } from './plan-file.js';
-import { fields, type MessageShape } from './protobuf-wire.js';
+import type { TofuResource } from '../contract/tofu-state.js';
+import { hasUnknown, jsonLike, unknownMarks } from './cty-json.js';
+import { readSavedPlan, type SavedPlan } from './plan-file.js';
+import { ACTIONS, changeOf, dynamicValue, FORMAT_VERSION, MODES, OUTPUT_CHANGE, PLAN, pathOf, REASONS, RESOURCE_CHANGE, VALUE_COUNT } from './planfile-proto.js';
+import { fields } from './protobuf-wire.js';
 import { changedKeysOf, formatAttributePath, type PlannedOutput, type ShownPlan } from './tofu-plan-json.js';
 
 export { UNKNOWN, msgpack } from './cty-msgpack.js';
-
-/** The plan file format this reader knows (planfile/tfplan.go tfplanFormatVersion). */
-const FORMAT_VERSION = 3;
-
-// planfile.proto's messages (OpenTofu 1.12, internal/plans/internal/planproto): every field
-// declared, read or not; a field not here is one this reader has never seen
-const PLAN: MessageShape = {
-  name: 'Plan',
-  fields: { 1: 'varint', 2: 'bytes', 3: 'bytes', 4: 'bytes', 5: 'bytes', 6: 'bytes', 13: 'bytes', 14: 'bytes', 15: 'bytes', 16: 'bytes', 17: 'varint', 18: 'bytes', 19: 'bytes', 20: 'varint', 21: 'bytes', 22: 'bytes', 500000000: 'bytes' },
-};
-const RESOURCE_CHANGE: MessageShape = { name: 'ResourceInstanceChange', fields: { 7: 'bytes', 8: 'bytes', 9: 'bytes', 10: 'bytes', 11: 'bytes', 12: 'varint', 13: 'bytes', 14: 'bytes' } };
-const CHANGE: MessageShape = { name: 'Change', fields: { 1: 'varint', 2: 'bytes', 3: 'bytes', 4: 'bytes', 5: 'bytes', 6: 'bytes', 7: 'bytes', 8: 'bytes' } };
-const OUTPUT_CHANGE: MessageShape = { name: 'OutputChange', fields: { 1: 'bytes', 2: 'bytes', 3: 'varint' } };
-const DYNAMIC_VALUE: MessageShape = { name: 'DynamicValue', fields: { 1: 'bytes' } };
-const PATH: MessageShape = { name: 'Path', fields: { 1: 'bytes' } };
-const STEP: MessageShape = { name: 'Path.Step', fields: { 1: 'bytes', 2: 'bytes' } };
-
-/** planfile.proto enum Mode: NORMAL, DESTROY, REFRESH_ONLY */
-const MODES = new Set([0, 1, 2]);
-
-/** How many values a Change holds, by action (planfile/tfplan.go changeFromTfplan). */
-const VALUE_COUNT: Record<number, number> = { 0: 1, 1: 1, 2: 2, 3: 2, 5: 1, 6: 2, 7: 2, 8: 1, 10: 2 };
-
-// planfile.proto: enum Action and enum ResourceInstanceActionReason, as `tofu show -json` names them
-const ACTIONS: Record<number, string[]> = {
-  0: ['no-op'],
-  1: ['create'],
-  2: ['read'],
-  3: ['update'],
-  5: ['delete'],
-  6: ['delete', 'create'],
-  7: ['create', 'delete'],
-  8: ['forget'],
-  10: ['forget', 'create'],
-};
-const REASONS: Record<number, string | undefined> = {
-  0: undefined,
-  1: 'replace_because_tainted',
-  2: 'replace_by_request',
-  3: 'replace_because_cannot_update',
-  4: 'delete_because_no_resource_config',
-  5: 'delete_because_wrong_repetition',
-  6: 'delete_because_count_index',
-  7: 'delete_because_each_key',
-  8: 'delete_because_no_module',
-  9: 'replace_by_triggers',
-  10: 'read_because_config_unknown',
-  11: 'read_because_dependency_pending',
-  12: 'delete_because_no_move_target',
-  13: 'read_because_check_nested',
-  14: 'delete_because_enabled_false',
-  15: 'forgot_because_lifecycle_destroy_in_state',
-  16: 'forgot_because_lifecycle_destroy_in_config',
-};
 
 /** The changes and planned outputs of a saved plan (plan-file.ts readSavedPlan), as `tofu show -json` gives them. */
 export function planChanges(saved: SavedPlan): ShownPlan {
@@ -200,25 +152,6 @@ function beforeAndAfter(action: number, values: unknown[], what: string): { befo
   }
 }
 
-function changeOf(buf: Buffer): { action: number; values: unknown[] } {
-  let action = 0;
-  const values: unknown[] = [];
-  // proto3 leaves out a field at its default: no action field is NOOP (0)
-  for (const f of fields(buf, CHANGE)) {
-    if (f.no === 1) action = f.int();
-    else if (f.no === 2) values.push(dynamicValueBytes(f.bytes()));
-  }
-  return { action, values };
-}
-
-/** message DynamicValue { bytes msgpack = 1; } decoded; tofu always writes its bytes (a null is msgpack nil), so none is a doubt */
-function dynamicValueBytes(buf: Buffer): unknown {
-  let value: { v: unknown } | undefined;
-  for (const f of fields(buf, DYNAMIC_VALUE)) value = { v: msgpack(f.bytes()) };
-  if (value === undefined) throw new Error('a DynamicValue without its msgpack');
-  return value.v;
-}
-
 /**
  * cty's msgpack writes every attribute of an object, null or not, and a resource's before and
  * after are of one schema: an attribute on one side only is a value this reader would take
@@ -234,34 +167,6 @@ function requireSameAttributes(before: unknown, after: unknown, address: string)
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Uint8Array);
-}
-
-/** message Path { repeated Step steps = 1; }, a Step an attribute name (1) or an element key (2) */
-function pathOf(buf: Buffer): (string | number)[] {
-  const steps: (string | number)[] = [];
-  for (const f of fields(buf, PATH)) {
-    const before = steps.length;
-    for (const s of fields(f.bytes(), STEP)) {
-      if (steps.length > before) throw new Error('a path step with two selectors');
-      if (s.no === 1) steps.push(s.text());
-      else if (s.no === 2) {
-        const key = dynamicValueBytes(s.bytes());
-        // element keys are encoded as dynamic values too: [type, key]
-        const k = dynamicValue(key);
-        if (typeof k !== 'string' && typeof k !== 'number') throw new Error('a path step whose key is neither a string nor a number');
-        steps.push(k);
-      }
-    }
-    if (steps.length === before) throw new Error('a path step without attribute name or element key');
-  }
-  return steps;
-}
-
-/** A dynamic value, [type as JSON, value]: the value. */
-function dynamicValue(v: unknown): unknown {
-  if (v === UNKNOWN || v === null) return v;
-  if (!Array.isArray(v) || v.length !== 2 || !(v[0] instanceof Uint8Array || typeof v[0] === 'string')) throw new Error('a dynamic value that is not [type, value]');
-  return v[1];
 }
 
 /** `kubernetes_manifest.x` / `data.external.y` / `module.m.null_resource.z[0]` -> mode, type, name */
@@ -281,7 +186,7 @@ function compareAddresses(a: PlannedResourceChange, b: PlannedResourceChange): n
 }
 
 /** Addresses of the tainted instances of a state (version 4), as `tofu show -json` writes them. */
-function taintedIn(state: readonly StateResource[]): Set<string> {
+function taintedIn(state: readonly TofuResource[]): Set<string> {
   const out = new Set<string>();
   for (const r of state) {
     for (const i of r.instances ?? []) {
@@ -291,45 +196,4 @@ function taintedIn(state: readonly StateResource[]): Set<string> {
     }
   }
   return out;
-}
-
-function hasUnknown(v: unknown): boolean {
-  if (v === UNKNOWN) return true;
-  if (Array.isArray(v)) return v.some(hasUnknown);
-  if (v !== null && typeof v === 'object' && !(v instanceof Uint8Array)) return Object.values(v).some(hasUnknown);
-  return false;
-}
-
-/** cty's msgpack of a dynamically typed value: [its type as JSON (bytes), the value]; only these hold bytes. */
-function isDynamic(v: unknown): v is [Uint8Array, unknown] {
-  return Array.isArray(v) && v.length === 2 && v[0] instanceof Uint8Array;
-}
-
-/** The value with unknowns left out (as `after` of `tofu show -json`). */
-function jsonLike(v: unknown): unknown {
-  if (v === UNKNOWN) return undefined;
-  if (isDynamic(v)) return jsonLike(v[1]);
-  if (Array.isArray(v)) return v.map(jsonLike);
-  if (v instanceof Uint8Array) return Buffer.from(v).toString('utf8');
-  if (v !== null && typeof v === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) if (x !== UNKNOWN) out[k] = jsonLike(x);
-    return out;
-  }
-  return v;
-}
-
-/** `after_unknown` of `tofu show -json`: true where the value is unknown, objects of the same shape elsewhere. */
-function unknownMarks(v: unknown): unknown {
-  if (v === UNKNOWN) return true;
-  if (isDynamic(v)) return unknownMarks(v[1]);
-  if (v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Uint8Array)) {
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) {
-      const m = unknownMarks(x);
-      if (m !== undefined) out[k] = m;
-    }
-    return out;
-  }
-  return undefined;
 }

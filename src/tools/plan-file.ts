@@ -14,7 +14,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { inflateRawSync } from 'node:zlib';
-import { z } from 'zod';
+import { parseJson } from '../contract/parse-json.js';
+import { TOFU_STATE_VERSION, tofuStateSchema, type TofuResource } from '../contract/tofu-state.js';
 
 const END_OF_DIRECTORY = 0x06054b50;
 const DIRECTORY_ENTRY = 0x02014b50;
@@ -54,59 +55,20 @@ export function zipEntry(zip: Buffer, name: string): Buffer | undefined {
   return undefined;
 }
 
-/** One resource of a state file (version 4), as far as the callers read it. */
-export interface StateResource {
-  readonly module?: string;
-  readonly mode: string;
-  readonly type: string;
-  readonly name: string;
-  readonly instances?: readonly { readonly attributes?: Record<string, unknown>; readonly status?: string; readonly index_key?: string | number }[];
-}
+/** One resource of a state file: the one model's (src/contract/tofu-state.ts). */
 
 /** A saved plan's entries that deploy reads: the plan itself (`tfplan`) and the state it was made from (`tfstate`). */
 export interface SavedPlan {
   readonly file: string;
   readonly tfplan: Buffer | undefined;
-  readonly state: readonly StateResource[];
+  readonly state: readonly TofuResource[];
 }
-
-/** The state format this reader knows (internal/states/statefile: version 4). */
-const STATE_VERSION = 4;
-
-// the fields the callers read, checked; the rest of each object kept as it is
-const stateSchema = z
-  .object({
-    version: z.number(),
-    resources: z
-      .array(
-        z
-          .object({
-            module: z.string().optional(),
-            mode: z.enum(['managed', 'data']),
-            type: z.string(),
-            name: z.string(),
-            instances: z
-              .array(
-                z
-                  .object({
-                    attributes: z.record(z.string(), z.unknown()).optional(),
-                    status: z.string().optional(),
-                    index_key: z.union([z.string(), z.number()]).optional(),
-                  })
-                  .loose(),
-              ),
-          })
-          .loose(),
-      )
-      .optional(),
-  })
-  .loose();
 
 /** An encrypted file of OpenTofu's (plan or state): a JSON envelope, no zip and no state. */
 function isEncrypted(bytes: Buffer): boolean {
   if (bytes[0] !== 0x7b) return false; // '{'
   try {
-    const v = JSON.parse(bytes.toString('utf8')) as unknown;
+    const v: unknown = JSON.parse(bytes.toString('utf8'));
     return v !== null && typeof v === 'object' && 'encrypted_data' in v;
   } catch {
     return false;
@@ -123,19 +85,9 @@ export async function readSavedPlan(planFile: string): Promise<SavedPlan> {
 }
 
 /** The resources of a state file (JSON, version 4), checked. */
-export function readStateResources(bytes: Buffer): readonly StateResource[] {
+export function readStateResources(bytes: Buffer): readonly TofuResource[] {
   if (isEncrypted(bytes)) throw new Error('entry tfstate: the state is encrypted (OpenTofu state encryption, TF_ENCRYPTION)');
-  let json: unknown;
-  try {
-    json = JSON.parse(bytes.toString('utf8'));
-  } catch (err) {
-    throw new Error(`entry tfstate: not JSON (${err instanceof Error ? err.message : String(err)})`, { cause: err });
-  }
-  const parsed = stateSchema.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new Error(`entry tfstate: ${issue?.path.join('.') || '(top)'}: ${issue?.message ?? 'not a state'}`);
-  }
-  if (parsed.data.version !== STATE_VERSION) throw new Error(`entry tfstate: state version ${parsed.data.version}, this reader knows ${STATE_VERSION}`);
-  return (parsed.data.resources ?? []) as readonly StateResource[];
+  const state = parseJson(tofuStateSchema, bytes, 'entry tfstate');
+  if (state.version !== TOFU_STATE_VERSION) throw new Error(`entry tfstate: state version ${state.version}, this reader knows ${TOFU_STATE_VERSION}`);
+  return state.resources ?? [];
 }

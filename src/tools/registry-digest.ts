@@ -23,6 +23,8 @@ import { request as httpsRequest } from 'node:https';
 import { homedir } from 'node:os';
 import { rootCertificates } from 'node:tls';
 import { join } from 'node:path';
+import { z } from 'zod';
+import { parseJson } from '../contract/parse-json.js';
 
 /** The manifest types skopeo asks for: its digest is the digest of what the registry holds. */
 const ACCEPT = [
@@ -55,6 +57,16 @@ export interface RegistryReadOptions {
   /** Requests in flight at once. */
   readonly concurrency?: number;
 }
+
+/** A token service's answer (https://distribution.github.io/distribution/spec/auth/token/): `token`, or OAuth2's `access_token`. */
+const tokenReplySchema = z.looseObject({ token: z.string().optional(), access_token: z.string().optional() });
+
+/** The auth file skopeo reads (containers-auth.json(5), Docker's config.json): base64 `user:password` per registry, or credential helpers. */
+const authFileSchema = z.looseObject({
+  auths: z.record(z.string(), z.looseObject({ auth: z.string().optional() })).optional(),
+  credHelpers: z.unknown().optional(),
+  credsStore: z.unknown().optional(),
+});
 
 interface Reply {
   readonly status: number;
@@ -181,7 +193,7 @@ class RegistryClient {
     url.searchParams.set('scope', scope);
     const reply = await this.send(url.protocol === 'http:' ? 'http' : 'https', url.host, 'GET', `${url.pathname}${url.search}`, basic ? `Basic ${basic}` : undefined);
     if (reply.status !== 200) throw new Error(`the token service ${url.origin}${url.pathname} answered ${reply.status}`);
-    const body = JSON.parse(reply.body.toString('utf8')) as { token?: string; access_token?: string };
+    const body = parseJson(tokenReplySchema, reply.body, `the token service ${url.origin}${url.pathname}`);
     const token = body.token ?? body.access_token;
     if (!token) throw new Error(`the token service ${url.origin}${url.pathname} gave no token`);
     return token;
@@ -206,7 +218,7 @@ class RegistryClient {
         throw new Error(`cannot read the registry auth file ${file}: ${err.message}`);
       });
       if (text === undefined) continue;
-      const doc = JSON.parse(text) as { auths?: Record<string, { auth?: string }>; credHelpers?: unknown; credsStore?: unknown };
+      const doc = parseJson(authFileSchema, text, `the registry auth file ${file}`);
       if (doc.credHelpers !== undefined || doc.credsStore !== undefined) return 'helpers';
       return doc.auths ?? {};
     }

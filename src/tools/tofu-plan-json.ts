@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { PlannedResourceChange } from '../contract/planned-change.js';
-import type { StateResource } from './plan-file.js';
+import { tofuResourceSchema, type TofuResource } from '../contract/tofu-state.js';
 
 /** A root output as planned: no `value` when it is known only after the apply. */
 export interface PlannedOutput {
@@ -22,7 +22,8 @@ export interface ShownPlan {
 const shownResourceSchema = z
   .object({
     address: z.string(),
-    mode: z.string(),
+    // a state holds resources and data sources only (the model's mode)
+    mode: tofuResourceSchema.shape.mode,
     type: z.string(),
     name: z.string(),
     index: z.union([z.string(), z.number()]).optional(),
@@ -96,12 +97,12 @@ export function readShownPlan(plan: z.output<typeof planJsonSchema>): ShownPlan 
 
 /**
  * The state the plan was made from (`prior_state`), in the shape of a state file's resources
- * (plan-file.ts StateResource: what the saved plan's `tfstate` gives when it is read in-process),
+ * (the model of src/contract/tofu-state.ts: what the saved plan's `tfstate` gives when it is read in-process),
  * for a plan whose file could not be read that way (tofu.ts planGraph). A plan without a prior
  * state (the first) has no resources.
  */
-export function readShownPriorState(plan: z.output<typeof planJsonSchema>): StateResource[] {
-  const out = new Map<string, { module?: string; mode: string; type: string; name: string; instances: { attributes?: Record<string, unknown>; status?: string; index_key?: string | number }[] }>();
+export function readShownPriorState(plan: z.output<typeof planJsonSchema>): TofuResource[] {
+  const out = new Map<string, TofuResource>();
   const visit = (m: ShownModule | undefined): void => {
     for (const r of m?.resources ?? []) {
       const key = JSON.stringify([m?.address ?? '', r.mode, r.type, r.name]);

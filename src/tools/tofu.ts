@@ -21,6 +21,7 @@ import { z } from 'zod';
 import { createHash } from 'node:crypto';
 import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { GRAPH_FILE } from '../contract/graph-ids.js';
+import { parseJson } from '../contract/parse-json.js';
 import { requireTool } from './discover.js';
 import { dropStaleProviderLock, LOCK_FILE, markProviderLock, mirroredBuilds } from './provider-lock.js';
 import { runTofuJson } from './tofu-json-run.js';
@@ -28,7 +29,8 @@ import { diagnosticSchema, toDiagnostic, type ChangeSummary, type TofuDiagnostic
 import type { PlannedResourceChange } from '../contract/planned-change.js';
 import type { Logger } from '../log.js';
 import { planChanges } from './plan-changes.js';
-import { readSavedPlan, type StateResource } from './plan-file.js';
+import type { TofuResource } from '../contract/tofu-state.js';
+import { readSavedPlan } from './plan-file.js';
 import { planJsonSchema, readShownPlan, readShownPriorState, type PlannedOutput, type ShownPlan } from './tofu-plan-json.js';
 import { readTofuJson, TEN_MINUTES, type TofuOptions } from './tofu-process.js';
 
@@ -60,7 +62,7 @@ export interface PlanResult {
    * plan's refresh), read with the changes in one read of the file (or `prior_state` of `tofu
    * show -json` when that read fails). Not read for a destroy plan without changes.
    */
-  readonly priorState?: readonly StateResource[];
+  readonly priorState?: readonly TofuResource[];
 }
 
 export interface ApplyResult {
@@ -118,12 +120,16 @@ export async function initGraph(opts: TofuOptions & { readonly reconfigure?: boo
  */
 const INIT_STAMP = 'deploy-init';
 
+/** The graph's `terraform` block (backend, required providers): part of the init stamp. */
+const graphTerraformSchema = z.looseObject({ terraform: z.unknown().optional() });
+
 /** The stamp of an init of `dir` now (`builds`: provider-lock.ts mirroredBuilds), or undefined when the init must run (not the cache's mirror, no graph, no backend config yet). */
 async function initStamp(opts: TofuOptions, args: readonly string[], builds: string | undefined): Promise<string | undefined> {
   if (builds === undefined) return undefined;
   const tofu = opts.tofuPath ?? requireTool('tofu', opts.env).path;
   try {
-    const graph = JSON.parse(await readFile(join(opts.dir, GRAPH_FILE), 'utf8')) as { terraform?: unknown };
+    const graphFile = join(opts.dir, GRAPH_FILE);
+    const graph = parseJson(graphTerraformSchema, await readFile(graphFile, 'utf8'), graphFile);
     const t = await stat(tofu, { bigint: true });
     const parts = [
       args.join(' '),
@@ -210,7 +216,7 @@ async function readPlan(
   opts: TofuOptions & { readonly logger?: Pick<Logger, 'warn'> },
   planFile: string,
   withChanges: boolean,
-): Promise<{ shown?: ShownPlan; priorState: readonly StateResource[] }> {
+): Promise<{ shown?: ShownPlan; priorState: readonly TofuResource[] }> {
   try {
     const saved = await readSavedPlan(planFile);
     return { ...(withChanges ? { shown: planChanges(saved) } : {}), priorState: saved.state };

@@ -6,6 +6,12 @@
  * https://kubernetes.io/docs/reference/using-api/server-side-apply/#field-management
  */
 
+import { z } from 'zod';
+import { parseJson } from '../contract/parse-json.js';
+
+/** The keys of a list item in a FieldsV1 step `k:{"name":"web"}` (the API server writes them as JSON). */
+const listKeysSchema = z.record(z.string(), z.unknown());
+
 /** managedFields' FieldsV1: `f:<field>`, `k:<json of the item's keys>`, `v:<json value>`, `i:<index>`, `.` for the node itself. */
 export interface FieldsTrie {
   readonly [step: string]: FieldsTrie;
@@ -56,7 +62,7 @@ export function valueAt(root: unknown, steps: readonly Step[]): { value: unknown
 
 function matchesKeys(item: unknown, keysJson: string): boolean {
   if (item === null || typeof item !== 'object') return false;
-  const keys = JSON.parse(keysJson) as Record<string, unknown>;
+  const keys = parseJson(listKeysSchema, keysJson, `the managedFields key k:${keysJson}`);
   // a key the graph writes as a reference cannot be matched: it stays undecided (no match)
   return Object.entries(keys).every(([k, v]) => String((item as Record<string, unknown>)[k]) === String(v));
 }
@@ -101,7 +107,7 @@ export function readablePath(steps: readonly Step[]): string {
       continue;
     }
     if (kind === 'k:') {
-      const keys = Object.entries(JSON.parse(rest) as Record<string, unknown>);
+      const keys = Object.entries(parseJson(listKeysSchema, rest, `the managedFields key k:${rest}`));
       out += `[${keys.length === 1 ? String(keys[0]![1]) : keys.map(([k, v]) => `${k}=${String(v)}`).join(',')}]`;
     } else if (kind === 'v:') out += `[${String(JSON.parse(rest))}]`;
     else out += `[${rest}]`;

@@ -9,7 +9,7 @@
  * no process, and no `tofu show -json` on a no-op plan. Pure.
  */
 import { nodeResourceOf } from '../contract/graph-ids.js';
-import type { StateResource } from '../tools/plan-file.js';
+import type { TofuResource } from '../contract/tofu-state.js';
 
 export interface MovedTag {
   /** The digest deploy pushed and the Deployment names. */
@@ -25,7 +25,7 @@ const DIGEST = /^sha256:[0-9a-f]{64}$/;
  * whose push is planned (its digest is read after it) has no fresh read here: the caller
  * ignores it (plan-summary.ts).
  */
-export function movedTags(resources: readonly StateResource[]): ReadonlyMap<string, MovedTag> {
+export function movedTags(resources: readonly TofuResource[]): ReadonlyMap<string, MovedTag> {
   const current = new Map<string, string>();
   for (const r of resources) {
     const part = nodeResourceOf(r.name);
@@ -37,7 +37,7 @@ export function movedTags(resources: readonly StateResource[]): ReadonlyMap<stri
 }
 
 /** Each node's digest recorded at its push (the `pushed-digest` record of the state). */
-export function recordedPushDigests(resources: readonly StateResource[]): Map<string, string> {
+export function recordedPushDigests(resources: readonly TofuResource[]): Map<string, string> {
   const recorded = new Map<string, string>();
   for (const r of resources) {
     const part = nodeResourceOf(r.name);

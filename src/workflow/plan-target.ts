@@ -7,6 +7,8 @@
  * and the archives to push checked (apply), the no-op record of a plan without changes.
  * Its collaborators come in `parts` (target-parts.ts); nothing here exits.
  */
+import { graphDocumentSchema } from '../contract/graph-document.js';
+import { parseJson } from '../contract/parse-json.js';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TargetModel } from '../config/target-model.js';
@@ -83,8 +85,7 @@ export async function planTarget(parts: Pick<TargetParts, 'readTargetObjects' | 
   const noFastPlan = mode === 'destroy' ? 'destroy' : whyNoFastPlan(noopCtx);
   // The target's objects and state, read once for the check and the hand edits (issue 34)
   const graphText = await readGraphText(session.graphDir);
-  // TODO(model)
-  const graphDoc = JSON.parse(graphText) as GraphDocument;
+  const graphDoc = parseJson(graphDocumentSchema, graphText, `the graph ${join(session.graphDir, GRAPH_FILE)}`);
   const manifests = graphManifests(graphDoc);
   let seen: TargetObjects | string = 'a destroy reads nothing of the cluster before its plan';
   let edits: readonly HandEdit[] = [];
@@ -160,7 +161,7 @@ export async function planTarget(parts: Pick<TargetParts, 'readTargetObjects' | 
     ? planDestroy((refresh) => tofu.planGraph({ ...base, destroy: true, refresh, logger }), say).then((p) => ({ plan: p, pushedAgain: new Set<string>() }))
     : planPushingGoneTags(
         (replace) => tofu.planGraph({ ...base, replace: [...replace, ...replaceRollouts], targets: scoped?.targets, logger }),
-        async () => JSON.parse(await readFile(join(session.graphDir, GRAPH_FILE), 'utf8')),
+        async () => parseJson(graphDocumentSchema, await readFile(join(session.graphDir, GRAPH_FILE), 'utf8'), `the graph ${join(session.graphDir, GRAPH_FILE)}`),
         (node) => model.nodes.find((n) => n.name === node)?.tagRef,
         say,
       )

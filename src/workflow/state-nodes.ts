@@ -4,27 +4,12 @@
  * step is tainted), its machine ID and its /var/lib claim. Read by the node-copy check
  * (node-copies.ts), `deploy status` and `deploy history`. The state is what deploy last
  * applied; the cluster may differ (a rollback, drift).
- * https://opentofu.org/docs/language/state/ (format version 4): only what is read here.
+ * The state is read with the one model of src/contract/tofu-state.ts.
  */
 import { z } from 'zod';
 import { nodeResourceOf, type NodePart } from '../contract/graph-ids.js';
 import { CONTAINER_NAME } from '../contract/node-container.js';
-
-const InstanceSchema = z.looseObject({ status: z.string().optional(), attributes: z.unknown() });
-const StateSchema = z.looseObject({
-  serial: z.number().int().optional(),
-  resources: z
-    .array(
-      z.looseObject({
-        mode: z.string(),
-        type: z.string(),
-        name: z.string(),
-        instances: z.array(InstanceSchema),
-      }),
-    )
-    .default([]),
-});
-type Instance = z.infer<typeof InstanceSchema>;
+import { tofuStateSchema, type TofuInstance } from '../contract/tofu-state.js';
 
 const NamespaceAttributes = z.looseObject({ metadata: z.array(z.looseObject({ name: z.string() })).min(1) });
 // kubernetes_manifest keeps its manifest as a dynamic value: {"value": <object>, "type": ...}
@@ -76,11 +61,11 @@ export function readStateFacts(body: Buffer): StateFacts | undefined {
   } catch {
     return undefined;
   }
-  const parsed = StateSchema.safeParse(json);
+  const parsed = tofuStateSchema.safeParse(json);
   if (!parsed.success) return undefined;
-  const managed = parsed.data.resources.filter((r) => r.mode === 'managed' && r.instances.length > 0);
+  const managed = (parsed.data.resources ?? []).filter((r) => r.mode === 'managed' && r.instances.length > 0);
   // node -> part -> its (one) instance
-  const parts = new Map<string, Map<NodePart, Instance>>();
+  const parts = new Map<string, Map<NodePart, TofuInstance>>();
   for (const r of managed) {
     const owner = nodeResourceOf(r.name);
     if (!owner) continue;

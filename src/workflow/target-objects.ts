@@ -7,8 +7,9 @@
  * for the hand edits; the check then runs the full plan, saying why).
  */
 import type { TargetModel } from '../config/target-model.js';
+import { describeIssues } from '../contract/parse-json.js';
+import { TOFU_STATE_VERSION, tofuStateSchema, type TofuResource } from '../contract/tofu-state.js';
 import type { KubeLister } from '../kube/kube-read.js';
-import type { StateResource } from '../tools/plan-file.js';
 import type { ManagedObject } from './hand-edits.js';
 import type { EditPatchOp, ListedObject } from './undo-hand-edits.js';
 
@@ -16,7 +17,7 @@ export interface StateView {
   readonly lineage: string;
   readonly serial: number;
   readonly outputs: Record<string, { value: unknown }>;
-  readonly resources: readonly StateResource[];
+  readonly resources: readonly TofuResource[];
   /**
    * Why the verified no-op check must not trust this state (not format version 4, encrypted
    * with OpenTofu's state encryption, no lineage or serial): it then runs the full plan. The
@@ -115,27 +116,28 @@ export async function readState(ctx: Pick<TargetObjectsContext, 'backend' | 'sig
   return stateView(text);
 }
 
-/** A state document as the check reads it, and why it must not trust it, if so. */
+/** A state document as the check reads it (the model of src/contract/tofu-state.ts), and why it must not trust it, if so. */
 export function stateView(text: string): StateView {
-  let doc: { version?: unknown; lineage?: unknown; serial?: unknown; outputs?: unknown; resources?: unknown; encrypted_data?: unknown };
+  const distrust = (untrusted: string): StateView => ({ lineage: '', serial: -1, outputs: {}, resources: [], untrusted });
+  let json: unknown;
   try {
-    doc = JSON.parse(text) as typeof doc;
+    json = JSON.parse(text);
   } catch {
-    return { lineage: '', serial: -1, outputs: {}, resources: [], untrusted: 'the state is not JSON' };
+    return distrust('the state is not JSON');
   }
-  const resources = Array.isArray(doc.resources) ? (doc.resources as StateResource[]) : [];
-  const outputs = doc.outputs !== null && typeof doc.outputs === 'object' ? (doc.outputs as StateView['outputs']) : {};
-  const lineage = typeof doc.lineage === 'string' ? doc.lineage : '';
-  const serial = typeof doc.serial === 'number' ? doc.serial : -1;
+  if (json !== null && typeof json === 'object' && 'encrypted_data' in json) return distrust("the state is encrypted (OpenTofu's state encryption): only tofu can read it");
+  const parsed = tofuStateSchema.safeParse(json);
+  if (!parsed.success) return distrust(`the state is not an OpenTofu state document (${describeIssues(parsed.error)})`);
+  const doc = parsed.data;
+  const lineage = doc.lineage ?? '';
+  const serial = doc.serial ?? -1;
   const untrusted =
-    doc.encrypted_data !== undefined
-      ? "the state is encrypted (OpenTofu's state encryption): only tofu can read it"
-      : doc.version !== 4
-        ? `the state has format version ${JSON.stringify(doc.version)}, not 4`
-        : lineage === '' || serial < 0
-          ? 'the state has no lineage or serial'
-          : !Array.isArray(doc.resources)
-            ? 'the state has no resources list'
-            : undefined;
-  return { lineage, serial, outputs, resources, ...(untrusted !== undefined ? { untrusted } : {}) };
+    doc.version !== TOFU_STATE_VERSION
+      ? `the state has format version ${doc.version}, not ${TOFU_STATE_VERSION}`
+      : lineage === '' || serial < 0
+        ? 'the state has no lineage or serial'
+        : doc.resources === undefined
+          ? 'the state has no resources list'
+          : undefined;
+  return { lineage, serial, outputs: doc.outputs ?? {}, resources: doc.resources ?? [], ...(untrusted !== undefined ? { untrusted } : {}) };
 }

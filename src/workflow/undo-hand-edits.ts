@@ -11,13 +11,14 @@
  * Why a step of deploy's own and not the provider: it holds with the stock provider build as
  * with the patched one, and the plan can say, field by field, what it will undo and who wrote it.
  */
+import type { GraphDocument } from '../contract/graph-document.js';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { names } from '../config/names.js';
 import type { TargetModel } from '../config/target-model.js';
 import { FIELD_MANAGER } from '../contract/field-managers.js';
 import { GRAPH_FILE, nodeResourceOf } from '../contract/graph-ids.js';
-import type { StateResource } from '../tools/plan-file.js';
+import type { TofuResource } from '../contract/tofu-state.js';
 import { findHandEdits, shortHandEdit, type HandEdit, type ManagedObject, type ObjectUnderGraph } from './hand-edits.js';
 
 /** A target's object as one LIST read it (target-objects.ts lists them). */
@@ -38,7 +39,7 @@ export type ReadDeployment = (name: string) => Promise<ManagedObject | undefined
  * Pairs each listed object with its node, and each node's Deployment with the graph's manifest
  * of it (`graph`: graphManifests of the cdk.tf.json) and the one the state last applied (`state`).
  */
-export function objectsUnderGraph(model: TargetModel, listed: readonly ListedObject[], graph: GraphManifests, state: readonly StateResource[] | undefined): ObjectUnderGraph[] {
+export function objectsUnderGraph(model: TargetModel, listed: readonly ListedObject[], graph: GraphManifests, state: readonly TofuResource[] | undefined): ObjectUnderGraph[] {
   const applied = appliedManifests(state ?? []);
   const byKey = new Map<string, string>();
   for (const n of model.nodes) {
@@ -63,14 +64,12 @@ export function objectsUnderGraph(model: TargetModel, listed: readonly ListedObj
 }
 
 /** The hand edits of a target's objects as listed. */
-export function handEditsOf(model: TargetModel, listed: readonly ListedObject[], graph: GraphManifests, state: readonly StateResource[] | undefined): HandEdit[] {
+export function handEditsOf(model: TargetModel, listed: readonly ListedObject[], graph: GraphManifests, state: readonly TofuResource[] | undefined): HandEdit[] {
   return findHandEdits(objectsUnderGraph(model, listed, graph, state));
 }
 
 /** The synthesized graph (cdk.tf.json) as far as the hand edits and the ownership step read it. */
-export interface GraphDocument {
-  resource?: Record<string, Record<string, { manifest?: unknown }>>;
-}
+export type { GraphDocument } from '../contract/graph-document.js';
 
 /** node -> the Deployment manifest of the graph. */
 export type GraphManifests = ReadonlyMap<string, unknown>;
@@ -86,7 +85,7 @@ export function graphManifests(doc: GraphDocument): GraphManifests {
 }
 
 /** node -> the Deployment manifest the state holds as applied (a dynamic attribute: `{value, type}` or the value). */
-function appliedManifests(state: readonly StateResource[]): Map<string, unknown> {
+function appliedManifests(state: readonly TofuResource[]): Map<string, unknown> {
   const out = new Map<string, unknown>();
   for (const r of state) {
     if (r.mode !== 'managed' || r.type !== 'kubernetes_manifest') continue;

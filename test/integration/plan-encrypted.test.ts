@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { LogEvent } from '../../src/log.js';
-import { readSavedPlan, type StateResource } from '../../src/tools/plan-file.js';
+import type { TofuResource } from '../../src/contract/tofu-state.js';
+import { readSavedPlan } from '../../src/tools/plan-file.js';
 import { readShownPriorState, planJsonSchema } from '../../src/tools/tofu-plan-json.js';
 import { applyPlan, initGraph, planGraph, type TofuOptions } from '../../src/tools/tofu.js';
 import { readTofuJson } from '../../src/tools/tofu-process.js';
@@ -41,7 +42,7 @@ function writeGraph(dir: string, generation: string): void {
 }
 
 /** A state's resources as the callers read them (moved-tags.ts and the tainted marks): the rest is tofu's bookkeeping. */
-function asRead(state: readonly StateResource[]) {
+function asRead(state: readonly TofuResource[]) {
   return state
     .map((r) => ({ mode: r.mode, type: r.type, name: r.name, ...(r.module ? { module: r.module } : {}), instances: (r.instances ?? []).map((i) => ({ index_key: i.index_key, status: i.status, attributes: i.attributes })) }))
     .sort((a, b) => `${a.mode}.${a.type}.${a.name}`.localeCompare(`${b.mode}.${b.type}.${b.name}`));
@@ -115,7 +116,7 @@ describe('an encrypted saved plan (TF_ENCRYPTION): planGraph falls back to tofu 
   it('the prior state read from tofu show -json equals the plan file\'s tfstate read in-process (the plain twin)', async () => {
     const plan = await planGraph({ ...plain, planFile: 'compare.tfplan' });
     const shown = readShownPriorState(await readTofuJson(plain, ['show', '-no-color', '-json', plan.planFile], planJsonSchema));
-    const clean = (s: readonly StateResource[]) => asRead(s).map((r) => ({ ...r, instances: r.instances.map((i) => Object.fromEntries(Object.entries(i).filter(([, v]) => v !== undefined))) }));
+    const clean = (s: readonly TofuResource[]) => asRead(s).map((r) => ({ ...r, instances: r.instances.map((i) => Object.fromEntries(Object.entries(i).filter(([, v]) => v !== undefined))) }));
     expect(clean(shown)).toEqual(clean((await readSavedPlan(plan.planFile)).state));
     expect(shown.length).toBe(3);
   });

@@ -4,6 +4,8 @@
  * every object of the target as the cluster holds it, with the state's lineage and serial and
  * the writers of the objects that are not deploy's own.
  */
+import { graphDocumentSchema } from '../../contract/graph-document.js';
+import { parseJson } from '../../contract/parse-json.js';
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { FIELD_MANAGER, ROLLBACK_FIELD_MANAGER } from '../../contract/field-managers.js';
@@ -72,8 +74,7 @@ export async function fingerprintTarget(ctx: NoopCheckContext, graphText: string
  * became a plan of all of them (seen: a 1-node change of a 50-node group planned 49 nodes).
  */
 export function graphFingerprint(text: string): GraphFingerprint {
-  // TODO(model)
-  const doc = JSON.parse(text) as { resource?: Record<string, Record<string, unknown>>; data?: Record<string, Record<string, unknown>>; [k: string]: unknown };
+  const doc = parseJson(graphDocumentSchema, text, 'the graph (cdk.tf.json)');
   const { resource, data, ...rest } = doc;
   const resources: Record<string, string> = {};
   for (const [type, byName] of Object.entries(resource ?? {})) for (const [name, block] of Object.entries(byName)) resources[`${type}.${name}`] = sha256(stableJson(withoutPushOrder(`${type}.${name}`, block)));

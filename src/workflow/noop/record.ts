@@ -62,6 +62,9 @@ export async function readRecord(ctx: NoopCheckContext): Promise<NoopRecord | un
   const text = await readFile(recordFile(ctx), 'utf8').catch(() => undefined);
   if (text === undefined) return undefined;
   try {
+    // Unvalidated on purpose (one of the two casts left in src): a record this program wrote
+    // itself, and one of another version is dropped on the next line, so an old or damaged one
+    // costs a full plan, never a wrong verdict (the verdict compares it field by field).
     const r = JSON.parse(text) as NoopRecord;
     return r.version === RECORD_VERSION ? r : undefined;
   } catch {

@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ToolError } from '../../../src/errors.js';
 import { clearExecCredentials, execCredentialSource, type ExecPluginContext } from '../../../src/kube/exec-credential.js';
-import type { ExecEntry } from '../../../src/kube/kubeconfig.js';
+import type { ExecEntry } from '../../../src/kube/kubeconfig-file.js';
 import { tempDir } from '../../support/cli.js';
 
 const PLUGIN = resolve(import.meta.dirname, '../../fixtures/token-plugin.sh');

@@ -16,7 +16,8 @@ import { createServer as createTcpServer, connect as tcpConnect, type Server as 
 import { resolve } from 'node:path';
 import { describeApiError } from '../../../src/kube/api-error.js';
 import { clearExecCredentials } from '../../../src/kube/exec-credential.js';
-import { headerKeyEscape, openKubeLister } from '../../../src/kube/kube-read.js';
+import { headerKeyEscape } from '../../../src/kube/kube-identity.js';
+import { openKubeLister } from '../../../src/kube/kube-read.js';
 import { tempDir } from '../../support/cli.js';
 
 const PLUGIN = resolve(import.meta.dirname, '../../fixtures/token-plugin.sh');

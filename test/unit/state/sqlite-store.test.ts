@@ -32,4 +32,21 @@ describe('the SQLite store', () => {
       await cleanup();
     }
   });
+
+  it('GIVEN a lock record that is not a LockInfo (a damaged row) THEN reading the lock fails naming the state and the file, and no write goes ahead', async () => {
+    const { dir, cleanup } = await tempDir();
+    const store = SqliteStateStore.open(dir);
+    try {
+      const { DatabaseSync } = loadSqlite();
+      const db = new DatabaseSync(join(dir, DATABASE_FILE));
+      db.prepare('INSERT INTO locks (key, id, info, created) VALUES (?, ?, ?, ?)').run('g1-all', 'L1', '{"Who":"x"}', '2026-01-01T00:00:00.000Z');
+      db.close();
+      await expect(store.lockOf('g1-all')).rejects.toThrow(`the lock record of state "g1-all" in ${join(dir, DATABASE_FILE)}: ID: `);
+      await expect(store.update('g1-all', stateDoc(1, 'l-1'), { serial: 1, lineage: 'l-1', empty: false }, undefined)).rejects.toThrow(/the lock record of state "g1-all"/);
+      expect(await store.versions('g1-all')).toEqual([]);
+    } finally {
+      await store.close();
+      await cleanup();
+    }
+  });
 });

@@ -63,7 +63,7 @@ describe('readShownPriorState', () => {
         },
       },
     };
-    expect(read(plan)).toEqual([
+    expect(read(planJsonSchema.parse(plan))).toEqual([
       {
         mode: 'managed',
         type: 'terraform_data',

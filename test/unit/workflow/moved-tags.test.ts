@@ -1,16 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { movedTags } from '../../../src/workflow/moved-tags.js';
-import type { StateResource } from '../../../src/tools/plan-file.js';
+import type { TofuResource } from '../../../src/contract/tofu-state.js';
 
 const A = `sha256:${'a'.repeat(64)}`;
 const B = `sha256:${'b'.repeat(64)}`;
-const recorded = (node: string, digest: string): StateResource => ({
+const recorded = (node: string, digest: string): TofuResource => ({
   mode: 'managed',
   type: 'terraform_data',
   name: `image-${node}_pushed-digest_0A1B2C3D`,
   instances: [{ attributes: { output: { value: { digest }, type: ['object', { digest: 'string' }] } } }],
 });
-const read = (node: string, digest: string): StateResource => ({
+const read = (node: string, digest: string): TofuResource => ({
   mode: 'data',
   type: 'external',
   name: `image-${node}_digest_0A1B2C3D`,
