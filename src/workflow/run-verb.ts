@@ -82,7 +82,7 @@ export async function runVerb(mode: Mode, flags: VerbInputs, ctx: RunContext): P
       for (const c of r.copies) ctx.stdout.write(`  warning: ${c.words}\n`);
       if (mode === 'apply' && r.applied) ctx.stdout.write(formatRolloutSummary(r.rollouts).replace(/^/gm, '  ').replace(/ +$/gm, ''));
       for (const n of r.summary.nodes) if (n.heldBackBy !== undefined) ctx.stdout.write(`  ${heldBackLine(r.summary.namespace, n.node, n.heldBackBy, n.heldBackThrough)}\n`);
-      if (mode === 'destroy' && r.applied) ctx.stdout.write(`  destroyed: namespace ${r.summary.namespace} and everything in it (the images stay in the registry)\n`);
+      if (mode === 'destroy' && r.applied) ctx.stdout.write(targets.find((t) => t.target === r.summary.target)?.namespaceManagedBy === 'admin' ? `  destroyed: everything deploy made in namespace ${r.summary.namespace}; the namespace stays, it is the admin's (namespaceManagedBy "admin"; the images stay in the registry)\n` : `  destroyed: namespace ${r.summary.namespace} and everything in it (the images stay in the registry)\n`);
     }
     const stopped = notRun.length > 0 ? ` (the run stopped at ${ran.at(-1)}; not run: ${notRun.join(', ')})` : '';
     ctx.stdout.write(`targets: ${ran.join(', ')}${stopped}\n`);
