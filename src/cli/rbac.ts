@@ -23,7 +23,7 @@ export function registerRbac(program: Command, ctx: CliContext): void {
   const cmd = program
     .command('rbac')
     .description(
-      "print what the cluster's admin applies (`deploy rbac ... | kubectl apply -f -`) so that a CD identity can plan, apply, roll back, read and destroy the chosen targets and nothing else: per target the Namespace (the admin's: set \"namespaceManagedBy\": \"admin\" in the group plan), a Role with the verbs deploy uses in it and a RoleBinding, and a ClusterRole and binding that read that namespace and the RuntimeClass by name (docs/running-on-your-cluster.md)",
+      "print what the cluster's admin applies (`deploy rbac ... | kubectl apply -f -`) so that a CD identity can plan, apply, roll back, read and destroy the chosen targets and nothing else: per target the Namespace (the admin's: set \"namespaceManagedBy\": \"admin\" in the group plan), a Role with the verbs deploy uses in it and a RoleBinding, and a ClusterRole and binding that read that namespace and the RuntimeClass by name and list the CRDs (which tofu's provider reads) (docs/running-on-your-cluster.md)",
     )
     .option('--service-account <namespace/name>', 'bind the role to this ServiceAccount (repeatable)', collect)
     .option('--user <name>', 'bind the role to this user, as the cluster authenticates it (repeatable)', collect)

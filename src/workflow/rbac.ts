@@ -64,7 +64,8 @@ const OWN = ['create', 'delete', 'get', 'list', 'patch'] as const;
  *   for the rollback and its annotation), the ownership step (patch);
  * - replicasets, pods, events: the rollout step's watch (list, watch) and status (pods);
  *   pods/log the log tail of a failed pod; pods/exec the systemd job list and the journal of
- *   the failed units (a websocket exec: create, and get for the older check);
+ *   the failed units (a websocket exec: measured on 1.36, without get the journal's exec is
+ *   refused, 403; create is the verb RBAC documents for exec, not measured apart);
  * - persistentvolumeclaims, serviceaccounts: the graph's typed resources (own), the check's
  *   list, the rollout step's watch of the claims;
  * - networkpolicies: the graph's NetworkPolicy (own).
