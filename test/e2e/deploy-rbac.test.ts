@@ -6,10 +6,10 @@
  * (`"namespaceManagedBy": "admin"`). The same token is refused another namespace: deploy's
  * error names the verb and resource the role lacks, and kubectl cannot list pods there.
  */
-import { writeFile, chmod } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { dump, loadAll } from 'js-yaml';
+import { loadAll } from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BuiltImage } from '../integration/images-scripts.js';
 import { DeployHarness, images } from './harness.js';
@@ -43,20 +43,15 @@ describe('a deployer bound only to the role of deploy rbac', () => {
     await h.kubectlOk(['apply', '-f', '-'], { input: rbac.stdout, namespace: null });
     const token = (await h.kubectlOk(['create', 'token', 'deployer', '--duration=1h'], { namespace: ciNamespace })).trim();
 
-    const view = await h.getJson(['config', 'view', '--raw', '--flatten', '--minify'], admin);
+    // the cluster of the admin's kubeconfig, and as its only user the deployer's token
     kubeconfig = join(h.dir, 'deployer.kubeconfig');
-    await writeFile(
-      kubeconfig,
-      dump({
-        apiVersion: 'v1',
-        kind: 'Config',
-        clusters: [{ name: 'local', cluster: view.clusters[0].cluster }],
-        users: [{ name: 'deployer', user: { token } }],
-        contexts: [{ name: 'deployer', context: { cluster: 'local', user: 'deployer' } }],
-        'current-context': 'deployer',
-      }),
-    );
-    await chmod(kubeconfig, 0o600);
+    await writeFile(kubeconfig, await h.kubectlOk(['config', 'view', '--raw', '--flatten', '--minify'], admin), { mode: 0o600 });
+    const edit = (args: string[]) => h.kubectlOk(['--kubeconfig', kubeconfig, 'config', ...args], admin);
+    const adminUser = await edit(['view', '-o', 'jsonpath={.contexts[0].context.user}']);
+    await edit(['set-credentials', 'deployer', `--token=${token}`]);
+    await edit(['set-context', '--current', '--user=deployer']);
+    await edit(['delete-user', adminUser]);
+    expect(await readFile(kubeconfig, 'utf8')).not.toContain('client-key-data');
   });
 
   afterAll(async () => {
@@ -116,7 +111,10 @@ describe('a deployer bound only to the role of deploy rbac', () => {
     const r = await asDeployer('apply', bad);
     expect(r.exitCode, r.stderr).toBe(4);
     expect(r.json.targets[0].rollouts.find((x: any) => x.node === 'n1')).toMatchObject({ outcome: 'rolled-back', previousImage: before });
-    expect(r.json.targets[0].rollouts.find((x: any) => x.node === 'n1').failedUnits).toContain('broken.service');
+    const n1 = r.json.targets[0].rollouts.find((x: any) => x.node === 'n1');
+    expect(n1.failedUnits).toContain('broken.service');
+    // the journal of the failed unit, read through an exec into the pod (pods/exec of the Role)
+    expect(n1.logTail.join('\n')).toContain('Failed to start broken.service');
     expect((await h.getJson(['get', 'deployment', 'n1'])).spec.template.spec.containers[0].image).toBe(before);
     expect((await h.podOf('n1')).status.conditions.find((c: any) => c.type === 'Ready').status).toBe('True');
   });
