@@ -159,3 +159,34 @@ describe('a deployer bound only to the role of deploy rbac', () => {
     expect(canI.stdout.trim()).toBe('no');
   });
 });
+
+describe("a target deploy made with its own namespace, whose plan then says the namespace is the admin's", () => {
+  let h: DeployHarness;
+  let own = '';
+  let admins = '';
+
+  beforeAll(async () => {
+    h = await DeployHarness.create('rbac-switch');
+    const good = await images.good();
+    own = await h.writePlan('own', { lone: { image: good } });
+    admins = await h.writePlan('admins', { lone: { image: good } }, { namespaceManagedBy: 'admin' });
+  });
+  afterAll(() => h?.cleanup());
+
+  it('WHEN planned and applied THEN tofu forgets the namespace without deleting it: the pod stays, and destroy then leaves the namespace', async () => {
+    const first = await h.deploy('apply', own, ['--target', 'all']);
+    expect(first.exitCode, first.stderr).toBe(0);
+    const pod = await h.podOf('lone');
+    const plan = await h.deploy('plan', admins, ['--target', 'all']);
+    expect(plan.exitCode, plan.stderr).toBe(0);
+    expect(plan.json.targets[0].nodes.map((n: any) => n.words)).toEqual(['no change']);
+    const apply = await h.deploy('apply', admins, ['--target', 'all']);
+    expect(apply.exitCode, apply.stderr).toBe(0);
+    expect((await h.podOf('lone')).metadata.uid).toBe(pod.metadata.uid);
+    expect((await h.kubectl(['get', 'namespace', h.namespace], { namespace: null })).exitCode).toBe(0);
+    const destroyed = await h.deploy('destroy', admins, ['--target', 'all']);
+    expect(destroyed.exitCode, destroyed.stderr).toBe(0);
+    expect((await h.kubectl(['get', 'namespace', h.namespace], { namespace: null })).exitCode).toBe(0);
+    expect((await h.getJson(['get', 'deployments'])).items).toEqual([]);
+  });
+});
