@@ -67,16 +67,13 @@ export class TargetStack extends TerraformStack {
     });
 
     const labels = { [LABEL_MANAGED_BY]: MANAGED_BY, [LABEL_GROUP]: model.group };
-    const namespace = new NamespaceV1(this, 'namespace' satisfies TargetPart, {
-      // Pod Security Admission at the level the node pods pass (src/contract/pod-security.ts)
-      metadata: { name: model.namespace, labels: { ...labels, ...POD_SECURITY_LABELS } },
-      // after every push, so that a failed push changes nothing in the cluster
-      dependsOn: images.map((i) => i.push),
-    });
-    const ns = namespace.metadata.name;
+    const namespace = model.namespaceManagedBy === 'admin' ? this.readNamespace(model) : this.makeNamespace(model, labels, images);
+    // deploy's: by reference (the graph as it was); the admin's: by name, after its read
+    const ns = namespace instanceof NamespaceV1 ? namespace.metadata.name : model.namespace;
 
     const policy = new NetworkPolicyV1(this, 'network-policy' satisfies TargetPart, {
       metadata: { name: names.networkPolicy(), namespace: ns, labels },
+      ...(namespace instanceof NamespaceV1 ? {} : { dependsOn: [namespace] }),
       spec: {
         // every pod of the namespace admits ingress only from pods of the same namespace (FR-010)
         podSelector: {},
@@ -126,5 +123,39 @@ export class TargetStack extends TerraformStack {
     new TerraformOutput(this, NODE_NAMES_OUTPUT, { value: model.nodes.map((n) => n.name), description: 'the node names (FR-009)' });
     new TerraformOutput(this, TARGET_NAMESPACE_OUTPUT, { value: model.namespace });
     new TerraformOutput(this, SUBMISSION_OUTPUT, { value: model.submissionId ?? '' });
+  }
+
+  /** deploy's own namespace: made with its labels after every push, deleted by destroy. */
+  private makeNamespace(model: TargetModel, labels: Readonly<Record<string, string>>, images: readonly NodeImage[]): NamespaceV1 {
+    return new NamespaceV1(this, 'namespace' satisfies TargetPart, {
+      // Pod Security Admission at the level the node pods pass (src/contract/pod-security.ts)
+      metadata: { name: model.namespace, labels: { ...labels, ...POD_SECURITY_LABELS } },
+      // after every push, so that a failed push changes nothing in the cluster
+      dependsOn: images.map((i) => i.push),
+    });
+  }
+
+  /**
+   * The admin's namespace (`namespaceManagedBy: "admin"`): only read, at plan time, so that a
+   * missing one fails the plan before any push. A list filtered by name, as the RuntimeClass
+   * read, which RBAC grants by the namespace's name (`deploy rbac`: namespaces get/list with
+   * resourceNames). A state that holds deploy's own namespace (the plan said `deploy` before)
+   * forgets it without deleting it: the `removed` block (OpenTofu 1.7+).
+   */
+  private readNamespace(model: TargetModel): DataKubernetesResources {
+    this.addOverride('removed', [{ from: 'kubernetes_namespace_v1.namespace', lifecycle: { destroy: false } }]);
+    return new DataKubernetesResources(this, 'namespace' satisfies TargetPart, {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      fieldSelector: `metadata.name=${model.namespace}`,
+      lifecycle: {
+        postcondition: [
+          {
+            condition: '${length(self.objects) == 1}',
+            errorMessage: `The namespace "${model.namespace}" does not exist, and the group plan says it is the admin's (namespaceManagedBy "admin"), so deploy does not make it. Nothing was pushed. Ask the cluster's admin to apply the output of \`deploy rbac\` for this plan (it makes the namespace and the role), or name the admin's namespace with K8S_NAMESPACE.`,
+          },
+        ],
+      },
+    });
   }
 }

@@ -31,7 +31,7 @@ export function reportVerb(ctx: Pick<CliContext, 'stdout'>, result: VerbResult, 
     for (const c of r.copies) ctx.stdout.write(`  warning: ${c.words}\n`);
     if (mode === 'apply' && r.applied) ctx.stdout.write(formatRolloutSummary(r.rollouts).replace(/^/gm, '  ').replace(/ +$/gm, ''));
     for (const n of r.summary.nodes) if (n.heldBackBy !== undefined) ctx.stdout.write(`  ${heldBackLine(r.summary.namespace, n.node, n.heldBackBy, n.heldBackThrough)}\n`);
-    if (mode === 'destroy' && r.applied) ctx.stdout.write(`  destroyed: namespace ${r.summary.namespace} and everything in it (the images stay in the registry)\n`);
+    if (mode === 'destroy' && r.applied) ctx.stdout.write(r.namespaceIsAdmins ? `  destroyed: everything deploy made in namespace ${r.summary.namespace}; the namespace stays, it is the admin's (namespaceManagedBy "admin"; the images stay in the registry)\n` : `  destroyed: namespace ${r.summary.namespace} and everything in it (the images stay in the registry)\n`);
   }
   const ran = results.map((r) => r.summary.target);
   const notRun = result.chosenTargets.filter((t) => !ran.includes(t));

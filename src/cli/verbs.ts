@@ -9,6 +9,7 @@ import { registerPlan } from './plan.js';
 import { registerSynth } from './synth.js';
 import { registerStatus } from './status.js';
 import { registerHistory } from './history.js';
+import { registerRbac } from './rbac.js';
 
 /**
  * Where every verb is registered. A new verb: one file in src/cli/ exporting
@@ -21,6 +22,7 @@ export function registerVerbs(program: Command, ctx: CliContext): void {
   registerDestroy(program, ctx);
   registerStatus(program, ctx);
   registerHistory(program, ctx);
+  registerRbac(program, ctx);
   registerState(program, ctx);
   registerRollout(program, ctx);
   registerDoctor(program, ctx);

@@ -180,6 +180,8 @@ export function buildTargets(plan: GroupPlan, coords: Coordinates, planFile: str
       ...wavesOf(maxUnavailable, nodes.length),
       // only when set, so that a model (and its graph) without SPIRE is as it was
       ...(coords.spire !== undefined ? { spire: spireGraphCoordinates(coords.spire) } : {}),
+      // only when the admin's, so that a model (and its graph) of deploy's own namespace is as it was
+      ...(plan.namespaceManagedBy === 'admin' ? { namespaceManagedBy: 'admin' as const } : {}),
     };
   });
 }

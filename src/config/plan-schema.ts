@@ -95,6 +95,13 @@ export const groupPlanSchema = z.strictObject({
     .union([z.number(), z.string()], { error: 'must be a number of nodes or a percentage such as "20%"' })
     .refine((v) => parseMaxUnavailable(v) !== null, 'must be a whole number of nodes (at least 1) or a percentage of the target\'s nodes (1%-100%), e.g. 10 or "20%"')
     .optional(),
+  /**
+   * Who makes and removes the namespaces of the group's targets: `deploy` (the default) creates
+   * each one with its labels and deletes it on destroy; `admin`: the cluster's admin made them
+   * (with the output of `deploy rbac`), so the graph only reads each one and destroy leaves it
+   * (a deployer with a least-privilege role may not create namespaces: docs/running-on-your-cluster.md).
+   */
+  namespaceManagedBy: z.enum(['deploy', 'admin'], { error: 'must be "deploy" (deploy creates and deletes the namespaces) or "admin" (the cluster\'s admin made them; see deploy rbac)' }).optional(),
 });
 
 export type GroupPlan = z.infer<typeof groupPlanSchema>;

@@ -67,4 +67,9 @@ export interface TargetModel {
    * the key and hands tofu its path in the environment (FR-017). Absent: no SPIRE at all.
    */
   readonly spire?: SpireGraphCoordinates;
+  /**
+   * `namespaceManagedBy: "admin"` in the plan: the namespace is the cluster admin's, so the
+   * graph reads it instead of making it, and destroy leaves it. Absent: deploy's, as before.
+   */
+  readonly namespaceManagedBy?: 'admin';
 }

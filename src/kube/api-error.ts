@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { ToolError } from '../errors.js';
 import { statusCode } from '../deadline.js';
+import { FORBIDDEN_HINT, forbiddenIn, forbiddenWords } from '../contract/forbidden.js';
 
 /** A Status body's message (meta/v1 Status), when the body is one. */
 const statusMessageSchema = z.looseObject({ message: z.string().optional() });
@@ -30,6 +31,11 @@ export function describeApiError(err: unknown): string {
 
 /** Turns a failed request into the tool error of the rollout (exit code 3). */
 export function apiToolError(what: string, server: string, err: unknown): ToolError {
+  const refused = statusCode(err) === 403 ? forbiddenIn(describeApiError(err)) : [];
+  if (refused.length > 0) {
+    // a 403: the permission the identity lacks, as tofu's are said (src/contract/forbidden.ts)
+    return new ToolError(`${what} failed against the API server ${server}: ${refused.map(forbiddenWords).join('; ')}`, { hint: FORBIDDEN_HINT, cause: err });
+  }
   return new ToolError(`${what} failed against the API server ${server}: ${describeApiError(err)}`, {
     hint: 'Check that the cluster is up and KUBE_CONFIG_PATH points at it (`kubectl --kubeconfig "$KUBE_CONFIG_PATH" get nodes`).',
     cause: err,

@@ -7,6 +7,7 @@ import { InterruptedError, ToolError, type ErrorDetails } from '../errors.js';
 import { INSTALL_HINTS } from './discover.js';
 import type { RunResult } from './run.js';
 import { describeGraphAddress } from '../contract/graph-ids.js';
+import { FORBIDDEN_HINT, forbiddenIn, forbiddenWords } from '../contract/forbidden.js';
 import { formatDiagnostic, type TofuDiagnostic } from './tofu-events.js';
 
 /** A failed tofu command: its diagnostics and the resources that failed. */
@@ -37,8 +38,11 @@ export interface FailureFacts {
 /** tofu exited with a failure (or saved no state): a TofuError naming what failed. */
 export function tofuFailure(facts: FailureFacts, r: RunResult): TofuError {
   const errors = facts.diagnostics.filter((d) => d.severity === 'error');
-  return new TofuError(describeFailure(facts, r, errors), errors, facts.failed, {
-    hint: facts.stateNotes.length ? 'push the saved state as shown before anything else, then run the command again' : failureHint(facts.verb, errors),
+  // a 403: the permission the identity lacks, in words that name the role (src/contract/forbidden.ts)
+  const refused = forbiddenIn(errors.map((d) => `${d.summary}\n${d.detail}`).join('\n'));
+  const message = [describeFailure(facts, r, errors), ...refused.map((f) => `  ${forbiddenWords(f)}`)].join('\n');
+  return new TofuError(message, errors, facts.failed, {
+    hint: facts.stateNotes.length ? 'push the saved state as shown before anything else, then run the command again' : refused.length > 0 ? FORBIDDEN_HINT : failureHint(facts.verb, errors),
   });
 }
 

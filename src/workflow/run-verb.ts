@@ -26,6 +26,8 @@ export interface VerbInputs extends TargetInputs {
 /** One target's run, with the nodes another target of the group already runs. */
 export interface VerbTargetResult extends TargetRunResult {
   readonly copies: readonly NodeCopy[];
+  /** `namespaceManagedBy: "admin"` in the plan: a destroy left the namespace, the admin's. */
+  readonly namespaceIsAdmins: boolean;
 }
 
 /** What a plan, apply or destroy did: each target run, in order, until the first that failed. */
@@ -69,7 +71,7 @@ export async function runVerb(mode: Mode, flags: VerbInputs, ctx: RunContext): P
       // a destroy makes no copy; plan and apply say which nodes another target already runs
       const copies = mode === 'destroy' ? [] : await nodeCopiesOf(model, groupTargets, mode === 'plan' ? targets : [], backend, ctx, progress);
       const r = await runTarget({ mode, model, tools, graphsDir: graphsDir(flags, ctx), kubeconfig, sshPrivateKeyFile, allowVolumeReplacement, env: ctx.env, backend, who, logger, signal: ctx.signal, progress, view, held: ctx.held });
-      results.push({ ...r, copies });
+      results.push({ ...r, copies, namespaceIsAdmins: model.namespaceManagedBy === 'admin' });
       if (r.exitCode !== ExitCode.ok) break;
     }
   } finally {

@@ -12,6 +12,7 @@ import { CONTAINER_NAME } from '../contract/node-container.js';
 import { tofuStateSchema, type TofuInstance } from '../contract/tofu-state.js';
 
 const NamespaceAttributes = z.looseObject({ metadata: z.array(z.looseObject({ name: z.string() })).min(1) });
+const PolicyAttributes = z.looseObject({ metadata: z.array(z.looseObject({ namespace: z.string() })).min(1) });
 // kubernetes_manifest keeps its manifest as a dynamic value: {"value": <object>, "type": ...}
 const DeploymentAttributes = z.looseObject({
   manifest: z.looseObject({
@@ -93,7 +94,9 @@ export function readStateFacts(body: Buffer): StateFacts | undefined {
   nodes.sort((a, b) => a.node.localeCompare(b.node));
   const nsResource = managed.find((r) => r.type === 'kubernetes_namespace_v1');
   const nsAttributes = NamespaceAttributes.safeParse(nsResource?.instances[0]?.attributes);
-  const namespace = nsAttributes.success ? nsAttributes.data.metadata[0]!.name : undefined;
+  // the admin's namespace (namespaceManagedBy "admin") is only read by the graph: the NetworkPolicy's says it
+  const policy = PolicyAttributes.safeParse(managed.find((r) => r.type === 'kubernetes_network_policy_v1')?.instances[0]?.attributes);
+  const namespace = nsAttributes.success ? nsAttributes.data.metadata[0]!.name : policy.success ? policy.data.metadata[0]!.namespace : undefined;
   return { serial: parsed.data.serial, namespace, nodes };
 }
 

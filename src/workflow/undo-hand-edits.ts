@@ -50,6 +50,7 @@ export function objectsUnderGraph(model: TargetModel, listed: readonly ListedObj
   const out: ObjectUnderGraph[] = [];
   for (const { kind, object } of listed) {
     if (kind === 'RuntimeClass') continue; // the cluster operator's, only read by the graph
+    if (kind === 'Namespace' && model.namespaceManagedBy === 'admin') continue; // the admin's too
     const name = object.metadata?.name ?? '';
     const node = byKey.get(`${kind}/${name}`);
     // objects in the namespace that the graph does not make (a hand-made Deployment) are not deploy's
