@@ -357,19 +357,9 @@ describe('basic auth', () => {
 
 /** Sends only the headers of a POST declaring `length` bytes; resolves with the status. */
 function rawDeclaredPost(base: string, path: string, length: number): Promise<number> {
-  const { hostname, port } = new URL(base);
   return new Promise((resolve, reject) => {
-    const sock = createConnection({ host: hostname, port: Number(port) });
-    let got = '';
+    const { sock } = statusSocket(base, resolve);
     sock.setTimeout(5_000, () => sock.destroy(new Error('no answer before the body: the declared length was not checked')));
-    sock.on('data', (d) => {
-      got += String(d);
-      const m = /^HTTP\/1\.1 (\d{3})/.exec(got);
-      if (m) {
-        resolve(Number(m[1]));
-        sock.destroy();
-      }
-    });
     sock.on('error', reject);
     sock.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Length: ${length}\r\nContent-Type: application/json\r\n\r\n{`);
   });
@@ -377,20 +367,10 @@ function rawDeclaredPost(base: string, path: string, length: number): Promise<nu
 
 /** POSTs with Transfer-Encoding: chunked (fetch always sends a length for a Buffer). */
 function rawChunkedPost(base: string, path: string, body: Buffer): Promise<number> {
-  const { hostname, port } = new URL(base);
   return new Promise((resolve, reject) => {
-    const sock = createConnection({ host: hostname, port: Number(port) });
-    let got = '';
+    const { sock, answered } = statusSocket(base, resolve);
     sock.setTimeout(10_000, () => sock.destroy(new Error('timeout')));
-    sock.on('data', (d) => {
-      got += String(d);
-      const m = /^HTTP\/1\.1 (\d{3})/.exec(got);
-      if (m) {
-        resolve(Number(m[1]));
-        sock.destroy();
-      }
-    });
-    sock.on('error', (err) => (got ? undefined : reject(err)));
+    sock.on('error', (err) => (answered() ? undefined : reject(err)));
     sock.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n`);
     for (let i = 0; i < body.length; i += 4096) {
       const chunk = body.subarray(i, i + 4096);
@@ -400,4 +380,20 @@ function rawChunkedPost(base: string, path: string, body: Buffer): Promise<numbe
     }
     sock.write('0\r\n\r\n');
   });
+}
+
+/** A raw connection to `base` that resolves with the status of the first reply line and closes. */
+function statusSocket(base: string, resolve: (status: number) => void) {
+  const { hostname, port } = new URL(base);
+  const sock = createConnection({ host: hostname, port: Number(port) });
+  let got = '';
+  sock.on('data', (d) => {
+    got += String(d);
+    const m = /^HTTP\/1\.1 (\d{3})/.exec(got);
+    if (m) {
+      resolve(Number(m[1]));
+      sock.destroy();
+    }
+  });
+  return { sock, answered: () => got !== '' };
 }

@@ -175,17 +175,7 @@ describe('runTool', () => {
       ['process', 0],
       ['group', 1],
     ] as const)('with interruptTarget %s, the processes the child started get %i SIGINT', async (target, expected) => {
-      const lines: string[] = [];
-      const ac = new AbortController();
-      const log = join(mkdtempSync(join(tmpdir(), 'run-test-')), 'grandchild.log');
-      writeFileSync(log, '');
-      const running = runTool(node, [fixture('interruptible.mjs'), 'parent', '300', log], {
-        timeoutMs: 20_000,
-        signal: ac.signal,
-        interrupt: 'sigint-once',
-        interruptTarget: target,
-        onStdoutLine: (l) => lines.push(l),
-      }).catch((e: unknown) => e);
+      const { lines, ac, log, running } = interruptibleParent('300', target);
       await waitForLine(lines, (l) => l === 'running');
       ac.abort();
       const err = await running;
@@ -197,18 +187,8 @@ describe('runTool', () => {
     });
 
     it('with interruptTarget group, returns only once every process of the group has ended (a step still winding down after its parent exited)', async () => {
-      const lines: string[] = [];
-      const ac = new AbortController();
-      const log = join(mkdtempSync(join(tmpdir(), 'run-test-')), 'grandchild.log');
-      writeFileSync(log, '');
       // GIVEN a child that exits 100 ms after its SIGINT, and a grandchild that keeps running ~2 s
-      const running = runTool(node, [fixture('interruptible.mjs'), 'parent', '100', log], {
-        timeoutMs: 20_000,
-        signal: ac.signal,
-        interrupt: 'sigint-once',
-        interruptTarget: 'group',
-        onStdoutLine: (l) => lines.push(l),
-      }).catch((e: unknown) => e);
+      const { lines, ac, log, running } = interruptibleParent('100', 'group');
       await waitForLine(lines, (l) => l === 'running');
       // WHEN the run is interrupted
       ac.abort();
@@ -251,3 +231,19 @@ describe('runTool', () => {
     expect((err as Error).message).toContain('killed by SIGTERM');
   });
 });
+
+/** interruptible.mjs as a parent that exits `exitAfterMs` after its SIGINT and starts a grandchild logging to a new file. */
+function interruptibleParent(exitAfterMs: string, interruptTarget: 'process' | 'group') {
+  const lines: string[] = [];
+  const ac = new AbortController();
+  const log = join(mkdtempSync(join(tmpdir(), 'run-test-')), 'grandchild.log');
+  writeFileSync(log, '');
+  const running = runTool(node, [fixture('interruptible.mjs'), 'parent', exitAfterMs, log], {
+    timeoutMs: 20_000,
+    signal: ac.signal,
+    interrupt: 'sigint-once',
+    interruptTarget,
+    onStdoutLine: (l) => lines.push(l),
+  }).catch((e: unknown) => e);
+  return { lines, ac, log, running };
+}
