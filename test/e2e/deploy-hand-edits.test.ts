@@ -108,11 +108,18 @@ const EDITS: readonly Edit[] = [
   {
     name: 'an edit-style update (get, change, kubectl replace): the image set to a tag, an env item added',
     make: async (h) => {
-      const d = await h.getJson(['get', 'deployment', 'web']);
-      const c = d.spec.template.spec.containers[0];
-      c.image = `${h.env.K8S_REGISTRY}/${h.namespace}/web:${good.tag}`;
-      c.env.push({ name: 'DEBUG', value: '1' });
-      return h.kubectlOk(['replace', '-f', '-'], { input: json(d) });
+      // As an operator does when kubectl says "the object has been modified": get it again and
+      // redo the change. The controller writes the status while a rollout of the edits made
+      // before this one runs (batch 2 of the CI at 5541f75 met that conflict).
+      for (let attempt = 1; ; attempt++) {
+        const d = await h.getJson(['get', 'deployment', 'web']);
+        const c = d.spec.template.spec.containers[0];
+        c.image = `${h.env.K8S_REGISTRY}/${h.namespace}/web:${good.tag}`;
+        c.env.push({ name: 'DEBUG', value: '1' });
+        const r = await h.kubectl(['replace', '-f', '-'], { input: json(d) });
+        if (r.exitCode === 0) return r.stdout;
+        if (attempt >= 5 || !r.stderr.includes('the object has been modified')) throw new Error(`kubectl replace -f - failed (${r.exitCode}): ${r.stderr}`);
+      }
     },
     expect: [
       { field: 'spec.template.spec.containers[node].env[DEBUG]', writer: /^kubectl-replace$/, action: 'remove' },
