@@ -9,7 +9,6 @@
  */
 import { graphDocumentSchema } from '../contract/graph-document.js';
 import { parseJson } from '../contract/parse-json.js';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TargetModel } from '../config/target-model.js';
 import { GRAPH_FILE, graphPartOf } from '../contract/graph-ids.js';
@@ -161,7 +160,7 @@ export async function planTarget(parts: Pick<TargetParts, 'readTargetObjects' | 
     ? planDestroy((refresh) => tofu.planGraph({ ...base, destroy: true, refresh, logger }), say).then((p) => ({ plan: p, pushedAgain: new Set<string>() }))
     : planPushingGoneTags(
         (replace) => tofu.planGraph({ ...base, replace: [...replace, ...replaceRollouts], targets: scoped?.targets, logger }),
-        async () => parseJson(graphDocumentSchema, await readFile(join(session.graphDir, GRAPH_FILE), 'utf8'), `the graph ${join(session.graphDir, GRAPH_FILE)}`),
+        async () => graphDoc,
         (node) => model.nodes.find((n) => n.name === node)?.tagRef,
         say,
       )
