@@ -1,7 +1,8 @@
 /**
- * test/cluster/images/build.sh: the docker archives of the node images (one layer, systemd
- * as /sbin/init, the settings the cluster relies on), built once and cached by content, and
- * a new tag from a changed configuration in seconds.
+ * test/cluster/images/build.sh: the docker archives of the node images (systemd as /sbin/init,
+ * the settings the cluster relies on), built once and cached by content, and a new tag from a
+ * changed configuration in seconds. `good` is one layer, the debootstrapped tree; a variant or
+ * a configuration is that same layer and one small layer of what it adds.
  */
 import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, readlink, rm } from 'node:fs/promises';
@@ -116,9 +117,15 @@ describe('variants from the cached root file system', () => {
     expect(broken.tag).toMatch(/^broken-[0-9a-f]{12}$/);
     expect(broken.archive).not.toBe(good.archive);
     const m = (JSON.parse(await readMember(broken.archive, 'manifest.json')) as ArchiveManifest[])[0]!;
-    const lines = await listLayer(broken.archive, m.Layers[0]!);
+    // the good image's layer, then one of what broken adds, and nothing else
+    expect(m.Layers).toHaveLength(2);
+    expect(m.Layers[0]).toBe(manifest.Layers[0]);
+    const lines = (await listLayer(broken.archive, m.Layers[1]!)).filter((l) => l !== '');
     expect(entry(lines, 'etc/systemd/system/broken.service')).toBeDefined();
     expect(entry(lines, 'etc/systemd/system/multi-user.target.wants/broken.service')).toMatch(/-> \.\.\/broken\.service$/);
+    expect(lines.length).toBeLessThan(10);
+    const brokenConfig = JSON.parse(await readMember(broken.archive, m.Config)) as ImageConfig;
+    expect(brokenConfig.rootfs.diff_ids).toEqual([config.rootfs.diff_ids[0], `sha256:${await sha256OfMember(broken.archive, m.Layers[1]!)}`]);
   });
 
   it('--config makes a new tag with /etc/node-config, in seconds; the same configuration gives the same tag', async () => {
@@ -133,8 +140,12 @@ describe('variants from the cached root file system', () => {
     // re-tarred from the cached tree: seconds, not a debootstrap
     expect(first.ms).toBeLessThan(30_000);
     const m = (JSON.parse(await readMember(first.archive, 'manifest.json')) as ArchiveManifest[])[0]!;
-    const { stdout } = await execa('sh', ['-c', 'tar --occurrence=1 -xOf "$1" "$2" | tar -xO etc/node-config', 'sh', first.archive, m.Layers[0]!]);
+    // the shared layer, then a layer of the configuration alone (a push or pull of a few KB)
+    expect(m.Layers).toHaveLength(2);
+    expect(m.Layers[0]).toBe(manifest.Layers[0]);
+    const { stdout } = await execa('sh', ['-c', 'tar --occurrence=1 -xOf "$1" "$2" | tar -xO etc/node-config', 'sh', first.archive, m.Layers[1]!]);
     expect(stdout).toBe(`APP_VERSION=${value}\nMODE=test`);
+    expect((await listLayer(first.archive, m.Layers[1]!)).filter((l) => l !== '').map((l) => l.split(' ').at(-1))).toEqual(['etc/', 'etc/node-config']);
     await rm(first.archive, { force: true }); // one-off configurations: do not pile up
     await rm(other.archive, { force: true });
   });

@@ -7,8 +7,9 @@
 #
 # Sourced:
 #   write_docker_archive <tree> <out.tar> <ref> <created> <created-by> <work-dir> <config>
-#     One uncompressed layer holding <tree>; <config> is the image config's "config" object
-#     (JSON: Env, Cmd or Entrypoint, StopSignal, ...). Entries are sorted, owners numeric and
+#     One uncompressed layer holding <tree> (write_layered_archive, below, writes several);
+#     <config> is the image config's "config" object (JSON: Env, Cmd or Entrypoint,
+#     StopSignal, ...). Entries are sorted, owners numeric and
 #     outer times fixed, so the same tree gives the same digests. <ref> (repo:tag) is the
 #     RepoTags entry; a tag that ends in "-" gets the 12 hex of the config digest appended, so
 #     it changes exactly when the image does. <work-dir> (empty, same file system as
@@ -21,30 +22,63 @@
 #   The tree also has /dev, /proc, /sys, /tmp and /etc; every entry is root's with time 0.
 write_docker_archive() {
   local tree=$1 out=$2 ref=$3 created=$4 created_by=$5 work=$6 image_config=$7
-  local layer_sha config config_sha arch
+  tar_layer "$tree" "$work/tree-layer.tar"
+  write_layered_archive "$out" "$ref" "$created" "$work" "$image_config" "$work/tree-layer.tar" "$created_by"
+}
 
-  mkdir "$work/layer"
-  # Top-level names without a "./" prefix, like the layers docker writes.
-  (cd "$tree" && LC_ALL=C ls -A) >"$work/top"
-  tar -C "$tree" --sort=name --numeric-owner --format=posix \
-    --pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime \
-    -cf "$work/layer/layer.tar" -T "$work/top"
-  layer_sha=$(sha256sum "$work/layer/layer.tar" | cut -d' ' -f1)
-  mv "$work/layer" "$work/$layer_sha"
-  printf '1.0' >"$work/$layer_sha/VERSION"
+# tar_layer <tree> <out.tar> [<list-file>]
+#   One uncompressed layer: the whole <tree>, or only the entries of <list-file> (paths
+#   relative to <tree>, one per line, sorted; a directory named there is its own entry, not
+#   its contents). Sorted names, numeric owners, no atime/ctime: the same tree, the same bytes.
+tar_layer() {
+  local tree=$1 out=$2 list=${3:-}
+  if [ -z "$list" ]; then
+    # Top-level names without a "./" prefix, like the layers docker writes.
+    list=$out.top
+    (cd "$tree" && LC_ALL=C ls -A) >"$list"
+    tar -C "$tree" --sort=name --numeric-owner --format=posix \
+      --pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime \
+      -cf "$out" -T "$list"
+    rm -f "$list"
+  else
+    tar -C "$tree" --no-recursion --numeric-owner --format=posix \
+      --pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime \
+      -cf "$out" -T "$list"
+  fi
+}
+
+# write_layered_archive <out.tar> <ref> <created> <work-dir> <config> (<layer.tar> <created-by>)...
+#   The archive of these layers, bottom first, each with the history line that made it.
+#   A layer is hard-linked into <work-dir> when it can be (a cached base layer), else copied.
+write_layered_archive() {
+  local out=$1 ref=$2 created=$3 work=$4 image_config=$5
+  shift 5
+  local layer by sha diff_ids='' history='' layers='' members=() config config_sha arch
+  while [ "$#" -gt 0 ]; do
+    layer=$1 by=$2
+    shift 2
+    sha=$(sha256sum "$layer" | cut -d' ' -f1)
+    mkdir -p "$work/$sha"
+    ln -f "$layer" "$work/$sha/layer.tar" 2>/dev/null || cp "$layer" "$work/$sha/layer.tar"
+    printf '1.0' >"$work/$sha/VERSION"
+    diff_ids+="${diff_ids:+,}\"sha256:$sha\""
+    history+="${history:+,}{\"created\":\"$created\",\"created_by\":\"$by\"}"
+    layers+="${layers:+,}\"$sha/layer.tar\""
+    members+=("$sha/VERSION" "$sha/layer.tar")
+  done
 
   arch=$(dpkg --print-architecture 2>/dev/null || echo amd64)
-  config=$(printf '{"architecture":"%s","os":"linux","created":"%s","config":%s,"rootfs":{"type":"layers","diff_ids":["sha256:%s"]},"history":[{"created":"%s","created_by":"%s"}]}' \
-    "$arch" "$created" "$image_config" "$layer_sha" "$created" "$created_by")
+  config=$(printf '{"architecture":"%s","os":"linux","created":"%s","config":%s,"rootfs":{"type":"layers","diff_ids":[%s]},"history":[%s]}' \
+    "$arch" "$created" "$image_config" "$diff_ids" "$history")
   config_sha=$(printf '%s' "$config" | sha256sum | cut -d' ' -f1)
   printf '%s' "$config" >"$work/$config_sha.json"
   case $ref in *-) ref=$ref${config_sha:0:12} ;; esac
-  printf '[{"Config":"%s.json","RepoTags":["%s"],"Layers":["%s/layer.tar"]}]' \
-    "$config_sha" "$ref" "$layer_sha" >"$work/manifest.json"
+  printf '[{"Config":"%s.json","RepoTags":["%s"],"Layers":[%s]}]' \
+    "$config_sha" "$ref" "$layers" >"$work/manifest.json"
 
   tar -C "$work" --owner=0 --group=0 --numeric-owner --mtime=@0 --format=posix \
     --pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime \
-    -cf "$out" manifest.json "$config_sha.json" "$layer_sha/VERSION" "$layer_sha/layer.tar"
+    -cf "$out" manifest.json "$config_sha.json" "${members[@]}"
   printf 'sha256:%s\n' "$config_sha"
 }
 
