@@ -180,6 +180,9 @@ clusterDomain: cluster.local
 evictionHard: {memory.available: 100Mi, nodefs.available: 1Gi, imagefs.available: 1Gi}
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
+# room for the bench's 200-node group (issue 32's P10) beside the tests' pods; the node's pod
+# range is a /24 (control-plane.sh: --node-cidr-mask-size 24), so 250 addresses at most
+maxPods: 250
 YAML
   mv "$S/kubelet.yaml.tmp" "$S/kubelet.yaml"
 }
