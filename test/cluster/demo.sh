@@ -17,12 +17,48 @@ step() { printf '\n[%4ss] == %s\n' "$((SECONDS - T0))" "$*" >&2; }
 
 step "host packages (toolchain/host-packages.list, group @demo; installed once)"
 bash toolchain/host-packages.sh @demo
-step "OpenTofu and providers (built once into the cache)"
-bash toolchain/build-tools.sh
-step "cluster programs (built once into the cache)"
-bash toolchain/cluster/build.sh
-step "node image (Debian 12 + systemd, built once, cached by content)"
-image_lines=$(bash test/cluster/images/build.sh good)
+step "built once into the cache, side by side: OpenTofu and providers, cluster programs, node image (Debian 12 + systemd)"
+# Side by side: on a new machine these are 20 min of Go builds and a debootstrap, each of
+# which leaves a core idle part of the time (module downloads, links, the Debian mirror).
+# Each runs in a process group of its own (set -m), so that a stop (Ctrl-C) ends every
+# build's whole tree, not only this script: the trap below sends it on.
+builds=$(mktemp -d)
+set -m
+pids=() names=()
+start_build() {
+  local name=$1
+  shift
+  "$@" &
+  pids+=("$!")
+  names+=("$name")
+}
+start_build "OpenTofu and providers (toolchain/build-tools.sh)" bash toolchain/build-tools.sh
+start_build "cluster programs (toolchain/cluster/build.sh)" bash toolchain/cluster/build.sh
+# shellcheck disable=SC2016 # $1 is the inner shell's
+start_build "node image (test/cluster/images/build.sh good)" bash -c 'bash test/cluster/images/build.sh good >"$1"' _ "$builds/image"
+# shellcheck disable=SC2317 # run by the trap
+stop_builds() {
+  local p
+  echo "demo: stopping the builds (what was built stays in the cache)" >&2
+  for p in "${pids[@]}"; do kill -TERM -- "-$p" 2>/dev/null || true; done
+  wait
+  rm -rf "$builds"
+  exit 130
+}
+trap stop_builds INT TERM
+failed=()
+for i in "${!pids[@]}"; do
+  wait "${pids[$i]}" || failed+=("${names[$i]}: exit $?")
+done
+trap - INT TERM
+set +m
+image_lines=$(cat "$builds/image")
+rm -rf "$builds"
+if [ "${#failed[@]}" -gt 0 ]; then
+  printf 'demo: a build failed; its own lines above say why. Fix that and run the demo again (what was built stays in the cache):\n' >&2
+  printf '  - %s\n' "${failed[@]}" >&2
+  exit 3
+fi
 ARCHIVE=$(printf '%s\n' "$image_lines" | sed -n 's/^ARCHIVE=//p')
 TAG=$(printf '%s\n' "$image_lines" | sed -n 's/^TAG=//p')
 step "local cluster and registry"
