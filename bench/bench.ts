@@ -7,11 +7,17 @@
 //   P3 time to roll back: deploy apply vs helm upgrade --rollback-on-failure (goal: <= 0.2)
 //   P4 no-op apply: pushes, pod restarts, rollout waits          (goal: all 0)
 //   P5 start-up and synth (bench/startup-synth.mjs)
+//   P2a/P2b (issue 32) the applies of 1 and 10 changed nodes of 50 against the cluster's floor
+//      (`kubectl rollout restart` + `rollout status` of the same Deployments, same run)
+//   P10 the same kind of group at BENCH_SCALE_NODES (200): verified no-op plan, a 1-node apply
+//      against P2a at 50, the full plan against bare tofu, memory (bench/scale.ts)
+//   P11 the README's first command cold: read from bench/results/cold-start.json, which
+//      `npm run bench:cold` writes (a cold start cannot share the host with the groups here)
 // Env: BENCH_RUNS (default 3), BENCH_NODES (default 50), BENCH_ROLLOUT_TIMEOUT (seconds, 90),
-// BENCH_SIZES (default 1,2,5,10,20; none: P2 kept from the previous bench.json), BENCH_BATCH (nodes per first apply, 10), BENCH_ONLY (comma list of fleet,rollback,synth; default all), BENCH_PARALLELISM (-parallelism levels of a bare patched tofu plan, e.g. 2,10,30; default none: measured on 2026-12-01, no lever on 2 cores). The cluster is brought up
+// BENCH_SIZES (default 1,2,5,10,20; none: P2 kept from the previous bench.json), BENCH_BATCH (nodes per first apply, 10), BENCH_ONLY (comma list of fleet,rollback,synth,scale,cold; default all), BENCH_SCALE_NODES (200), BENCH_WAVE (10: waves of the 200-node group's first apply), BENCH_PARALLELISM (-parallelism levels of a bare patched tofu plan, e.g. 2,10,30; default none: measured on 2026-12-01, no lever on 2 cores). The cluster is brought up
 // when it does not answer (never down); namespaces are `bench-*` and deleted at the end.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, hostname, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -20,11 +26,13 @@ import { buildHelm, cacheDir, ensureCluster, kubectl, log, pinnedVersion, root }
 import { figures, type BenchResults } from './lib/report-md.ts';
 import { resultsDir, writeResults } from './lib/write-results.ts';
 import { benchRollback } from './rollback-vs-helm.ts';
+import { benchScale } from './scale.ts';
 
 const runs = Number(process.env.BENCH_RUNS ?? 3);
 const nodes = Number(process.env.BENCH_NODES ?? 50);
 const timeoutSeconds = Number(process.env.BENCH_ROLLOUT_TIMEOUT ?? 90);
-const only = new Set((process.env.BENCH_ONLY ?? 'fleet,rollback,synth').split(','));
+const only = new Set((process.env.BENCH_ONLY ?? 'fleet,rollback,synth,scale,cold').split(','));
+const scaleNodes = Number(process.env.BENCH_SCALE_NODES ?? 200);
 const parallelism = (process.env.BENCH_PARALLELISM ?? '').split(',').filter((p) => p !== '').map(Number);
 const sizes = process.env.BENCH_SIZES === 'none' ? [] : (process.env.BENCH_SIZES ?? '1,2,5,10,20').split(',').map(Number);
 
@@ -60,7 +68,7 @@ function keepEarlierParts(results: BenchResults): void {
   if (!process.env.BENCH_ONLY) return;
   const earlier = readEarlier();
   if (!earlier) return;
-  for (const part of ['fleet', 'rollback', 'synth'] as const) {
+  for (const part of ['fleet', 'rollback', 'synth', 'scale', 'cold'] as const) {
     if (only.has(part) || earlier[part] === undefined) continue;
     (results as any)[part] = earlier[part];
     results.measuredAt[part] = earlier.measuredAt?.[part] ?? earlier.date;
@@ -76,7 +84,7 @@ async function main(): Promise<number> {
   const helm = only.has('rollback') || only.has('fleet') ? buildHelm() : '';
   const work = mkdtempSync(join(tmpdir(), 'bench-'));
   const stamp = Math.random().toString(16).slice(2, 8);
-  const namespaces = { fleet: `bench-fleet-${stamp}`, deploy: `bench-rb-${stamp}`, helm: `bench-helm-${stamp}`, p6: `bench-p6-${stamp}` };
+  const namespaces = { fleet: `bench-fleet-${stamp}`, deploy: `bench-rb-${stamp}`, helm: `bench-helm-${stamp}`, p6: `bench-p6-${stamp}`, scale: `bench-p10-${stamp}` };
   const baseEnv: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
@@ -105,16 +113,19 @@ async function main(): Promise<number> {
     }
   };
   let cleaned = false;
-  const cleanup = () => {
-    if (cleaned) return;
-    cleaned = true;
-    for (const ns of Object.values(namespaces)) {
+  const deleteNamespaces = (list: string[], wait: boolean) => {
+    for (const ns of list) {
       try {
-        kubectl(cluster, ['delete', 'namespace', ns, '--ignore-not-found', '--wait=false']);
+        kubectl(cluster, ['delete', 'namespace', ns, '--ignore-not-found', `--wait=${wait}`, '--timeout=600s']);
       } catch (err) {
         log(`could not delete namespace ${ns}: ${String(err)}`);
       }
     }
+  };
+  const cleanup = () => {
+    if (cleaned) return;
+    cleaned = true;
+    deleteNamespaces(Object.values(namespaces), false);
     backend.stop();
     rmSync(work, { recursive: true, force: true });
   };
@@ -144,6 +155,19 @@ async function main(): Promise<number> {
         results.fleet.scaleRatio = earlier.fleet.scaleRatio;
         results.fleet.scaleFrom = earlier.fleet.scaleFrom ?? { nodes: earlier.nodes, date: earlier.measuredAt?.fleet ?? earlier.date };
       }
+    });
+    await attempt('scale', async () => {
+      // the 50-node group's pods gone first: their probes alone load the 2 cores (load 7 here)
+      log('scale: deleting the 50-node group first (its pods load the host)');
+      deleteNamespaces([namespaces.fleet, namespaces.p6], true);
+      results.scale = await benchScale({ cluster, env, work, namespace: namespaces.scale, nodes: scaleNodes, runs, wave: Number(process.env.BENCH_WAVE ?? 10) });
+      deleteNamespaces([namespaces.scale], false);
+    });
+    await attempt('cold', async () => {
+      // P11 is measured alone (npm run bench:cold); the bench prints the last measurement
+      const file = join(resultsDir, 'cold-start.json');
+      if (!existsSync(file)) throw new Error('no bench/results/cold-start.json: run npm run bench:cold on an idle host (the local cluster down) first');
+      results.cold = JSON.parse(readFileSync(file, 'utf8'));
     });
   } finally {
     cleanup();

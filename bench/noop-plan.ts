@@ -62,11 +62,14 @@ export interface NoopPlanResults {
   profiles: { patched: PlanProfile; stock: PlanProfile };
 }
 
-const STOCK = 'tofu.rc';
+export const STOCK = 'tofu.rc';
 const PATCHED = 'tofu-patched.rc';
 
+/** What a bare tofu of the group's graph needs: deploy's environment, a work directory, the graph and its state. */
+export type BareGraphOptions = Pick<NoopPlanOptions, 'env' | 'work' | 'graphDir' | 'stateAddress'>;
+
 /** A copy of the graph, `tofu init` with the given mirror: a bare tofu of that provider build. */
-async function bareGraph(opts: NoopPlanOptions, name: string, rc: string): Promise<string> {
+export async function bareGraph(opts: BareGraphOptions, name: string, rc: string): Promise<string> {
   const dir = join(opts.work, name);
   mkdirSync(dir, { recursive: true });
   copyFileSync(join(opts.graphDir, 'cdk.tf.json'), join(dir, 'cdk.tf.json'));
@@ -75,7 +78,7 @@ async function bareGraph(opts: NoopPlanOptions, name: string, rc: string): Promi
   return dir;
 }
 
-function tofuEnv(opts: NoopPlanOptions, rc: string): NodeJS.ProcessEnv {
+export function tofuEnv(opts: BareGraphOptions, rc: string): NodeJS.ProcessEnv {
   // the graph's shell steps (digest reads) run `deploy`'s programs as deploy hands them over
   return { ...opts.env, TF_HTTP_ADDRESS: opts.stateAddress, TF_IN_AUTOMATION: '1', TF_CLI_CONFIG_FILE: join(cacheDir, rc) };
 }
