@@ -20,9 +20,7 @@
  *     reported as the full plan reports it (FR-003, moved-tags.ts).
  * When only some nodes' blocks of the graph differ and all else holds (their own objects may
  * differ: their plan reads them), those nodes are planned alone: a scoped plan (-target of
- * their addresses, plan-target.ts), without tofu's refresh when their own objects are as
- * recorded too (the refresh would find what the state holds; measured: it also made tofu
- * compare every resource of the state for drift, 3 s of a 1-node apply at 50 nodes). Anything else (no record, a target with SPIRE steps, a
+ * their addresses, plan-target.ts). Anything else (no record, a target with SPIRE steps, a
  * kubeconfig only the full client can use, a registry this client cannot read,
  * DEPLOY_FAST_PLAN=off) runs the full plan, and the run says why on one line.
  *
@@ -57,13 +55,6 @@ export type NoopVerdict =
       /** the other nodes whose tag moved (their digest data sources are not read by a targeted plan) */
       readonly movedTags: ReadonlyMap<string, MovedTag>;
       readonly outputs: Record<string, { value: unknown }>;
-      /**
-       * false: those nodes' own objects are in the cluster as the record has them, so tofu's
-       * refresh of them would find what the state holds: their plan skips it (-refresh=false;
-       * the data sources, their tags' digests, are read all the same). true: one of them
-       * differs, is gone or was made again: their plan reads them.
-       */
-      readonly refresh: boolean;
       /** the line that says so */
       readonly sentence: string;
       readonly fingerprint: TargetFingerprint;
@@ -114,9 +105,8 @@ export async function checkNoop(ctx: NoopCheckContext, seen: TargetObjects | str
         targets: diff.addresses,
         movedTags: moved,
         outputs: state.outputs,
-        refresh: !diff.ownObjectsAsRecorded,
         fingerprint,
-        sentence: `only node${nodes.length === 1 ? '' : 's'} ${nodes.join(', ')} changed in the graph: planned alone (-target)${diff.ownObjectsAsRecorded ? ` without a refresh (${nodes.length === 1 ? 'its' : 'their'} objects are as recorded)` : ''}; the rest of the graph, the state (serial ${state.serial}), the other ${objects} and the other nodes' tags are as the ${record.recordedBy} of ${record.recordedAt} left them (${FAST_PLAN_ENV}=off runs the full plan)`,
+        sentence: `only node${nodes.length === 1 ? '' : 's'} ${nodes.join(', ')} changed in the graph: planned alone (-target); the rest of the graph, the state (serial ${state.serial}), the other ${objects} and the other nodes' tags are as the ${record.recordedBy} of ${record.recordedAt} left them (${FAST_PLAN_ENV}=off runs the full plan)`,
       };
     }
     return {
