@@ -43,9 +43,16 @@ async function main(): Promise<number> {
   for (const d of [dirs.cache, dirs.state, dirs.gocache, dirs.gomodcache, dirs.npm]) mkdirSync(d, { recursive: true });
   execFileSync('git', ['clone', '-q', '--no-local', root, dirs.repo]);
   execFileSync('git', ['-C', dirs.repo, 'checkout', '-q', commit]);
+  // the operator's environment (its CA settings, Go's proxy), without what npm run added (its
+  // npm_* variables, this clone's node_modules/.bin on PATH: the Node 24 of this clone) and
+  // without any cache or state directory of this machine
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !/^(npm_|DEPLOY_|GOCACHE$|GOMODCACHE$|GOPATH$|XDG_CACHE_HOME$|XDG_STATE_HOME$|INIT_CWD$|NODE$)/i.test(k)),
+  );
+  const path = (process.env.PATH ?? '').split(':').filter((p) => p !== '' && !p.includes('node_modules')).join(':');
   const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
+    ...inherited,
+    PATH: path,
     DEPLOY_CACHE_DIR: dirs.cache,
     DEPLOY_STATE_DIR: dirs.state,
     DEPLOY_PROVIDER_SOURCES: sources,

@@ -65,7 +65,11 @@ export async function benchScale(opts: ScaleOptions): Promise<ScaleResults> {
     // as bench/fleet.ts: a first apply that failed is applied again, as an operator would
     log(`scale: the first apply exited ${first.exitCode}; applying again: ${(first.stdout || first.stderr).split('\n').find((l) => /FAILED|failed/.test(l)) ?? ''}`);
     const again = await runDeploy(['apply', '--plan', firstPlan, '--json'], waves, 7_200_000);
-    if (again.exitCode !== 0) throw new Error(`the first apply of ${opts.nodes} nodes exited ${again.exitCode} twice: ${again.stderr.split('\n').slice(-15).join('\n')}`);
+    if (again.exitCode !== 0) {
+      // whether the host could hold the group: what it had left when the apply gave up
+      const load = loadavg().map((l) => l.toFixed(1)).join(', ');
+      throw new Error(`the first apply of ${opts.nodes} nodes exited ${again.exitCode} twice (MemAvailable ${beforeMiB} MiB before the group, ${memAvailableMiB()} MiB now; load ${load}): ${again.stderr.split('\n').slice(-15).join('\n')}`);
+    }
     first = { ...again, ms: first.ms + again.ms };
   }
   log(`scale: first apply ${secs(first.ms)} s`);
