@@ -16,7 +16,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { buildImage, ensureCluster, kubectl, log, type NodeImage } from './lib/bench-env.ts';
+import { buildImage, embeddedEnv, ensureCluster, kubectl, log, type NodeImage } from './lib/bench-env.ts';
 import { countApply, runDeploy, writePlan } from './lib/deploy-run.ts';
 import { phases, renderTimeline, timeDeploy, type Timeline } from './lib/apply-timeline.ts';
 import { secs, showSecs, spread, type Spread } from './lib/stats.ts';
@@ -33,16 +33,7 @@ const reuse = process.env.BENCH_STATE_DIR;
 const work = reuse ?? mkdtempSync(join(tmpdir(), 'bench-apply-'));
 const namespace = reuse ? readFileSync(join(work, 'namespace'), 'utf8').trim() : `bench-apply-${Math.random().toString(16).slice(2, 8)}`;
 if (!reuse) writeFileSync(join(work, 'namespace'), namespace);
-const env: NodeJS.ProcessEnv = {
-  PATH: process.env.PATH,
-  HOME: process.env.HOME,
-  ...cluster,
-  K8S_NAMESPACE: namespace,
-  DEPLOY_STATE_DIR: join(work, 'state'),
-  DEPLOY_STATE: 'embedded',
-  DEPLOY_LOG_LEVEL: 'warn',
-  DEPLOY_ROLLOUT_TIMEOUT: '300s',
-};
+const env = embeddedEnv(cluster, namespace, work, 300);
 const names = Array.from({ length: nodes }, (_, i) => `n${String(i + 1).padStart(3, '0')}`);
 
 function expectApplied(what: string, t: { exitCode: number; stdout: string }, changed: number): void {

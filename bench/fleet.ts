@@ -5,18 +5,12 @@
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildImage, kubectl, log, type ClusterEnv, type NodeImage } from './lib/bench-env.ts';
+import { buildImage, kubectl, log, type ClusterEnv, type GroupBenchOptions, type NodeImage } from './lib/bench-env.ts';
 import { countApply, runDeploy, writePlan } from './lib/deploy-run.ts';
 import { shuffled, spread, type Spread } from './lib/stats.ts';
 import { benchNoopPlan, type NoopPlanResults } from './noop-plan.ts';
 
-export interface FleetOptions {
-  cluster: ClusterEnv;
-  env: NodeJS.ProcessEnv;
-  work: string;
-  namespace: string;
-  nodes: number;
-  runs: number;
+export interface FleetOptions extends GroupBenchOptions {
   sizes: number[];
   /** nodes added per apply while the group is first brought up */
   batch: number;

@@ -14,20 +14,14 @@ import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { buildImage, log, type ClusterEnv, type NodeImage } from './lib/bench-env.ts';
+import { buildImage, log, type GroupBenchOptions, type NodeImage } from './lib/bench-env.ts';
 import { phases, renderTimeline, timeDeploy } from './lib/apply-timeline.ts';
 import { countApply, runDeploy, writePlan } from './lib/deploy-run.ts';
 import { bareGraph, tofuEnv, STOCK } from './noop-plan.ts';
 import { secs, spread, type Spread } from './lib/stats.ts';
 
-export interface ScaleOptions {
-  cluster: ClusterEnv;
-  /** deploy's environment (the bench's state backend) */
-  env: NodeJS.ProcessEnv;
-  work: string;
-  namespace: string;
-  nodes: number;
-  runs: number;
+export interface ScaleOptions extends GroupBenchOptions {
+  /** how many nodes the first apply brings up at once (--max-unavailable) */
   wave: number;
 }
 

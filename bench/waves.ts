@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { buildImage, ensureCluster, kubectl, kubectlBin, log, type NodeImage } from './lib/bench-env.ts';
+import { buildImage, embeddedEnv, ensureCluster, kubectl, kubectlBin, log, type NodeImage } from './lib/bench-env.ts';
 import { runDeploy, writePlan } from './lib/deploy-run.ts';
 import { secs, spread, showSecs } from './lib/stats.ts';
 import { deploymentsDown, downWhile } from '../test/support/down-sampler.ts';
@@ -27,16 +27,7 @@ const timeout = Number(process.env.BENCH_ROLLOUT_TIMEOUT ?? 300);
 const cluster = ensureCluster();
 const work = mkdtempSync(join(tmpdir(), 'bench-waves-'));
 const namespace = `bench-waves-${Math.random().toString(16).slice(2, 8)}`;
-const env: NodeJS.ProcessEnv = {
-  PATH: process.env.PATH,
-  HOME: process.env.HOME,
-  ...cluster,
-  K8S_NAMESPACE: namespace,
-  DEPLOY_STATE_DIR: join(work, 'state'),
-  DEPLOY_STATE: 'embedded',
-  DEPLOY_LOG_LEVEL: 'warn',
-  DEPLOY_ROLLOUT_TIMEOUT: `${timeout}s`,
-};
+const env = embeddedEnv(cluster, namespace, work, timeout);
 const names = Array.from({ length: nodes }, (_, i) => `n${String(i + 1).padStart(2, '0')}`);
 const planOf = (name: string, image: NodeImage) => writePlan(work, name, 'bench', Object.fromEntries(names.map((n) => [n, image])));
 const apply = (plan: string, limit: number | undefined) => runDeploy(['apply', '--plan', plan, '--target', 'all', '--json'], { ...env, ...(limit !== undefined ? { DEPLOY_MAX_UNAVAILABLE: String(limit) } : {}) });

@@ -74,6 +74,18 @@ export function kubectl(cluster: ClusterEnv, args: string[], input?: string): st
   return execFileSync(kubectlBin, ['--kubeconfig', cluster.KUBE_CONFIG_PATH, ...args], { input, encoding: 'utf8', timeout: 180_000, stdio: ['pipe', 'pipe', 'pipe'] });
 }
 
+/** What a part of the bench that brings up a group of its own is given. */
+export interface GroupBenchOptions {
+  cluster: ClusterEnv;
+  /** deploy's environment (the bench's state backend) */
+  env: NodeJS.ProcessEnv;
+  work: string;
+  /** the group's namespace, deleted by the caller */
+  namespace: string;
+  nodes: number;
+  runs: number;
+}
+
 export interface NodeImage {
   archive: string;
   tag: string;
@@ -94,4 +106,21 @@ export function buildHelm(): string {
   const m = /^HELM=(.+)$/m.exec(out);
   if (!m?.[1]) throw new Error('toolchain/helm/build.sh printed no HELM=');
   return m[1];
+}
+
+/**
+ * deploy's environment for a bench of one namespace with the embedded state backend (its state
+ * under `work`): only PATH and HOME of the caller's, the cluster's coordinates, quiet logs.
+ */
+export function embeddedEnv(cluster: ClusterEnv, namespace: string, work: string, rolloutTimeoutSeconds: number): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    ...cluster,
+    K8S_NAMESPACE: namespace,
+    DEPLOY_STATE_DIR: join(work, 'state'),
+    DEPLOY_STATE: 'embedded',
+    DEPLOY_LOG_LEVEL: 'warn',
+    DEPLOY_ROLLOUT_TIMEOUT: `${rolloutTimeoutSeconds}s`,
+  };
 }
