@@ -109,6 +109,7 @@ function classifyUnschedulable(snap: RolloutSnapshot, pod: Pod, schedulerMessage
   const notes: string[] = [];
   let provisioning = false;
   let provisioningFailed = false;
+  let untouched = false;
   for (const claimName of claimNames) {
     const claim = snap.claims.find((c) => c.metadata.name === claimName);
     if (!claim) {
@@ -117,16 +118,23 @@ function classifyUnschedulable(snap: RolloutSnapshot, pod: Pod, schedulerMessage
     }
     if (claim.status?.phase === 'Bound') continue;
     const atWork = PROVISIONER_ANNOTATIONS.some((a) => claim.metadata.annotations?.[a]);
+    const events = eventsFor(snap, 'PersistentVolumeClaim', claim.metadata);
     if (claim.status?.phase === 'Pending' && atWork) provisioning = true;
-    if (eventsFor(snap, 'PersistentVolumeClaim', claim.metadata).some((e) => e.type === 'Warning' && e.reason === 'ProvisioningFailed')) provisioningFailed = true;
-    notes.push(describeClaim(snap, claim, atWork));
+    // Pending, no provisioner named on it and not one event: the volume controller has not
+    // taken it up yet (it works through a fleet's claims one by one: seen with 200 claims
+    // made at once, their pods judged "no provisioner is at work" before it got to them)
+    const notYetSeen = claim.status?.phase === 'Pending' && !atWork && events.length === 0;
+    if (notYetSeen) untouched = true;
+    if (events.some((e) => e.type === 'Warning' && e.reason === 'ProvisioningFailed')) provisioningFailed = true;
+    notes.push(notYetSeen ? `claim ${claim.metadata.name} is Pending, not yet taken up by the volume controller` : describeClaim(snap, claim, atWork));
   }
   // A provisioner at work that has not said it failed is slow, not terminal: with many
   // claims at once (a fleet's first deploy) provisioning takes longer than any fixed grace.
+  // So is a claim the volume controller has not taken up yet. The rollout's deadline bounds both.
   // Once it reports ProvisioningFailed, the grace is all it gets.
   const grace = ctx.claimGraceMs ?? DEFAULT_CLAIM_GRACE_MS;
   const start = Math.max(since, ctx.watchStartedAt);
-  if (provisioning && (!provisioningFailed || ctx.now - start < grace)) {
+  if ((provisioning || untouched) && (!provisioningFailed || ctx.now - start < grace)) {
     return waiting('scheduling', `pod ${name} waits for its claim to be provisioned (${notes.join('; ')})`, name);
   }
   const message = [`pod ${name} cannot be scheduled: ${schedulerMessage}`.trim(), ...notes].join('; ');

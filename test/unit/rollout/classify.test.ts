@@ -65,6 +65,22 @@ describe('classifyRollout on recorded API objects', () => {
     expect(later).toMatchObject({ kind: 'waiting', phase: 'scheduling' });
   });
 
+  it('waits for a claim the volume controller has not taken up yet (no provisioner named, no event: 200 claims made at once)', () => {
+    const fx = loadFixture('slow-unschedulable-claim-provisioning');
+    const claim = fx.snapshot.claims[0]!;
+    const { ['volume.kubernetes.io/storage-provisioner']: _a, ['volume.beta.kubernetes.io/storage-provisioner']: _b, ...rest } = claim.metadata.annotations ?? {};
+    const untouched = { ...claim, metadata: { ...claim.metadata, annotations: rest } };
+    const otherEvents = fx.snapshot.events.filter((e) => e.involvedObject.kind !== 'PersistentVolumeClaim');
+    const snapshot = { ...fx.snapshot, claims: [untouched], events: otherEvents } as typeof fx.snapshot;
+    const v = classifyRollout(snapshot, { now: WATCH_STARTED + 60_000, watchStartedAt: WATCH_STARTED });
+    expect(v).toMatchObject({ kind: 'waiting', phase: 'scheduling' });
+    expect(v.kind === 'waiting' && v.detail).toContain(`claim ${claim.metadata.name} is Pending, not yet taken up by the volume controller`);
+    // once the controller said something and named no provisioner, it is judged as before
+    const said = { ...fx.snapshot.events[0]!, metadata: { ...fx.snapshot.events[0]!.metadata, uid: 'e0000000-0000-4000-8000-0000000009f2' }, involvedObject: { kind: 'PersistentVolumeClaim', namespace: claim.metadata.namespace, name: claim.metadata.name, uid: claim.metadata.uid }, type: 'Normal', reason: 'FailedBinding', message: 'no persistent volumes available for this claim and no storage class is set' };
+    const judged = classifyRollout({ ...snapshot, events: [...otherEvents, said] } as typeof fx.snapshot, { now: WATCH_STARTED + 60_000, watchStartedAt: WATCH_STARTED });
+    expect(judged).toMatchObject({ kind: 'failed', reason: 'unschedulable' });
+  });
+
   it('gives a provisioner that reported ProvisioningFailed 10 s of grace, then fails as unschedulable', () => {
     const fx = loadFixture('slow-unschedulable-claim-provisioning');
     const claim = fx.snapshot.claims[0]!;
