@@ -62,7 +62,7 @@ export async function benchScale(opts: ScaleOptions): Promise<ScaleResults> {
     if (again.exitCode !== 0) {
       // whether the host could hold the group: what it had left when the apply gave up
       const load = loadavg().map((l) => l.toFixed(1)).join(', ');
-      throw new Error(`the first apply of ${opts.nodes} nodes exited ${again.exitCode} twice (MemAvailable ${beforeMiB} MiB before the group, ${memAvailableMiB()} MiB now; load ${load}): ${again.stderr.split('\n').slice(-15).join('\n')}`);
+      throw new Error(`the first apply of ${opts.nodes} nodes exited ${first.exitCode}, then ${again.exitCode} when applied again (MemAvailable ${beforeMiB} MiB before the group, ${memAvailableMiB()} MiB now; load ${load}): ${again.stderr.split('\n').slice(-15).join('\n')}`);
     }
     first = { ...again, ms: first.ms + again.ms };
   }
