@@ -25,7 +25,7 @@ const cidrOrAddress = z
   .regex(/^[0-9a-fA-F:.]+(\/\d{1,3})?$/, 'must be an IP address or a CIDR range');
 
 export const imageSchema = z.strictObject({
-  /** Path to the node's docker archive (one layer, /sbin/init), relative to the plan file. */
+  /** Path to the node's docker archive (docker save format, any number of layers, systemd as /sbin/init), relative to the plan file. */
   archive: z.string().min(1, 'must name the docker archive of the node image'),
   /** Tag derived from the node configuration: the push is replaced when, and only when, it changes. */
   tag,
