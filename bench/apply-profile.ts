@@ -16,10 +16,10 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { buildImage, embeddedEnv, ensureCluster, kubectl, log, type NodeImage } from './lib/bench-env.ts';
+import { buildImage, embeddedEnv, ensureCluster, kubectl, log, rolloutRestartMs, type NodeImage } from './lib/bench-env.ts';
 import { countApply, runDeploy, writePlan } from './lib/deploy-run.ts';
 import { phases, renderTimeline, timeDeploy, type Timeline } from './lib/apply-timeline.ts';
-import { secs, showSecs, spread, type Spread } from './lib/stats.ts';
+import { medianRun, secs, showSecs, spread, type Spread } from './lib/stats.ts';
 import { resultsDir } from './lib/write-results.ts';
 
 const nodes = Number(process.env.BENCH_NODES ?? 50);
@@ -42,13 +42,6 @@ function expectApplied(what: string, t: { exitCode: number; stdout: string }, ch
   if (c.pushes !== changed || c.rollouts !== changed || c.outcomes.some((o) => o !== 'ready')) throw new Error(`${what}: ${c.pushes} pushes, ${c.rollouts} rollouts (${c.outcomes.join(',')}), expected ${changed} each`);
 }
 
-function floor(deployments: string[]): number {
-  const t0 = performance.now();
-  kubectl(cluster, ['-n', namespace, 'rollout', 'restart', ...deployments.map((d) => `deployment/${d}`)]);
-  for (const d of deployments) kubectl(cluster, ['-n', namespace, 'rollout', 'status', `deployment/${d}`, '--timeout=300s']);
-  return performance.now() - t0;
-}
-
 async function main(): Promise<number> {
   log(`apply profile: ${nodes} nodes in ${namespace}, ${runs} runs, work ${work}`);
   const base = buildImage('good');
@@ -64,7 +57,6 @@ async function main(): Promise<number> {
   const ten: number[] = [];
   const floor1: number[] = [];
   const floor10: number[] = [];
-  const deployment = (n: string) => n; // the Deployment of node n is named n (src/config/names.ts)
   try {
     for (let run = 1; run <= runs; run++) {
       const stamp = `${namespace}-${Date.now()}`;
@@ -87,10 +79,10 @@ async function main(): Promise<number> {
     // The floors after every deploy run: a `kubectl rollout restart` is a hand edit (kept, and
     // said), which sends the next deploy run of that node to tofu's refresh
     for (let run = 1; run <= runs; run++) {
-      floor1.push(floor([deployment(names[0]!)]));
+      floor1.push(rolloutRestartMs(cluster, namespace, [names[0]!]));
       log(`run ${run}: the floor for 1: ${secs(floor1.at(-1)!)} s`);
       if (withP2b) {
-        floor10.push(floor(names.slice(1, 11).map(deployment)));
+        floor10.push(rolloutRestartMs(cluster, namespace, names.slice(1, 11)));
         log(`run ${run}: the floor for 10: ${secs(floor10.at(-1)!)} s`);
       }
     }
@@ -107,7 +99,7 @@ async function main(): Promise<number> {
   }
   const ms1 = spread(one.map((t) => t.ms));
   const f1 = spread(floor1);
-  const median = [...one].sort((a, b) => a.ms - b.ms)[Math.floor(one.length / 2)]!;
+  const median = medianRun(one);
   const row = (what: string, d: Spread, f: Spread, goal: number) => {
     const ratio = d.median / f.median;
     return { what, deploy: d, floor: f, ratio, goal: `<= ${goal}x the floor`, met: ratio <= goal };

@@ -13,6 +13,7 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { log, root } from './lib/bench-env.ts';
+import type { ColdStart } from './lib/report-md.ts';
 import { resultsDir } from './lib/write-results.ts';
 
 const GOAL_SECONDS = 18 * 60;
@@ -87,7 +88,7 @@ async function main(): Promise<number> {
   } catch (err) {
     log(`the cold run's cluster could not be taken down: ${String(err)}; its state directory is ${dirs.state}`);
   }
-  const result = {
+  const result: ColdStart = {
     date: new Date().toISOString(),
     commit,
     host: `${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB; load average (1, 5, 15 min) ${loadBefore.map((l) => l.toFixed(1)).join(', ')} at the start, ${loadAfter.map((l) => l.toFixed(1)).join(', ')} at the end`,

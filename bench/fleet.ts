@@ -5,7 +5,7 @@
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildImage, kubectl, log, type ClusterEnv, type GroupBenchOptions, type NodeImage } from './lib/bench-env.ts';
+import { buildImage, kubectl, log, rolloutRestartMs, type ClusterEnv, type GroupBenchOptions, type NodeImage } from './lib/bench-env.ts';
 import { countApply, runDeploy, writePlan } from './lib/deploy-run.ts';
 import { shuffled, spread, type Spread } from './lib/stats.ts';
 import { benchNoopPlan, type NoopPlanResults } from './noop-plan.ts';
@@ -164,11 +164,7 @@ export async function benchFleet(opts: FleetOptions): Promise<FleetResults> {
   const floorRuns = new Map<number, number[]>(floorSizes.map((k) => [k, []]));
   for (let run = 1; run <= (floorSizes.length ? opts.runs : 0); run++) {
     for (const k of floorSizes) {
-      const names = Array.from({ length: k }, (_, i) => nodeName(offsets.get(k)! + i));
-      const t0 = performance.now();
-      kubectl(opts.cluster, ['-n', opts.namespace, 'rollout', 'restart', ...names.map((n) => `deployment/${n}`)]);
-      for (const n of names) kubectl(opts.cluster, ['-n', opts.namespace, 'rollout', 'status', `deployment/${n}`, '--timeout=300s']);
-      const ms = performance.now() - t0;
+      const ms = rolloutRestartMs(opts.cluster, opts.namespace, Array.from({ length: k }, (_, i) => nodeName(offsets.get(k)! + i)));
       floorRuns.get(k)!.push(ms);
       log(`fleet: the cluster alone, ${k} Deployment(s) restarted and rolled out: ${(ms / 1000).toFixed(1)} s`);
     }

@@ -83,6 +83,18 @@ export function tofuEnv(opts: BareGraphOptions, rc: string): NodeJS.ProcessEnv {
   return { ...opts.env, TF_HTTP_ADDRESS: opts.stateAddress, TF_IN_AUTOMATION: '1', TF_CLI_CONFIG_FILE: join(cacheDir, rc) };
 }
 
+/**
+ * A bare no-op `tofu plan` of a graph made by bareGraph, timed (ms); fails on anything but "no
+ * changes" (exit 2 is changes).
+ */
+export async function bareTofuPlanMs(opts: BareGraphOptions, dir: string, rc: string, extra: string[] = [], timeoutMs = 600_000): Promise<number> {
+  const t0 = performance.now();
+  const r = await execa(opts.env.DEPLOY_TOFU!, ['plan', '-input=false', '-no-color', '-lock-timeout=60s', '-detailed-exitcode', ...extra], { cwd: dir, env: tofuEnv(opts, rc), extendEnv: false, reject: false, timeout: timeoutMs });
+  const ms = performance.now() - t0;
+  if (r.exitCode !== 0) throw new Error(`tofu plan ${extra.join(' ')} (${rc}) exited ${r.exitCode} (2 = changes): ${(r.stderr || r.stdout).split('\n').slice(-20).join('\n')}`);
+  return ms;
+}
+
 /** The group's Deployments as Helm values: name, image (pinned by digest), machine ID. */
 function helmNodes(opts: NoopPlanOptions): { name: string; image: string; machineId: string }[] {
   const items = JSON.parse(kubectl(opts.cluster, ['-n', opts.namespace, 'get', 'deployments', '-o', 'json'])).items as any[];
@@ -119,13 +131,7 @@ export async function benchNoopPlan(opts: NoopPlanOptions): Promise<NoopPlanResu
   const stockDir = await bareGraph(opts, 'graph-stock', STOCK);
   const patchedDir = await bareGraph(opts, 'graph-patched', PATCHED);
   const helm = await installHelmRelease(opts);
-  const bareTofu = (dir: string, rc: string, extra: string[]) => async () => {
-    const t0 = performance.now();
-    const r = await execa(opts.env.DEPLOY_TOFU!, ['plan', '-input=false', '-no-color', '-lock-timeout=60s', '-detailed-exitcode', ...extra], { cwd: dir, env: tofuEnv(opts, rc), extendEnv: false, reject: false, timeout: 600_000 });
-    const ms = performance.now() - t0;
-    if (r.exitCode !== 0) throw new Error(`tofu plan ${extra.join(' ')} (${rc}) exited ${r.exitCode} (2 = changes): ${(r.stderr || r.stdout).split('\n').slice(-20).join('\n')}`);
-    return ms;
-  };
+  const bareTofu = (dir: string, rc: string, extra: string[]) => () => bareTofuPlanMs(opts, dir, rc, extra);
   const deployPlan = (env: NodeJS.ProcessEnv, verified: boolean) => async () => {
     const r = await runDeploy(['plan', '--plan', opts.plan, '--json'], env);
     if (r.exitCode !== 0) throw new Error(`deploy plan exited ${r.exitCode}: ${(r.stderr || r.stdout).split('\n').slice(-20).join('\n')}`);

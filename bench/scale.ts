@@ -13,12 +13,11 @@
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { execa } from 'execa';
 import { buildImage, log, type GroupBenchOptions, type NodeImage } from './lib/bench-env.ts';
 import { phases, renderTimeline, timeDeploy } from './lib/apply-timeline.ts';
 import { countApply, runDeploy, writePlan } from './lib/deploy-run.ts';
-import { bareGraph, tofuEnv, STOCK } from './noop-plan.ts';
-import { secs, spread, type Spread } from './lib/stats.ts';
+import { bareGraph, bareTofuPlanMs, STOCK } from './noop-plan.ts';
+import { medianRun, secs, spread, type Spread } from './lib/stats.ts';
 
 export interface ScaleOptions extends GroupBenchOptions {
   /** how many nodes the first apply brings up at once (--max-unavailable) */
@@ -84,7 +83,6 @@ export async function benchScale(opts: ScaleOptions): Promise<ScaleResults> {
   // P2a at this size: node 1 given a new image, each run
   const oneRuns: number[] = [];
   let scoped = 0;
-  let median = { ms: 0, timeline: '', phases: {} as ReturnType<typeof phases> };
   const timelines: { ms: number; timeline: string; phases: ReturnType<typeof phases> }[] = [];
   for (let run = 1; run <= opts.runs; run++) {
     const image = buildImage('good', `BENCH_SCALE=${opts.namespace}-${run}`);
@@ -98,7 +96,7 @@ export async function benchScale(opts: ScaleOptions): Promise<ScaleResults> {
     timelines.push({ ms: t.ms, timeline: renderTimeline(t), phases: phases(t) });
     log(`scale: 1 changed node of ${opts.nodes}: ${secs(t.ms)} s`);
   }
-  median = [...timelines].sort((a, b) => a.ms - b.ms)[Math.floor(timelines.length / 2)]!;
+  const median = medianRun(timelines);
 
   // the full plan against bare tofu on the same graph and state (stock provider, as P1)
   const graphDir = join(env.DEPLOY_STATE_DIR!, 'graphs', `${GROUP}-all`);
@@ -111,10 +109,7 @@ export async function benchScale(opts: ScaleOptions): Promise<ScaleResults> {
     const d = await runDeploy(['plan', '--plan', now, '--json'], { ...env, DEPLOY_FAST_PLAN: 'off' });
     if (d.exitCode !== 0) throw new Error(`deploy plan (DEPLOY_FAST_PLAN=off) of ${opts.nodes} nodes exited ${d.exitCode}: ${d.stderr.split('\n').slice(-10).join('\n')}`);
     deployRuns.push(d.ms);
-    const t0 = performance.now();
-    const b = await execa(env.DEPLOY_TOFU!, ['plan', '-input=false', '-no-color', '-lock-timeout=60s', '-detailed-exitcode'], { cwd: stockDir, env: tofuEnv(bare, STOCK), extendEnv: false, reject: false, timeout: 1_800_000 });
-    tofuRuns.push(performance.now() - t0);
-    if (b.exitCode !== 0) throw new Error(`bare tofu plan of ${opts.nodes} nodes exited ${b.exitCode} (2 = changes): ${(b.stderr || b.stdout).split('\n').slice(-10).join('\n')}`);
+    tofuRuns.push(await bareTofuPlanMs(bare, stockDir, STOCK, [], 1_800_000));
     log(`scale: full plan ${secs(d.ms)} s, bare tofu plan ${secs(tofuRuns.at(-1)!)} s`);
   }
   return {

@@ -6,15 +6,13 @@
  *   than a sample can be missed; the tofu, provider and rollout processes here live seconds);
  * - every line deploy wrote to stderr (its progress lines), with the time it arrived.
  *
- * The rows are grouped into the phases a reader looks for: deploy before tofu, each tofu
- * process, the providers, the push, the rollout step, deploy after tofu.
+ * renderTimeline writes both as text; phases sums the processes per program.
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { root } from './bench-env.ts';
+import { CLK_TCK, processesUnder } from './proc-tree.ts';
 
-const CLK_TCK = 100;
 
 export interface ProcessSpan {
   pid: number;
@@ -32,19 +30,6 @@ export interface Timeline {
   stdout: string;
   lines: { atMs: number; text: string }[];
   processes: ProcessSpan[];
-}
-
-function readProc(pid: number): { comm: string; ppid: number; ticks: number; args: string[] } | undefined {
-  try {
-    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const close = s.lastIndexOf(')');
-    const comm = s.slice(s.indexOf('(') + 1, close);
-    const f = s.slice(close + 2).split(' ');
-    const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((a) => a !== '');
-    return { comm, ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]), args };
-  } catch {
-    return undefined;
-  }
 }
 
 /** "tofu apply", "deploy rollout", "skopeo copy", "terraform-provider-kubernetes_v2.38.0" */
@@ -79,30 +64,17 @@ export async function timeDeploy(args: string[], env: NodeJS.ProcessEnv): Promis
   const spans = new Map<number, ProcessSpan>();
   const tick = () => {
     const now = performance.now() - t0;
-    const all = new Map<number, NonNullable<ReturnType<typeof readProc>>>();
-    for (const e of readdirSync('/proc')) {
-      const pid = Number(e);
-      if (!Number.isInteger(pid)) continue;
-      const p = readProc(pid);
-      if (p) all.set(pid, p);
-    }
-    const inTree = (pid: number): boolean => {
-      for (let p = pid, hops = 0; p > 1 && hops < 30; hops++) {
-        if (p === rootPid) return true;
-        p = all.get(p)?.ppid ?? spans.get(p)?.ppid ?? 0;
-      }
-      return false;
-    };
-    for (const [pid, p] of all) {
-      if (!inTree(pid)) continue;
+    // a process whose parent is gone still counts, by the parent seen before
+    for (const [pid, p] of processesUnder(rootPid, { withArgs: true, parentOf: (pid) => spans.get(pid)?.ppid })) {
+      const args = p.args ?? [];
       const span = spans.get(pid);
       if (span) {
         span.endMs = now;
         span.cpuSeconds = p.ticks / CLK_TCK;
         // a process that exec'd (sh -> skopeo) is named by its latest program
-        if (p.args.length > 0) span.what = describe(p.comm, p.args);
+        if (args.length > 0) span.what = describe(p.comm, args);
       } else {
-        spans.set(pid, { pid, ppid: p.ppid, what: describe(p.comm, p.args), startMs: now, endMs: now, cpuSeconds: p.ticks / CLK_TCK });
+        spans.set(pid, { pid, ppid: p.ppid, what: describe(p.comm, args), startMs: now, endMs: now, cpuSeconds: p.ticks / CLK_TCK });
       }
     }
   };

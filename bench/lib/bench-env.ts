@@ -86,6 +86,19 @@ export interface GroupBenchOptions {
   runs: number;
 }
 
+/**
+ * The cluster's floor for an apply of these Deployments (issue 32): `kubectl rollout restart` of
+ * all at once, then `rollout status` of each until it is rolled out; milliseconds. A pod replaced
+ * per Deployment, the image already on the host, no deployer. (A node's Deployment has the
+ * node's name: src/config/names.ts.)
+ */
+export function rolloutRestartMs(cluster: ClusterEnv, namespace: string, deployments: readonly string[]): number {
+  const t0 = performance.now();
+  kubectl(cluster, ['-n', namespace, 'rollout', 'restart', ...deployments.map((d) => `deployment/${d}`)]);
+  for (const d of deployments) kubectl(cluster, ['-n', namespace, 'rollout', 'status', `deployment/${d}`, '--timeout=300s']);
+  return performance.now() - t0;
+}
+
 export interface NodeImage {
   archive: string;
   tag: string;

@@ -13,6 +13,7 @@ import { execa } from 'execa';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { spread, type Spread } from './stats.ts';
+import { CLK_TCK, processesUnder, type ProcSample } from './proc-tree.ts';
 
 export interface PlanProfile {
   wallMs: number;
@@ -26,46 +27,11 @@ export interface PlanProfile {
   execs?: Record<string, number>;
 }
 
-const CLK_TCK = 100;
-
-interface Sample {
-  comm: string;
-  ppid: number;
-  ticks: number;
-}
-
-function readStat(pid: number): Sample | undefined {
-  try {
-    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const close = s.lastIndexOf(')');
-    const comm = s.slice(s.indexOf('(') + 1, close);
-    const f = s.slice(close + 2).split(' ');
-    // after the comm: state(0) ppid(1) ... utime(11) stime(12)
-    return { comm, ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) };
-  } catch {
-    return undefined;
-  }
-}
-
 /** Samples the process tree under `rootPid` until stopped: the last sample of each process. */
-function sampleTree(rootPid: number): { stop: () => Map<number, Sample> } {
-  const last = new Map<number, Sample>();
+function sampleTree(rootPid: number): { stop: () => Map<number, ProcSample> } {
+  const last = new Map<number, ProcSample>();
   const tick = () => {
-    const all = new Map<number, Sample>();
-    for (const e of readdirSync('/proc')) {
-      const pid = Number(e);
-      if (!Number.isInteger(pid)) continue;
-      const s = readStat(pid);
-      if (s) all.set(pid, s);
-    }
-    const inTree = (pid: number): boolean => {
-      for (let p = pid, hops = 0; p > 1 && hops < 20; hops++) {
-        if (p === rootPid) return true;
-        p = all.get(p)?.ppid ?? 0;
-      }
-      return false;
-    };
-    for (const [pid, s] of all) if (inTree(pid)) last.set(pid, s);
+    for (const [pid, sample] of processesUnder(rootPid)) last.set(pid, sample);
   };
   const timer = setInterval(tick, 100);
   return {

@@ -13,6 +13,11 @@ export function spread(xs: readonly number[]): Spread {
   return { n: s.length, median, min: s[0] ?? Number.NaN, max: s.at(-1) ?? Number.NaN };
 }
 
+/** The run of median time (the upper middle of an even count), e.g. to show its profile. */
+export function medianRun<T extends { ms: number }>(runs: readonly T[]): T {
+  return [...runs].sort((a, b) => a.ms - b.ms)[Math.floor(runs.length / 2)]!;
+}
+
 export function secs(ms: number): string {
   return Number.isFinite(ms) ? (ms / 1000).toFixed(ms < 10_000 ? 2 : 1) : 'n/a';
 }

@@ -3,7 +3,7 @@
  * then hands the current pod here): the scheduler, the sandbox, the container's state, the
  * probes' report of systemd, and an unschedulable pod's claims.
  */
-import { eventCount, eventTimeMs, findCondition, type Claim, type ContainerStatus, type Pod } from '../kube/api-objects.js';
+import { eventCount, eventTimeMs, findCondition, type Claim, type ContainerStatus, type KubeEvent, type Pod } from '../kube/api-objects.js';
 import { CONTAINER_NAME } from '../contract/node-container.js';
 import { byTime, describeCreating, lastMessage, lastWarning, latestTime, pullingMessage } from './pod-events.js';
 import { isTerminalSystemdState, parseProbeMessage } from './probe-output.js';
@@ -109,7 +109,7 @@ function classifyUnschedulable(snap: RolloutSnapshot, pod: Pod, schedulerMessage
   const notes: string[] = [];
   let provisioning = false;
   let provisioningFailed = false;
-  let untouched = false;
+  let notTakenUp = false;
   for (const claimName of claimNames) {
     const claim = snap.claims.find((c) => c.metadata.name === claimName);
     if (!claim) {
@@ -123,10 +123,10 @@ function classifyUnschedulable(snap: RolloutSnapshot, pod: Pod, schedulerMessage
     // Pending, no provisioner named on it and not one event: the volume controller has not
     // taken it up yet (it works through a fleet's claims one by one: seen with 200 claims
     // made at once, their pods judged "no provisioner is at work" before it got to them)
-    const notYetSeen = claim.status?.phase === 'Pending' && !atWork && events.length === 0;
-    if (notYetSeen) untouched = true;
+    const untouched = claim.status?.phase === 'Pending' && !atWork && events.length === 0;
+    if (untouched) notTakenUp = true;
     if (events.some((e) => e.type === 'Warning' && e.reason === 'ProvisioningFailed')) provisioningFailed = true;
-    notes.push(notYetSeen ? `claim ${claim.metadata.name} is Pending, not yet taken up by the volume controller` : describeClaim(snap, claim, atWork));
+    notes.push(untouched ? `claim ${claim.metadata.name} is Pending, not yet taken up by the volume controller` : describeClaim(claim, atWork, events));
   }
   // A provisioner at work that has not said it failed is slow, not terminal: with many
   // claims at once (a fleet's first deploy) provisioning takes longer than any fixed grace.
@@ -134,16 +134,17 @@ function classifyUnschedulable(snap: RolloutSnapshot, pod: Pod, schedulerMessage
   // Once it reports ProvisioningFailed, the grace is all it gets.
   const grace = ctx.claimGraceMs ?? DEFAULT_CLAIM_GRACE_MS;
   const start = Math.max(since, ctx.watchStartedAt);
-  if ((provisioning || untouched) && (!provisioningFailed || ctx.now - start < grace)) {
+  if ((provisioning || notTakenUp) && (!provisioningFailed || ctx.now - start < grace)) {
     return waiting('scheduling', `pod ${name} waits for its claim to be provisioned (${notes.join('; ')})`, name);
   }
   const message = [`pod ${name} cannot be scheduled: ${schedulerMessage}`.trim(), ...notes].join('; ');
   return failed('unschedulable', message, name, since);
 }
 
-function describeClaim(snap: RolloutSnapshot, claim: Claim, atWork: boolean): string {
+/** A claim not bound, in words: its phase, storage class, whether a provisioner works on it, and its last warning (`events`: the claim's). */
+function describeClaim(claim: Claim, atWork: boolean, events: readonly KubeEvent[]): string {
   const cls = claim.spec?.storageClassName;
-  const why = lastWarning(eventsFor(snap, 'PersistentVolumeClaim', claim.metadata));
+  const why = lastWarning(events);
   return (
     `claim ${claim.metadata.name} is ${claim.status?.phase ?? 'unknown'}` +
     (cls ? ` (storage class "${cls}")` : ' (no storage class)') +

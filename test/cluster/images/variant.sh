@@ -156,25 +156,26 @@ for p in "${added[@]+"${added[@]}"}"; do
 done
 
 mkdir "$scratch/archive"
-config='{"Env":["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin","container=docker"],"Cmd":["/sbin/init"],"StopSignal":"SIGRTMIN+3"}'
-created_by="test/cluster/images/build.sh $variant${*:+ --config $*}"
-if [ "${#added[@]}" -eq 0 ]; then
-  # the tree as debootstrapped: one layer, the base layer itself
-  write_docker_archive "$r" "$out" "$repo:$variant-" "$(cat "$rootfs/created")" "$created_by" "$scratch/archive" "$config" >/dev/null
-  exit 0
-fi
-# Two layers: the cached tree's, shared by every variant and configuration, and one of what
-# this variant adds (a few KB for a configuration). A new configuration then moves only its
-# own layer: the registry has the base layer (skopeo skips it) and so has a host that ran an
-# image of this tree (the kubelet pulls one small layer), as with an application's release
-# on a shared base image. (Before, each image was one 150 MB layer: a push and a pull of
-# 150 MB per new configuration, about 10 s of each bench apply here.)
+# The tree's layer, shared by every variant and configuration, cached beside the tree; then,
+# when the variant adds anything, one layer of what it adds (a few KB for a configuration). A
+# new configuration then moves only its own layer: the registry has the base layer (skopeo
+# skips it) and so has a host that ran an image of this tree (the kubelet pulls one small
+# layer), as with an application's release on a shared base image. (Before, each image was
+# one 150 MB layer: a push and a pull of 150 MB per new configuration, about 10 s of each
+# bench apply here.)
 base=$rootfs/base-layer.tar
 if [ ! -s "$base" ]; then
   tar_layer "$rootfs/root" "$scratch/base-layer.tar"
   mv -f "$scratch/base-layer.tar" "$base" # the same bytes whoever writes it: a race is harmless
 fi
-printf '%s\n' "${added[@]}" | LC_ALL=C sort -u >"$scratch/added"
-tar_layer "$r" "$scratch/top-layer.tar" "$scratch/added"
-write_layered_archive "$out" "$repo:$variant-" "$(cat "$rootfs/created")" "$scratch/archive" "$config" \
-  "$base" "test/cluster/images/rootfs.sh" "$scratch/top-layer.tar" "$created_by" >/dev/null
+created_by="test/cluster/images/build.sh $variant${*:+ --config $*}"
+layers=("$base" "$created_by")
+if [ "${#added[@]}" -gt 0 ]; then
+  printf '%s\n' "${added[@]}" | LC_ALL=C sort -u >"$scratch/added"
+  tar_layer "$r" "$scratch/top-layer.tar" "$scratch/added"
+  layers=("$base" "test/cluster/images/rootfs.sh" "$scratch/top-layer.tar" "$created_by")
+fi
+# Env container=docker: systemd's container detection; SIGRTMIN+3: systemd's clean shutdown.
+write_layered_archive "$out" "$repo:$variant-" "$(cat "$rootfs/created")" "$scratch/archive" \
+  '{"Env":["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin","container=docker"],"Cmd":["/sbin/init"],"StopSignal":"SIGRTMIN+3"}' \
+  "${layers[@]}" >/dev/null
