@@ -92,9 +92,14 @@ trap cleanup EXIT
 
 bundle=$scratch/bundle
 mkdir -p "$bundle/rootfs" "$runc_root"
-layer=$(tar --occurrence=1 -xOf "$archive" manifest.json | sed -n 's/.*"Layers":\["\([^"]*\)".*/\1/p')
-[ -n "$layer" ] || die 2 "$archive has no manifest.json with a layer: not a docker archive"
-tar --occurrence=1 -xOf "$archive" "$layer" | tar -x --numeric-owner -C "$bundle/rootfs"
+# Every layer, bottom first, as the runtime stacks them (a variant is the tree's layer and a
+# small one of what it adds; our layers have no whiteouts).
+mapfile -t layers < <(tar --occurrence=1 -xOf "$archive" manifest.json |
+  sed -n 's/.*"Layers":\[\([^]]*\)\].*/\1/p' | tr ',' '\n' | tr -d '"' | sed '/^$/d')
+[ "${#layers[@]}" -gt 0 ] || die 2 "$archive has no manifest.json with a layer: not a docker archive"
+for layer in "${layers[@]}"; do
+  tar --occurrence=1 -xOf "$archive" "$layer" | tar -x --numeric-owner -C "$bundle/rootfs"
+done
 if [ -z "$var_lib" ]; then
   var_lib=$scratch/var-lib
   mkdir -p "$var_lib"
