@@ -9,10 +9,9 @@ import { CONTAINER_NAME } from '../src/contract/node-container.js';
 import { LABEL_GROUP, LABEL_MANAGED_BY, LABEL_NAME, MANAGED_BY } from '../src/contract/pod-labels.js';
 import { CONTAINER_SECURITY_CONTEXT, POD_SECURITY_CONTEXT } from '../src/contract/pod-security.js';
 import {
-  LIVENESS_PERIOD_SECONDS,
+  LIVENESS_PERIOD_FACTOR,
   LIVENESS_SCRIPT,
   PROBE_TIMEOUT_SECONDS,
-  READINESS_PERIOD_SECONDS,
   READINESS_SCRIPT,
   STARTUP_PERIOD_SECONDS,
   STARTUP_SCRIPT,
@@ -74,8 +73,8 @@ export function deploymentManifest(target: TargetModel, node: NodeModel, namespa
                 { name: 'tmp', mountPath: '/tmp' },
               ],
               startupProbe: { ...exec(STARTUP_SCRIPT), periodSeconds: STARTUP_PERIOD_SECONDS, timeoutSeconds: PROBE_TIMEOUT_SECONDS, failureThreshold: target.rolloutTimeout.seconds },
-              readinessProbe: { ...exec(READINESS_SCRIPT), periodSeconds: READINESS_PERIOD_SECONDS, timeoutSeconds: PROBE_TIMEOUT_SECONDS, failureThreshold: 1, successThreshold: 1 },
-              livenessProbe: { ...exec(LIVENESS_SCRIPT), periodSeconds: LIVENESS_PERIOD_SECONDS, timeoutSeconds: PROBE_TIMEOUT_SECONDS, failureThreshold: 3 },
+              readinessProbe: { ...exec(READINESS_SCRIPT), periodSeconds: target.probePeriod.seconds, timeoutSeconds: PROBE_TIMEOUT_SECONDS, failureThreshold: 1, successThreshold: 1 },
+              livenessProbe: { ...exec(LIVENESS_SCRIPT), periodSeconds: LIVENESS_PERIOD_FACTOR * target.probePeriod.seconds, timeoutSeconds: PROBE_TIMEOUT_SECONDS, failureThreshold: 3 },
             },
           ],
           volumes: [

@@ -45,6 +45,7 @@ const coordinatesSchema = z.object({
   }),
   rolloutTimeout: durationSchema(DURATION_RULES.rolloutTimeout),
   stopTimeout: durationSchema(DURATION_RULES.stopTimeout),
+  probePeriod: durationSchema(DURATION_RULES.probePeriod),
   registryTlsVerify: z.boolean(),
   /** The wave size (order-rules.ts): absent, no limit. */
   maxUnavailable: z.custom<MaxUnavailable>((v) => v !== null, { error: 'must be a whole number of nodes (at least 1) or a percentage of the target\'s nodes (1%-100%), e.g. 10 or 20%' }).optional(),
@@ -72,6 +73,7 @@ export function resolveCoordinates(
 
   const timeoutText = pick(flags.rolloutTimeout, env.DEPLOY_ROLLOUT_TIMEOUT) ?? DURATION_RULES.rolloutTimeout.defaultText;
   const stopText = pick(flags.stopTimeout, env.DEPLOY_STOP_TIMEOUT) ?? DURATION_RULES.stopTimeout.defaultText;
+  const probeText = pick(flags.probePeriod, env.DEPLOY_PROBE_PERIOD) ?? DURATION_RULES.probePeriod.defaultText;
   const tls = (env.K8S_REGISTRY_TLS_VERIFY ?? 'true').toLowerCase();
   const raw = {
     // K8S_REGISTRY set to "" counts as unset, but is reported as empty to name the mistake
@@ -83,6 +85,7 @@ export function resolveCoordinates(
     runtimeClass: pick(flags.runtimeClass, env.K8S_RUNTIME_CLASS) ?? 'systemd',
     rolloutTimeout: parseDuration(timeoutText),
     stopTimeout: parseDuration(stopText),
+    probePeriod: parseDuration(probeText),
     maxUnavailable: parseMaxUnavailable(pick(flags.maxUnavailable, env.DEPLOY_MAX_UNAVAILABLE)),
     registryTlsVerify: tls === 'false' || tls === '0' || tls === 'no' ? false : tls === 'true' || tls === '1' || tls === 'yes' ? true : undefined,
   };

@@ -59,6 +59,17 @@ export const DURATION_RULES = {
     notADuration: 'must be a duration such as 30s or 2m',
     min: { seconds: 1, message: 'must be at least 1s: at 0 the kubelet kills systemd without letting it stop its units' },
   },
+  /**
+   * DEPLOY_PROBE_PERIOD / --probe-period: how often the kubelet asks a booted node's systemd
+   * for its state (the readiness probe; liveness every 3 x that). At most 1h: beyond it a
+   * node that fell from `running` would look Ready for most of a working day.
+   */
+  probePeriod: {
+    defaultText: '10s',
+    notADuration: 'must be a duration such as 10s or 1m',
+    min: { seconds: 1, message: 'must be at least 1s (the kubelet\'s smallest probe period)' },
+    max: { seconds: 3600, message: 'must be at most 1h: a node that fell from `running` would look Ready that long' },
+  },
   /** `deploy rollout --timeout` and `--rollback-timeout`, given by hand. */
   rolloutStep: {
     notADuration: 'not a duration',

@@ -173,6 +173,7 @@ export function buildTargets(plan: GroupPlan, coords: Coordinates, planFile: str
       stateSize: coords.stateSize,
       rolloutTimeout: coords.rolloutTimeout,
       stopTimeout: coords.stopTimeout,
+      probePeriod: coords.probePeriod,
       submissionId: plan.submission?.id,
       nodes,
       degrade: nodeNames.flatMap((n) => degradeNotes(n, plan)),

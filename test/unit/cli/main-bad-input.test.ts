@@ -179,6 +179,16 @@ describe('deploy synth with bad input', () => {
     expect(long.stderr).toContain('DEPLOY_ROLLOUT_TIMEOUT (--rollout-timeout)');
   });
 
+  it('a probe period that is no duration, zero or over an hour is refused, naming the variable and the flag', async () => {
+    const bad = await synth(samplePlan(), { DEPLOY_PROBE_PERIOD: 'often' });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('DEPLOY_PROBE_PERIOD (or --probe-period): must be a duration such as 10s or 1m');
+    const zero = await synth(samplePlan(), { DEPLOY_PROBE_PERIOD: '0' });
+    expect(zero.stderr).toContain('DEPLOY_PROBE_PERIOD (or --probe-period): must be at least 1s');
+    const long = await synth(samplePlan(), { DEPLOY_PROBE_PERIOD: '2h' });
+    expect(long.stderr).toContain('DEPLOY_PROBE_PERIOD (or --probe-period): must be at most 1h');
+  });
+
   it('a flag overrides the environment', async () => {
     const file = await writeJson(join(dir, 'group.json'), samplePlan());
     const r = await runCli(['synth', '--plan', file, '--out', out, '--registry', 'flag.test', '--target', 'web', '--json'], { K8S_REGISTRY: 'env.test' });

@@ -73,3 +73,14 @@ describe('the stop timeout (DEPLOY_STOP_TIMEOUT): at least 1s, default 30s', () 
     expect(readDuration('0s', DURATION_RULES.stopTimeout)).toEqual({ ok: false, problem: DURATION_RULES.stopTimeout.min.message });
   });
 });
+
+describe('the probe period (DEPLOY_PROBE_PERIOD): 1s to 1h, default 10s', () => {
+  it('defaults to 10s, takes a flag over the environment, refuses 0s, 2h and words', () => {
+    expect(loadCoordinates({}, { K8S_REGISTRY: 'r' }).probePeriod.seconds).toBe(10);
+    expect(loadCoordinates({}, { K8S_REGISTRY: 'r', DEPLOY_PROBE_PERIOD: '1m' }).probePeriod.seconds).toBe(60);
+    expect(loadCoordinates({ probePeriod: '30s' }, { K8S_REGISTRY: 'r', DEPLOY_PROBE_PERIOD: '1m' }).probePeriod.seconds).toBe(30);
+    expect(readDuration('0s', DURATION_RULES.probePeriod)).toEqual({ ok: false, problem: DURATION_RULES.probePeriod.min.message });
+    expect(readDuration('2h', DURATION_RULES.probePeriod)).toEqual({ ok: false, problem: DURATION_RULES.probePeriod.max!.message });
+    expect(readDuration('often', DURATION_RULES.probePeriod)).toEqual({ ok: false, problem: DURATION_RULES.probePeriod.notADuration });
+  });
+});

@@ -183,6 +183,15 @@ describe('the graph of a target', () => {
     expect(c.livenessProbe.periodSeconds * c.livenessProbe.failureThreshold).toBe(90);
   });
 
+  it('runs the readiness probe every --probe-period and liveness every 3x that; the startup probe stays at 1 s', () => {
+    const c = (json: any) => Object.values<any>(json.resource.kubernetes_manifest)[0].manifest.spec.template.spec.containers[0];
+    const slow = c(graphs(undefined, { DEPLOY_PROBE_PERIOD: '1m' }).all!.json);
+    expect(slow.readinessProbe.periodSeconds).toBe(60);
+    expect(slow.livenessProbe.periodSeconds).toBe(180);
+    expect(slow.startupProbe.periodSeconds).toBe(1);
+    expect(slow.startupProbe.failureThreshold).toBe(c(g.all!.json).startupProbe.failureThreshold);
+  });
+
   it('gives systemd the operator-set stop timeout as the grace period (default 30 s)', () => {
     const pod = (json: any) => Object.values<any>(json.resource.kubernetes_manifest)[0].manifest.spec.template.spec;
     expect(pod(graphs(undefined, { DEPLOY_STOP_TIMEOUT: '75s' }).all!.json).terminationGracePeriodSeconds).toBe(75);
