@@ -14,7 +14,7 @@
 //   P11 the README's first command cold: read from bench/results/cold-start.json, which
 //      `npm run bench:cold` writes (a cold start cannot share the host with the groups here)
 // Env: BENCH_RUNS (default 3), BENCH_NODES (default 50), BENCH_ROLLOUT_TIMEOUT (seconds, 90),
-// BENCH_SIZES (default 1,2,5,10,20; none: P2 kept from the previous bench.json), BENCH_BATCH (nodes per first apply, 10), BENCH_ONLY (comma list of fleet,rollback,synth,scale,cold; default all), BENCH_SCALE_NODES (200), BENCH_WAVE (10: waves of the 200-node group's first apply), BENCH_PARALLELISM (-parallelism levels of a bare patched tofu plan, e.g. 2,10,30; default none: measured on 2026-12-01, no lever on 2 cores). The cluster is brought up
+// BENCH_SIZES (default 1,2,5,10,20; none: P2 kept from the previous bench.json), BENCH_BATCH (nodes per first apply, 10), BENCH_ONLY (comma list of fleet,rollback,synth,scale,cold; default all), BENCH_SCALE_NODES (200), BENCH_WAVE (10: waves of the 200-node group's first apply), BENCH_SCALE_PROBE_PERIOD (60s: that group's --probe-period), BENCH_PARALLELISM (-parallelism levels of a bare patched tofu plan, e.g. 2,10,30; default none: measured on 2026-12-01, no lever on 2 cores). The cluster is brought up
 // when it does not answer (never down); namespaces are `bench-*` and deleted at the end.
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -160,7 +160,7 @@ async function main(): Promise<number> {
       // the 50-node group's pods gone first: their probes alone load the 2 cores (load 7 here)
       log('scale: deleting the 50-node group first (its pods load the host)');
       deleteNamespaces([namespaces.fleet, namespaces.p6], true);
-      results.scale = await benchScale({ cluster, env, work, namespace: namespaces.scale, nodes: scaleNodes, runs, wave: Number(process.env.BENCH_WAVE ?? 10) });
+      results.scale = await benchScale({ cluster, env, work, namespace: namespaces.scale, nodes: scaleNodes, runs, wave: Number(process.env.BENCH_WAVE ?? 10), probePeriod: process.env.BENCH_SCALE_PROBE_PERIOD ?? '60s' });
       deleteNamespaces([namespaces.scale], false);
     });
     await attempt('cold', async () => {

@@ -9,6 +9,10 @@
  *     state on the stock provider (reported, no goal);
  *   - the host's memory (MemAvailable) before the group and with it, and the load.
  * The group comes up in waves (`--max-unavailable`): 200 first boots at once starve 2 cores.
+ * Its probes run every BENCH_SCALE_PROBE_PERIOD (--probe-period, default here 60s; liveness 3x):
+ * at deploy's default 10s, 200 pods are 27 runc execs a second, which held this host at load
+ * 277 with 110 pods up (2026-12-03); at 60s they are 4.4 a second, less than the 50-node part's
+ * 6.7 at the default, so P10 compares one change in two groups that load the host alike.
  */
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -22,10 +26,13 @@ import { medianRun, secs, spread, type Spread } from './lib/stats.ts';
 export interface ScaleOptions extends GroupBenchOptions {
   /** how many nodes the first apply brings up at once (--max-unavailable) */
   wave: number;
+  /** --probe-period of the group (a duration, e.g. 60s) */
+  probePeriod: string;
 }
 
 export interface ScaleResults {
   nodes: number;
+  probePeriod: string;
   firstApplyMs: number;
   /** MiB available before the group and with it, and the 1-minute load with it */
   memory: { beforeMiB: number; withGroupMiB: number; load1: number };
@@ -43,14 +50,14 @@ function memAvailableMiB(): number {
 }
 
 export async function benchScale(opts: ScaleOptions): Promise<ScaleResults> {
-  const env: NodeJS.ProcessEnv = { ...opts.env, K8S_NAMESPACE: opts.namespace };
+  const env: NodeJS.ProcessEnv = { ...opts.env, K8S_NAMESPACE: opts.namespace, DEPLOY_PROBE_PERIOD: opts.probePeriod };
   const beforeMiB = memAvailableMiB();
   const base = buildImage('good');
   const images: Record<string, NodeImage> = {};
   for (let i = 0; i < opts.nodes; i++) images[nodeName(i)] = base;
   const plan = () => writePlan(opts.work, `scale-${Date.now()}`, GROUP, images);
 
-  log(`scale: first apply of ${opts.nodes} nodes into ${opts.namespace}, waves of ${opts.wave}`);
+  log(`scale: first apply of ${opts.nodes} nodes into ${opts.namespace}, waves of ${opts.wave}, probe period ${opts.probePeriod}`);
   const firstPlan = plan();
   const waves = { ...env, DEPLOY_MAX_UNAVAILABLE: String(opts.wave) };
   let first = await runDeploy(['apply', '--plan', firstPlan, '--json'], waves, 7_200_000);
@@ -114,6 +121,7 @@ export async function benchScale(opts: ScaleOptions): Promise<ScaleResults> {
   }
   return {
     nodes: opts.nodes,
+    probePeriod: opts.probePeriod,
     firstApplyMs: first.ms,
     memory,
     noopPlan: { ms: spread(noopRuns), runs: noopRuns },
