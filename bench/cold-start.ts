@@ -13,6 +13,7 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { log, root } from './lib/bench-env.ts';
+import { readHostCpu } from './lib/proc-tree.ts';
 import type { ColdStart } from './lib/report-md.ts';
 import { resultsDir } from './lib/write-results.ts';
 
@@ -76,7 +77,18 @@ async function main(): Promise<number> {
       if (/\bbuilt\b.* in \d+|npm ci|cluster up in|deployed|added \d+ packages/i.test(line)) steps.push({ at, line: line.slice(0, 200) });
     });
   }
+  // the host's cores in use, minute by minute: whether the builds leave a core idle
+  const cpuMinutes: number[] = [];
+  let last = readHostCpu();
+  const cores = cpus().length;
+  const sampler = setInterval(() => {
+    const now = readHostCpu();
+    const total = now.busy + now.idle - last.busy - last.idle;
+    cpuMinutes.push(total > 0 ? ((now.busy - last.busy) / total) * cores : 0);
+    last = now;
+  }, 60_000);
   const exitCode: number = await new Promise((res) => child.on('exit', (code, signal) => res(code ?? (signal ? 128 : 1))));
+  clearInterval(sampler);
   const seconds = (performance.now() - t0) / 1000;
   out.end();
   const loadAfter = loadavg();
@@ -99,6 +111,7 @@ async function main(): Promise<number> {
     goalSeconds: GOAL_SECONDS,
     met: exitCode === 0 && seconds <= GOAL_SECONDS,
     steps,
+    cpu: { busyCoresPerMinute: cpuMinutes, idleCoreSeconds: cpuMinutes.reduce((sum, b) => sum + (cores - b) * 60, 0) },
   };
   mkdirSync(resultsDir, { recursive: true });
   writeFileSync(join(resultsDir, 'cold-start.json'), `${JSON.stringify(result, null, 2)}\n`);

@@ -52,3 +52,12 @@ export function processesUnder(rootPid: number, opts: { withArgs?: boolean; pare
   };
   return new Map([...all].filter(([pid]) => inTree(pid)));
 }
+
+/** The host's CPU time since boot, from /proc/stat's first line: busy and idle (idle + iowait), in ticks. */
+export function readHostCpu(): { busy: number; idle: number } {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal (guest times are inside user and nice)
+  const idle = (f[3] ?? 0) + (f[4] ?? 0);
+  const busy = (f[0] ?? 0) + (f[1] ?? 0) + (f[2] ?? 0) + (f[5] ?? 0) + (f[6] ?? 0) + (f[7] ?? 0);
+  return { busy, idle };
+}

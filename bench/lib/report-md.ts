@@ -51,6 +51,11 @@ export interface ColdStart {
   met: boolean;
   caches: string;
   steps: { at: number; line: string }[];
+  /**
+   * The host's cores in use, each minute of the run (/proc/stat: 2.0 is both cores busy), and
+   * the idle core-seconds in all: what better packing of the builds could win at most.
+   */
+  cpu?: { busyCoresPerMinute: number[]; idleCoreSeconds: number };
 }
 
 const yes = (b: boolean | null) => (b === null ? '' : b ? 'yes' : '**NO**');
@@ -149,7 +154,7 @@ export function renderReport(r: BenchResults, svgName: string): string {
   if (r.scale) {
     md.push(`## P10: ${r.scale.nodes} nodes`, '', `No-op plan runs (s): ${r.scale.noopPlan.runs.map((x) => secs(x)).join(', ')}; 1-node applies (s): ${r.scale.oneNode.runs.map((x) => secs(x)).join(', ')}; full plan (s): ${r.scale.fullPlan.deployRuns.map((x) => secs(x)).join(', ')}; bare tofu plan (s): ${r.scale.fullPlan.tofuRuns.map((x) => secs(x)).join(', ')}.`, '', 'The median 1-node apply, every process under deploy and every progress line (bench/lib/apply-timeline.ts):', '', indent(r.scale.oneNode.timeline, 80), '');
   }
-  if (r.cold) md.push('## P11: the cold start, step by step', '', `${r.cold.host}; ${r.cold.caches}`, '', ...r.cold.steps.map((x) => `    ${x.at.toFixed(0).padStart(5)} s  ${x.line}`), '');
+  if (r.cold) md.push('## P11: the cold start, step by step', '', `${r.cold.host}; ${r.cold.caches}`, '', ...r.cold.steps.map((x) => `    ${x.at.toFixed(0).padStart(5)} s  ${x.line}`), '', ...(r.cold.cpu ? [`Cores busy, minute by minute: ${r.cold.cpu.busyCoresPerMinute.map((b) => b.toFixed(1)).join(' ')}; ${r.cold.cpu.idleCoreSeconds.toFixed(0)} idle core-seconds in all.`, ''] : []));
   md.push(`![scale-out curve and rollback times](${svgName})`, '');
   if (r.rollback) {
     const b = r.rollback;
