@@ -5,8 +5,10 @@
  * the cache has), brings the cluster up (idempotent: a running cluster is reused), reads
  * <state>/cluster/cluster.env into process.env (KUBE_CONFIG_PATH, K8S_REGISTRY,
  * K8S_REGISTRY_TLS_VERIFY) and provides it to the tests as `clusterEnv`. The cluster stays up
- * for the whole run; teardown runs `down` only when this setup started it.
+ * for the whole run; teardown runs `down` only when this setup started it (`down --keep-data`
+ * when the cluster was down with its data kept: an operator's parked demo stays).
  */
+import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { execa, type ResultPromise } from 'execa';
@@ -63,13 +65,16 @@ export default async function setup(project: TestProject) {
   await execa('bash', [buildScript, 'all'], { stdout: 'inherit', stderr: 'inherit', timeout: 3_600_000 });
   const before = await execa('bash', [clusterScript, 'status'], { reject: false, timeout: 60_000 });
   const wasUp = before.exitCode === 0;
+  // Down with its data kept (`cluster.sh down --keep-data`, e.g. an operator's demo parked):
+  // `up` puts that data back, and teardown keeps it again, so the run leaves it as it found it.
+  const hadKeptData = !wasUp && existsSync(`${stateDir()}.kept`);
   await execa('bash', [clusterScript, 'up'], { stdout: 'ignore', stderr: 'inherit', timeout: 300_000 });
   const env = parseExports(await readFile(`${stateDir()}/cluster.env`, 'utf8'));
   Object.assign(process.env, env);
   project.provide('clusterEnv', env);
   return async () => {
     if (!wasUp) {
-      await execa('bash', [clusterScript, 'down'], { stdout: 'ignore', stderr: 'inherit', timeout: 300_000, reject: false });
+      await execa('bash', [clusterScript, 'down', ...(hadKeptData ? ['--keep-data'] : [])], { stdout: 'ignore', stderr: 'inherit', timeout: 300_000, reject: false });
     }
     lock.stdin?.end();
     await lock;
