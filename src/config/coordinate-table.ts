@@ -2,6 +2,7 @@
  * The coordinates: flag, environment variable and meaning of each. Kept apart from the zod
  * schema so that `--help` can list them without loading zod.
  */
+import { LIVENESS_PERIOD_FACTOR } from '../contract/probes.js';
 import { DURATION_RULES } from './duration.js';
 
 /** Command-line flags that set coordinates (camelCase as commander gives them). */
@@ -28,7 +29,7 @@ export const COORDINATES = [
   { key: 'runtimeClass', flag: '--runtime-class <name>', env: 'K8S_RUNTIME_CLASS', help: 'RuntimeClass whose handler runs systemd as PID 1 (default: systemd)' },
   { key: 'rolloutTimeout', flag: '--rollout-timeout <duration>', env: 'DEPLOY_ROLLOUT_TIMEOUT', help: `how long a node may take to become ready, e.g. 90s, 5m (default: ${DURATION_RULES.rolloutTimeout.defaultText})` },
   { key: 'stopTimeout', flag: '--stop-timeout <duration>', env: 'DEPLOY_STOP_TIMEOUT', help: `how long a node's systemd may take to stop on SIGRTMIN+3 before it is killed (the pod's terminationGracePeriodSeconds), 1s up to less than the rollout timeout (default: ${DURATION_RULES.stopTimeout.defaultText})` },
-  { key: 'probePeriod', flag: '--probe-period <duration>', env: 'DEPLOY_PROBE_PERIOD', help: `how often the kubelet runs the readiness probe (systemctl is-system-running) in a booted node, the liveness probe every 3x that; every probe is a process started in the pod, so a big group on a small cluster wants it longer; the rollout does not wait on it (default: ${DURATION_RULES.probePeriod.defaultText})` },
+  { key: 'probePeriod', flag: '--probe-period <duration>', env: 'DEPLOY_PROBE_PERIOD', help: `how often the kubelet runs the readiness probe (systemctl is-system-running) in a booted node, the liveness probe every ${LIVENESS_PERIOD_FACTOR}x that; every probe is a process started in the pod, so a big group on a small cluster wants it longer; the rollout does not wait on it (default: ${DURATION_RULES.probePeriod.defaultText})` },
   { key: 'maxUnavailable', flag: '--max-unavailable <n|p%>', env: 'DEPLOY_MAX_UNAVAILABLE', help: "how many changed nodes of a target may be down at once: the nodes go in waves of that many, in the order of their `after`, then by name; a wave starts once the one before is Ready, and none after a failed one (default: the group plan's maxUnavailable, else no limit)" },
 ] as const;
 

@@ -61,7 +61,7 @@ export const DURATION_RULES = {
   },
   /**
    * DEPLOY_PROBE_PERIOD / --probe-period: how often the kubelet asks a booted node's systemd
-   * for its state (the readiness probe; liveness every 3 x that). At most 1h: beyond it a
+   * for its state (the readiness probe; liveness every LIVENESS_PERIOD_FACTOR x that, contract/probes.ts). At most 1h: beyond it a
    * node that fell from `running` would look Ready for most of a working day.
    */
   probePeriod: {

@@ -53,7 +53,7 @@ export interface TargetModel {
   readonly rolloutTimeout: Duration;
   /** The pod's terminationGracePeriodSeconds: how long systemd may take to stop. */
   readonly stopTimeout: Duration;
-  /** The readiness probe's period (liveness: 3 x); the startup probe keeps 1 s. */
+  /** The readiness probe's period (liveness: LIVENESS_PERIOD_FACTOR x); the startup probe keeps 1 s. */
   readonly probePeriod: Duration;
   readonly submissionId: string | undefined;
   /** Sorted by name; a node's `after` names only nodes of this list. */
