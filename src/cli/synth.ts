@@ -12,7 +12,7 @@ export function registerSynth(program: Command, ctx: CliContext): void {
     const { writeGraph } = await import('../graph/synth.js');
     const out = graphsDir(flags, ctx);
     const dirs: { target: string; stateKey: string; dir: string }[] = [];
-    for (const t of targets) dirs.push({ target: t.target, stateKey: t.stateKey, dir: await writeGraph(t, out) });
+    for (const t of targets) dirs.push({ target: t.target, stateKey: t.stateKey, dir: await writeGraph(t, out, { cached: false }) });
     if (flags.json) ctx.stdout.write(JSON.stringify({ graphs: dirs }, null, 2) + '\n');
     else for (const d of dirs) ctx.stdout.write(`${d.dir}\n`);
   });

@@ -31,7 +31,7 @@
  */
 import { FIELD_MANAGER, ROLLBACK_FIELD_MANAGER } from '../contract/field-managers.js';
 import { leafPaths, ownedPaths, pointerIn, readablePath, valueAt, type FieldsTrie, type Step } from './field-paths.js';
-import { stableJson } from './stable-json.js';
+import { stableJson } from '../contract/stable-json.js';
 
 /** The writers of deploy itself: the graph's server-side apply, the typed resources, the rollout step. */
 const DEPLOY_MANAGERS = new Set([FIELD_MANAGER, 'HashiCorp']);

@@ -14,7 +14,7 @@ import { graphPartOf } from '../../contract/graph-ids.js';
 import { clusterIdentityText } from '../../kube/kubeconfig.js';
 import { cacheDir, stateDir } from '../../paths.js';
 import { findProviderConfig } from '../../tools/providers.js';
-import { stableJson } from '../stable-json.js';
+import { stableJson } from '../../contract/stable-json.js';
 import { readTargetObjects, type TargetObjects } from '../target-objects.js';
 import type { NoopCheckContext } from './check-context.js';
 

@@ -3,7 +3,7 @@ import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../src/conf
 import { heldBackBy, rolloutOrder, waves } from '../../../src/config/order-rules.js';
 import { parseMaxUnavailable, waveSize } from '../../../src/config/max-unavailable.js';
 import { ConfigError } from '../../../src/errors.js';
-import { renderGraph } from '../../../src/graph/synth.js';
+import { renderGraph } from '../../../src/graph/render.js';
 import { samplePlan } from '../../support/cli.js';
 
 const FILE = '/p/group.json';

@@ -9,7 +9,7 @@ import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveCoordinates } from '../../../src/config/coordinates.js';
 import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../src/config/load.js';
-import { renderGraph } from '../../../src/graph/synth.js';
+import { renderGraph } from '../../../src/graph/render.js';
 import { stageRegistryCa } from '../../../src/workflow/registry-ca-dir.js';
 import { ConfigError } from '../../../src/errors.js';
 import { baseEnv, listTree, runCli, samplePlan, tempDir, writeJson } from '../../support/cli.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../src/config/load.js';
-import { renderGraph } from '../../../src/graph/synth.js';
+import { renderGraph } from '../../../src/graph/render.js';
 import { samplePlan } from '../../support/cli.js';
 
 const PLAN_FILE = '/plans/group.json';

@@ -1,7 +1,7 @@
 /** FR-009: the node names come from the graph's output `node_names`, which the stack writes. */
 import { describe, expect, it } from 'vitest';
 import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../src/config/load.js';
-import { renderGraph } from '../../../src/graph/synth.js';
+import { renderGraph } from '../../../src/graph/render.js';
 import { NODE_NAMES_OUTPUT } from '../../../src/contract/graph-outputs.js';
 import { nodeNamesFrom } from '../../../src/workflow/node-names.js';
 import { samplePlan } from '../../support/cli.js';

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { load, loadAll } from 'js-yaml';
 import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../src/config/load.js';
-import { renderGraph } from '../../../src/graph/synth.js';
+import { renderGraph } from '../../../src/graph/render.js';
 import { buildRbac, clusterRules, namespaceRules, type PolicyRule, type RbacObject } from '../../../src/workflow/rbac.js';
 import { baseEnv, runCli, samplePlan, spirePlan, tempDir, writeJson } from '../../support/cli.js';
 
