@@ -29,9 +29,9 @@ export interface BackendAuth {
 export async function backendRequest(
   method: string,
   url: URL,
-  opts: BackendAuth & { readonly body?: string | Buffer | undefined; readonly signal?: AbortSignal | undefined; readonly timeoutMs?: number | undefined },
+  opts: BackendAuth & { readonly body?: string | Buffer | undefined; readonly signal?: AbortSignal | undefined; readonly timeoutMs?: number | undefined; readonly headers?: Readonly<Record<string, string>> },
 ): Promise<Response> {
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...opts.headers };
   if (opts.username) headers.Authorization = `Basic ${Buffer.from(`${opts.username}:${opts.password ?? ''}`).toString('base64')}`;
   if (opts.body !== undefined) headers['Content-Type'] = 'application/json';
   const signals = [AbortSignal.timeout(opts.timeoutMs ?? REQUEST_TIMEOUT_MS), ...(opts.signal ? [opts.signal] : [])];

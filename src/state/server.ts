@@ -56,7 +56,7 @@ export function createStateRequestHandler(opts: StateServerOptions): (req: Incom
       key = decoded;
       switch (req.method) {
         case 'GET':
-          return getState(opts.store, key, url);
+          return getState(opts.store, key, url, req.headers['if-none-match']);
         case 'POST':
         case 'PUT':
           return updateState(opts.store, key, url, await readBody(req, maxBody), log);

@@ -15,12 +15,20 @@ import type { StateStore } from './store.js';
 export const ADMIN_PREFIX = '/_deploy/v1/';
 
 /** GET (`?serial=` for an older version): the stored bytes, or 404 when there are none. */
-export async function getState(store: StateStore, key: string, url: URL): Promise<Reply> {
+export async function getState(store: StateStore, key: string, url: URL, ifNoneMatch?: string): Promise<Reply> {
   const serialParam = url.searchParams.get('serial');
   let serial: number | undefined;
   if (serialParam !== null) {
     serial = Number(serialParam);
     if (!Number.isSafeInteger(serial) || serial < 0) throw new HttpProblem(400, `serial "${serialParam}" is not a non-negative integer`);
+  }
+  // a reader that kept what it read of this very version (the verified no-op check's state
+  // view: src/workflow/state-view.ts): 304, without reading the body from the store
+  if (serial === undefined && ifNoneMatch !== undefined) {
+    const latest = await store.latest(key);
+    if (latest !== undefined && !latest.deleted && ifNoneMatch.split(',').some((tag) => tag.trim() === `"${latest.sha256}"`)) {
+      return { status: 304, headers: { ETag: `"${latest.sha256}"`, 'X-Deploy-State-Serial': String(latest.serial) } };
+    }
   }
   const state = await store.read(key, serial);
   // 404 only when the store answered "nothing here"; a storage error threw above

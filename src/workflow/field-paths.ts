@@ -60,11 +60,18 @@ export function valueAt(root: unknown, steps: readonly Step[]): { value: unknown
   return at === undefined ? undefined : { value: at, pointer };
 }
 
+/** Each `k:` step's keys, parsed once: a 200-node group's Deployments repeat the same few thousand times. */
+const parsedKeys = new Map<string, [string, unknown][]>();
+
 function matchesKeys(item: unknown, keysJson: string): boolean {
   if (item === null || typeof item !== 'object') return false;
-  const keys = parseJson(listKeysSchema, keysJson, `the managedFields key k:${keysJson}`);
+  let keys = parsedKeys.get(keysJson);
+  if (keys === undefined) {
+    keys = Object.entries(parseJson(listKeysSchema, keysJson, `the managedFields key k:${keysJson}`));
+    parsedKeys.set(keysJson, keys);
+  }
   // a key the graph writes as a reference cannot be matched: it stays undecided (no match)
-  return Object.entries(keys).every(([k, v]) => String((item as Record<string, unknown>)[k]) === String(v));
+  return keys.every(([k, v]) => String((item as Record<string, unknown>)[k]) === String(v));
 }
 
 function sameJson(item: unknown, valueJson: string): boolean {

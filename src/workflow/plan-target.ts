@@ -89,7 +89,8 @@ export async function planTarget(parts: Pick<TargetParts, 'readTargetObjects' | 
   let seen: TargetObjects | string = 'a destroy reads nothing of the cluster before its plan';
   let edits: readonly HandEdit[] = [];
   if (mode !== 'destroy') {
-    seen = await parts.readTargetObjects(noopCtx).catch((err: Error) => err.message);
+    // with the check to come, the registry's tags are read beside the cluster and the state
+    seen = await parts.readTargetObjects(noopCtx, { tags: noFastPlan === undefined }).catch((err: Error) => err.message);
     if (typeof seen === 'string') say(`hand edits not looked for: the cluster's objects could not be read (${seen})`);
     else edits = handEditsOf(model, seen.objects, manifests, seen.state?.resources);
   }

@@ -27,7 +27,7 @@
  * Why the record is safe: record.ts. The parts: fingerprint.ts (what is compared), compare.ts
  * (what differs), record.ts (what is kept), and this verdict.
  */
-import { readTagDigests } from '../../tools/registry-digest.js';
+import { readTagDigests, type TagDigest } from '../../tools/registry-digest.js';
 import { shortHandEdit, undoes, type HandEdit } from '../hand-edits.js';
 import type { TargetObjects } from '../target-objects.js';
 import { movedFrom, recordedPushDigests, type MovedTag } from '../moved-tags.js';
@@ -93,7 +93,7 @@ export async function checkNoop(ctx: NoopCheckContext, seen: TargetObjects | str
     if (diff.kind === 'differs') return { kind: 'full', reason: `${diff.reason} ${since}`, fingerprint };
     if (state === undefined) return { kind: 'full', reason: 'the state is empty', fingerprint };
     const changed = new Set(diff.kind === 'nodes' ? diff.nodes : []);
-    const tags = await readTags(ctx, changed);
+    const tags = await readTags(ctx, changed, seen.tags);
     if ('reason' in tags) return { kind: 'full', reason: tags.reason, fingerprint };
     const moved = movedFrom(recordedPushDigests(state.resources), tags.digests);
     const objects = `${Object.keys(fingerprint.objects).length} objects of the cluster`;
@@ -129,13 +129,15 @@ export function oneLine(message: string): string {
   return rest.length === 0 ? first : `${first.replace(/\.$/, '')}: ${rest.join('; ')}`;
 }
 
-/** The tag of every node but the `skipped` ones (their plan reads them), in-process. */
-async function readTags(ctx: NoopCheckContext, skipped: ReadonlySet<string>): Promise<{ digests: Map<string, string> } | { reason: string }> {
+/** The tag of every node but the `skipped` ones (their plan reads them), in-process, or as read with the target's objects. */
+async function readTags(ctx: NoopCheckContext, skipped: ReadonlySet<string>, readBefore: ReadonlyMap<string, TagDigest> | undefined): Promise<{ digests: Map<string, string> } | { reason: string }> {
   const nodes = ctx.model.nodes.filter((n) => !skipped.has(n.name));
-  const read = await readTagDigests(
-    nodes.map((n) => n.tagRef),
-    { tlsVerify: ctx.model.registryTlsVerify, caFile: ctx.model.registryCaFile, env: ctx.env },
-  );
+  const read =
+    readBefore ??
+    (await readTagDigests(
+      nodes.map((n) => n.tagRef),
+      { tlsVerify: ctx.model.registryTlsVerify, caFile: ctx.model.registryCaFile, env: ctx.env },
+    ));
   const digests = new Map<string, string>();
   for (const n of nodes) {
     const d = read.get(n.tagRef);

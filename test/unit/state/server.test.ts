@@ -49,6 +49,26 @@ describe('GET', () => {
     expect(Buffer.from((await backend.store.read('g1-all'))!.body).equals(body)).toBe(true);
   });
 
+  it('answers 304 to If-None-Match of the latest version\'s ETag, and the whole body to an older one, to ?serial=, and after a DELETE', async () => {
+    expect((await call(url, 'POST', stateDoc(1, lineage))).status).toBe(200);
+    const first = (await call(url, 'GET')).headers.get('etag')!;
+    expect(first).toMatch(/^"[0-9a-f]{64}"$/);
+    const same = await call(url, 'GET', undefined, { 'If-None-Match': first });
+    expect(same.status).toBe(304);
+    expect(same.text).toBe('');
+    expect(same.headers.get('etag')).toBe(first);
+    expect(same.headers.get('x-deploy-state-serial')).toBe('1');
+    const body2 = stateDoc(2, lineage);
+    expect((await call(url, 'POST', body2)).status).toBe(200);
+    const newer = await call(url, 'GET', undefined, { 'If-None-Match': first });
+    expect(newer.status).toBe(200);
+    expect(newer.text).toBe(body2.toString());
+    const second = newer.headers.get('etag')!;
+    expect((await call(`${url}?serial=2`, 'GET', undefined, { 'If-None-Match': second })).status).toBe(200);
+    expect((await call(url, 'DELETE')).status).toBe(200);
+    expect((await call(url, 'GET', undefined, { 'If-None-Match': second })).status).toBe(404);
+  });
+
   it('keeps each key apart', async () => {
     await call(url, 'POST', stateDoc(1, lineage));
     expect((await call(`${backend.url}/g1-web`, 'GET')).status).toBe(404);

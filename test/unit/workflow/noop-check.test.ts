@@ -165,17 +165,6 @@ describe('changedBehindTheApply', () => {
   });
 });
 
-describe('stateView (the state as the check reads it)', () => {
-  it('trusts a version 4 state with its lineage and serial, and refuses the others, saying why', async () => {
-    const { stateView } = await import('../../../src/workflow/target-objects.js');
-    expect(stateView(JSON.stringify({ version: 4, lineage: 'l', serial: 3, resources: [], outputs: {} })).untrusted).toBeUndefined();
-    expect(stateView(JSON.stringify({ serial: 3, lineage: 'l', meta: {}, encrypted_data: 'AAAA', encryption_version: 'v0' })).untrusted).toContain('encrypted');
-    expect(stateView(JSON.stringify({ version: 5, lineage: 'l', serial: 3, resources: [] })).untrusted).toBe('the state has format version 5, not 4');
-    expect(stateView(JSON.stringify({ version: 4, serial: 3, resources: [] })).untrusted).toBe('the state has no lineage or serial');
-    expect(stateView('{').untrusted).toBe('the state is not JSON');
-  });
-});
-
 describe('the reason of a full plan when the check cannot read', () => {
   it("GIVEN a kubeconfig error with its issues THEN the reason is one line: the summary, then each issue", async () => {
     const message = 'The kubeconfig cannot be used.\n  - env KUBE_CTX: context "other" does not exist in the kubeconfig\n  - /kc: no server';
