@@ -259,12 +259,22 @@ done
 if [ "$PATCHES_MODE" = none ]; then
   write_rc "$DEPLOY_CACHE_DIR/tofu.rc" "$DEPLOY_CACHE_DIR/mirror"
 else
+  # Beside the mirror, the list of the patches its builds have (`<name> <version> <patch>` a
+  # line): deploy reads it to know what the providers do (src/tools/providers.ts
+  # whyNoComputedFieldsPatch: a plan may skip tofu's refresh only with that patch).
+  patch_list="$DEPLOY_CACHE_DIR/mirror-patched.patches"
+  : >"$patch_list.tmp.$$"
   for entry in "${pinned[@]}"; do
     name=${entry%%:*}
     version=${entry#*:}
     link_into "$DEPLOY_CACHE_DIR/mirror-patched/$REGISTRY_HOST/hashicorp/$name/$version/$MIRROR_PLATFORM/terraform-provider-${name}_v$version" \
       "$(cache_path "$(key_of "$name" "$version")")"
+    dir=$(patch_dir_of "$name" "$version")
+    if [ -n "$dir" ]; then
+      for p in "$dir"/*.patch; do echo "$name $version $(basename "$p")" >>"$patch_list.tmp.$$"; done
+    fi
   done
+  mv -f "$patch_list.tmp.$$" "$patch_list"
   write_rc "$DEPLOY_CACHE_DIR/tofu-patched.rc" "$DEPLOY_CACHE_DIR/mirror-patched"
 fi
 log "done in $((SECONDS - total_start))s (DEPLOY_PROVIDER_PATCHES=$PATCHES_MODE)"

@@ -1,8 +1,8 @@
 /**
  * The file-system questions tool discovery and the process wrapper ask (is it a file or a
- * directory, may it run, what is in a directory), each answered without throwing: a missing or unreadable path is simply "no".
+ * directory, may it run, what is in a directory), each answered without throwing: a missing or unreadable path is simply "no" (or no text).
  */
-import { accessSync, constants, readdirSync, statSync } from 'node:fs';
+import { accessSync, constants, readdirSync, readFileSync, statSync } from 'node:fs';
 
 /** The entries of `dir`, or none when it cannot be read. */
 export function listDir(dir: string): string[] {
@@ -10,6 +10,15 @@ export function listDir(dir: string): string[] {
     return readdirSync(dir);
   } catch {
     return [];
+  }
+}
+
+/** The text of the file `p`, or undefined when it cannot be read. */
+export function readTextFile(p: string): string | undefined {
+  try {
+    return readFileSync(p, 'utf8');
+  } catch {
+    return undefined;
   }
 }
 

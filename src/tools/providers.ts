@@ -16,7 +16,7 @@
 import { join } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { cacheDir } from '../paths.js';
-import { isExecutableFile, isFile, listDir } from './file-checks.js';
+import { isExecutableFile, isFile, listDir, readTextFile } from './file-checks.js';
 import { MIRROR_PLATFORM, PINNED_PROVIDERS, type PinnedProvider } from './versions.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -85,4 +85,35 @@ export function listMirroredProviders(env: Env): MirroredProvider[] {
     }
     return { ...p, path: undefined };
   });
+}
+
+/**
+ * The list of the patches in the cache's patched mirror (toolchain/build-tools.sh writes it
+ * beside `mirror-patched/` with the mirror, one line `<name> <version> <patch file>` a patch).
+ */
+export function mirroredPatchesFile(env: Env): string {
+  return `${cacheMirror(env, 'all').mirrorDir}.patches`;
+}
+
+/**
+ * The kubernetes provider's patch that plans every computed field of a changed manifest as
+ * unknown (toolchain/tofu/patches/kubernetes-2.38.0/): with it, a plan without tofu's refresh
+ * cannot end in "Provider produced inconsistent result after apply" when another writer
+ * changed an annotation since the state was written (docs/provider-patch.md).
+ */
+export const COMPUTED_FIELDS_PATCH = '0002-computed-fields-unknown-on-update.patch';
+
+/**
+ * Why tofu's kubernetes provider may not be the patched build with COMPUTED_FIELDS_PATCH, or
+ * undefined when it is: only the cache's patched mirror, as its list of patches says, counts
+ * (the operator's TF_CLI_CONFIG_FILE, the downloaded or the stock providers: not known, so a
+ * plan refreshes).
+ */
+export function whyNoComputedFieldsPatch(env: Env): string | undefined {
+  const cfg = findProviderConfig(env);
+  if (cfg.kind !== 'cache' || providerPatches(env) !== 'all') return 'the kubernetes provider is not the patched build of the cache';
+  const list = readTextFile(mirroredPatchesFile(env));
+  const kubernetes = PINNED_PROVIDERS.find((p) => p.name === 'kubernetes');
+  const listed = list?.split('\n').some((l) => l.trim() === `kubernetes ${kubernetes?.version ?? '?'} ${COMPUTED_FIELDS_PATCH}`) ?? false;
+  return listed ? undefined : `the cache's kubernetes provider was built without ${COMPUTED_FIELDS_PATCH} (npm run tools builds it)`;
 }

@@ -47,6 +47,8 @@ export interface ScopedPlan {
   readonly movedTags: ReadonlyMap<string, MovedTag>;
   /** The state's outputs, as the check read them (the graph keeps them). */
   readonly outputs: Record<string, { value: unknown }>;
+  /** false: their objects are as recorded, and the plan skips tofu's refresh (noop/verdict.ts) */
+  readonly refresh: boolean;
 }
 
 export interface TargetPlan {
@@ -160,7 +162,7 @@ export async function planTarget(parts: Pick<TargetParts, 'readTargetObjects' | 
   const { plan, pushedAgain } = await (mode === 'destroy'
     ? planDestroy((refresh) => tofu.planGraph({ ...base, destroy: true, refresh, logger }), say).then((p) => ({ plan: p, pushedAgain: new Set<string>() }))
     : planPushingGoneTags(
-        (replace) => tofu.planGraph({ ...base, replace: [...replace, ...replaceRollouts], targets: scoped?.targets, logger }),
+        (replace) => tofu.planGraph({ ...base, replace: [...replace, ...replaceRollouts], targets: scoped?.targets, ...(scoped?.refresh === false ? { refresh: false } : {}), logger }),
         async () => graphDoc,
         (node) => model.nodes.find((n) => n.name === node)?.tagRef,
         say,

@@ -17,8 +17,11 @@ export function changedBehindTheApply(before: TargetFingerprint, after: TargetFi
 
 export type Difference =
   | { readonly kind: 'same' }
-  /** only the graph parts of these nodes (and their objects) differ */
-  | { readonly kind: 'nodes'; readonly nodes: readonly string[]; readonly addresses: readonly string[] }
+  /**
+   * only the graph parts of these nodes (and their objects) differ; `ownObjectsAsRecorded`: their
+   * own objects (Deployment, claim, service account) are in the cluster as the record has them
+   */
+  | { readonly kind: 'nodes'; readonly nodes: readonly string[]; readonly addresses: readonly string[]; readonly ownObjectsAsRecorded: boolean }
   | { readonly kind: 'differs'; readonly reason: string };
 
 type Comparable = Omit<TargetFingerprint, 'foreignWriters'>;
@@ -48,5 +51,7 @@ export function compare(record: Comparable, now: Comparable): Difference {
     if (n !== h) return { kind: 'differs', reason: `${k} changed in the cluster` };
   }
   for (const k of Object.keys(now.objects)) if (!(k in record.objects) && !owned.has(k)) return { kind: 'differs', reason: `${k} appeared in the cluster` };
-  return nodes.size === 0 ? { kind: 'same' } : { kind: 'nodes', nodes: [...nodes].sort(), addresses: addresses.sort() };
+  if (nodes.size === 0) return { kind: 'same' };
+  const ownObjectsAsRecorded = [...owned].every((k) => record.objects[k] === now.objects[k]);
+  return { kind: 'nodes', nodes: [...nodes].sort(), addresses: addresses.sort(), ownObjectsAsRecorded };
 }

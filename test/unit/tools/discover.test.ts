@@ -8,7 +8,7 @@ import { fakeProgram } from '../../support/fake-program.js';
 import { ConfigError, ToolError } from '../../../src/errors.js';
 import { cacheDir } from '../../../src/paths.js';
 import { compareVersionsDesc, findTool, requireTool } from '../../../src/tools/discover.js';
-import { findProviderConfig, listMirroredProviders, providerEnv } from '../../../src/tools/providers.js';
+import { COMPUTED_FIELDS_PATCH, findProviderConfig, listMirroredProviders, mirroredPatchesFile, providerEnv, whyNoComputedFieldsPatch } from '../../../src/tools/providers.js';
 import { PINNED_PROVIDERS, TOFU_VERSION } from '../../../src/tools/versions.js';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -134,6 +134,40 @@ describe('provider configuration', () => {
       ['random', '3.7.2', false],
       ['external', '2.3.5', false],
     ]);
+  });
+});
+
+describe('whyNoComputedFieldsPatch (whether a plan may skip tofu\'s refresh)', () => {
+  it('GIVEN the patched mirror whose list names the patch THEN none; GIVEN no list, another list, the stock mirror, the operator\'s config or online THEN why not', () => {
+    const env = { DEPLOY_CACHE_DIR: cache };
+    expect(whyNoComputedFieldsPatch(env)).toMatch(/not the patched build/);
+    mkdirSync(cache, { recursive: true });
+    writeFileSync(join(cache, 'tofu-patched.rc'), 'provider_installation {}\n');
+    expect(whyNoComputedFieldsPatch(env)).toContain(`built without ${COMPUTED_FIELDS_PATCH}`);
+    writeFileSync(mirroredPatchesFile(env), 'kubernetes 2.38.0 0001-gvk-type-cache.patch\n');
+    expect(whyNoComputedFieldsPatch(env)).toContain(`built without ${COMPUTED_FIELDS_PATCH}`);
+    // another version of the provider with the patch is not this one
+    writeFileSync(mirroredPatchesFile(env), `kubernetes 2.37.0 ${COMPUTED_FIELDS_PATCH}\n`);
+    expect(whyNoComputedFieldsPatch(env)).toContain('built without');
+    writeFileSync(mirroredPatchesFile(env), `kubernetes 2.38.0 0001-gvk-type-cache.patch\nkubernetes 2.38.0 ${COMPUTED_FIELDS_PATCH}\n`);
+    expect(whyNoComputedFieldsPatch(env)).toBeUndefined();
+    expect(whyNoComputedFieldsPatch({ ...env, DEPLOY_PROVIDER_PATCHES: 'none' })).toMatch(/not the patched build/);
+    expect(whyNoComputedFieldsPatch({ ...env, DEPLOY_PROVIDERS: 'download' })).toMatch(/not the patched build/);
+    const mine = join(root, 'mine.rc');
+    writeFileSync(mine, 'provider_installation {}\n');
+    expect(whyNoComputedFieldsPatch({ ...env, TF_CLI_CONFIG_FILE: mine })).toMatch(/not the patched build/);
+  });
+
+  it('GIVEN the build script THEN it writes the list where deploy reads it, a line per patch of the patched mirror', () => {
+    const script = readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'toolchain', 'build-tools.sh'), 'utf8');
+    expect(mirroredPatchesFile({ DEPLOY_CACHE_DIR: '/c' })).toBe('/c/mirror-patched.patches');
+    expect(script).toContain('patch_list="$DEPLOY_CACHE_DIR/mirror-patched.patches"');
+    expect(script).toContain('echo "$name $version $(basename "$p")" >>"$patch_list.tmp.$$"');
+  });
+
+  it('GIVEN the patches of the kubernetes provider THEN the computed-fields patch is one of them', () => {
+    const dir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'toolchain', 'tofu', 'patches', 'kubernetes-2.38.0');
+    expect(readFileSync(join(dir, COMPUTED_FIELDS_PATCH), 'utf8')).toContain('computedUnknownOnChange(updatedObj, priorMan, ppMan, computedFields)');
   });
 });
 

@@ -69,7 +69,12 @@ describe('compare', () => {
   });
   it("with only a node's parts of the graph changed, names the node and its resources; its own objects may differ", () => {
     const now = { ...fingerprint, graph: { ...graph, resources: { ...graph.resources, 'null_resource.image-web_push_1A2B3C4D': 'p2' } }, objects: { ...fingerprint.objects, 'Deployment/web': 'z' } };
-    expect(compare(fingerprint, now)).toEqual({ kind: 'nodes', nodes: ['web'], addresses: ['kubernetes_manifest.node-web_deployment_1A2B3C4E', 'null_resource.image-web_push_1A2B3C4D'] });
+    expect(compare(fingerprint, now)).toEqual({ kind: 'nodes', nodes: ['web'], addresses: ['kubernetes_manifest.node-web_deployment_1A2B3C4E', 'null_resource.image-web_push_1A2B3C4D'], ownObjectsAsRecorded: false });
+    // its objects as recorded: the plan may skip tofu's refresh of them; one gone: it may not
+    const same = { ...now, objects: fingerprint.objects };
+    expect(compare(fingerprint, same)).toMatchObject({ kind: 'nodes', nodes: ['web'], ownObjectsAsRecorded: true });
+    const { ['PersistentVolumeClaim/web-state']: _claim, ...withoutClaim } = fingerprint.objects;
+    expect(compare(fingerprint, { ...now, objects: withoutClaim })).toMatchObject({ kind: 'nodes', ownObjectsAsRecorded: false });
     // another object changed too: the full plan
     expect(compare(fingerprint, { ...now, objects: { ...now.objects, 'Namespace/ns': 'q' } })).toEqual({ kind: 'differs', reason: 'Namespace/ns changed in the cluster' });
   });

@@ -36,7 +36,7 @@ describe('planTarget', () => {
   it('GIVEN only node alpha changed in the graph THEN tofu plans alpha alone (-target), says nothing of the targeting, and keeps no record', async () => {
     const targets = [address.deployment('alpha'), address.push('alpha')];
     const { parts, named } = fakeParts({
-      verdict: { kind: 'scoped', nodes: ['alpha'], targets, movedTags: new Map(), outputs: namesOutput(['alpha', 'beta', 'gamma', 'delta']), sentence: 'only node alpha changed in the graph: planned alone (-target)', fingerprint },
+      verdict: { kind: 'scoped', nodes: ['alpha'], targets, movedTags: new Map(), outputs: namesOutput(['alpha', 'beta', 'gamma', 'delta']), refresh: true, sentence: 'only node alpha changed in the graph: planned alone (-target)', fingerprint },
       plans: [planResult([change(address.push('alpha'), ['delete', 'create'])])],
       events: [{ kind: 'diagnostic', diagnostic: { severity: 'warning', summary: 'Resource targeting is in effect', detail: '', address: undefined, where: undefined } }],
     });
@@ -45,6 +45,8 @@ describe('planTarget', () => {
     expect(plan.path).toBe('scoped');
     expect(named('tofu.plan')).toHaveLength(1);
     expect(named('tofu.plan')[0]!.args[0]).toMatchObject({ targets, replace: [], dir: session.graphDir, lockHeld: true });
+    // alpha's objects differ from the record: its plan reads them (tofu's refresh, the default)
+    expect(named('tofu.plan')[0]!.args[0]).not.toHaveProperty('refresh');
     expect(plan.summary.nodes.find((n) => n.node === 'alpha')!.push).toBe('replace');
     expect(plan.summary.verifiedNoop).toBeUndefined();
     // a plan run applies nothing; its names are the state's, as the check read them (no tofu output)
@@ -54,6 +56,18 @@ describe('planTarget', () => {
     expect(named('noop.record')).toEqual([]);
     expect(progress).toContain('[all] only node alpha changed in the graph: planned alone (-target)');
     expect(progress.some((l) => l.includes('Resource targeting'))).toBe(false);
+  });
+
+  it("GIVEN only node alpha changed in the graph AND its objects are as recorded THEN its plan skips tofu's refresh", async () => {
+    const targets = [address.deployment('alpha'), address.push('alpha')];
+    const { parts, named } = fakeParts({
+      verdict: { kind: 'scoped', nodes: ['alpha'], targets, movedTags: new Map(), outputs: namesOutput(['alpha', 'beta', 'gamma', 'delta']), refresh: false, sentence: 'only node alpha changed in the graph: planned alone (-target) without a refresh (its objects are as recorded)', fingerprint },
+      plans: [planResult([change(address.push('alpha'), ['delete', 'create'])])],
+    });
+    const { session, opts } = await run('plan');
+    const plan = await planTarget(parts, session, opts);
+    expect(plan.path).toBe('scoped');
+    expect(named('tofu.plan')[0]!.args[0]).toMatchObject({ targets, refresh: false });
   });
 
   it('GIVEN no record THEN the full plan runs, says why, and a plan without changes records the fingerprint taken before it', async () => {
