@@ -14,9 +14,11 @@ describe('toolchain/build-tools.sh --race-test', () => {
   it('runs every test the patches add under -race, and they pass', async () => {
     const r = await execa('bash', ['toolchain/build-tools.sh', '--race-test'], { cwd: repo, all: true, reject: false, timeout: 20 * 60_000 });
     expect(r.exitCode, r.all).toBe(0);
-    // The patch's four tests of the per-kind type cache, each run and passed under -race.
-    expect(r.all).toMatch(/testing the patched packages .*: 4 tests -race/);
+    // The patches' tests, each run and passed under -race: 0001's four of the per-kind type
+    // cache, 0002's three of the computed fields of an update.
+    expect(r.all).toMatch(/testing the patched packages \.\/manifest\/openapi\/ \.\/manifest\/provider\/: 7 tests -race/);
     expect(r.all?.match(/^--- PASS: TestTypeCache\w+/gm)).toHaveLength(4);
+    expect(r.all?.match(/^--- PASS: TestComputedFields\w+/gm)).toHaveLength(3);
     expect(r.all).not.toMatch(/^--- FAIL/m);
     expect(r.all).toMatch(/race-tested the patches of 1 provider\(s\)/);
   });
