@@ -33,7 +33,7 @@ export async function applyTarget(parts: Pick<TargetParts, 'noop' | 'tofu' | 'ro
   const graphDir = session.graphDir;
   const say = (line: string) => opts.progress(`[${model.target}] ${line}`);
   const noopCtx = checkContextOf(session, opts);
-  const base = { ...session.tofu, onEvent: echoTofu({ target: model.target, view: opts.view, progress: opts.progress, env: opts.env, scoped: plan.scoped !== undefined }) };
+  const base = { ...session.tofu, onEvent: echoTofu({ target: model.target, view: opts.view, progress: opts.progress, env: opts.env, scoped: plan.scoped !== undefined, signal }) };
   const nodeNames = () => readNodeNames(mode, undefined, plan.scoped, () => parts.tofu.readOutputs(base));
 
   opts.progress(`[${model.target}] tofu apply`);

@@ -145,7 +145,7 @@ export async function planTarget(parts: Pick<TargetParts, 'readTargetObjects' | 
       fingerprintBefore = typeof again === 'string' ? undefined : again.fingerprint;
     }
   }
-  const echo = { target: model.target, view: opts.view, progress: opts.progress, env: opts.env, scoped: scoped !== undefined };
+  const echo = { target: model.target, view: opts.view, progress: opts.progress, env: opts.env, scoped: scoped !== undefined, signal: opts.signal };
   const base = { ...session.tofu, onEvent: echoTofu(echo) };
   const { tofu } = parts;
   // init's chatter (provider lookups, the lock file's checksum warning) is noise here

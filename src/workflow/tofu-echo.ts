@@ -6,6 +6,7 @@
  */
 import { graphPartOf } from '../contract/graph-ids.js';
 import { describeTofuEvent, formatDiagnostic, type TofuEvent } from '../tools/tofu-events.js';
+import { causedByTheInterrupt } from '../tools/tofu-failure.js';
 import type { RunView } from './view/run-view.js';
 
 /** tofu's warnings on a plan and apply with -target (the run says itself which nodes it planned alone). */
@@ -18,6 +19,8 @@ export interface TofuEchoOptions {
   readonly env: NodeJS.ProcessEnv;
   /** Only some nodes are planned (-target): tofu's warnings about it are left out. */
   readonly scoped: boolean;
+  /** The run's stop signal: once it is aborted, tofu's errors that only the interrupt caused are left out (the run's last message says what was stopped). */
+  readonly signal?: AbortSignal | undefined;
 }
 
 /** The handler of tofu's events; `quietWarnings`: its warnings are left out too (init's chatter). */
@@ -38,6 +41,9 @@ export function echoTofu(opts: TofuEchoOptions, quietWarnings = false): (e: Tofu
     if (d.address !== undefined && isRolloutStep(d.address)) return;
     // tofu's warnings about -target: the run said why it planned some nodes alone
     if (opts.scoped && d.severity === 'warning' && TARGETING_WARNINGS.test(d.summary)) return;
+    // after Ctrl-C: "execution halted", a provider's handshake cut short ("not compiled for
+    // this architecture"), a step stopped by the signal; tofu-failure.ts leaves them out too
+    if (opts.signal?.aborted === true && d.severity === 'error' && causedByTheInterrupt(d)) return;
     opts.progress(`[${opts.target}] ${formatDiagnostic(d)}`);
   };
 }

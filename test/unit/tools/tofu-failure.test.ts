@@ -66,4 +66,17 @@ describe('an interrupted tofu', () => {
     expect(err.message).not.toContain('execution halted');
     expect(err.message).toContain('Invalid reference');
   });
+
+  it("GIVEN Ctrl-C while tofu started a provider (go-plugin's handshake cut short: 'not compiled for this architecture') THEN that is not listed as a problem", () => {
+    const handshake = diag('Unrecognized remote plugin message: ', "Failed to read any lines from plugin's stdout\nThis usually means\n  the plugin was not compiled for this architecture,");
+    const closed = diag('Plugin did not respond', 'The plugin encountered an error, and failed to respond to the plugin.(*GRPCProvider).ReadResource call.');
+    const err = tofuInterrupted({ ...facts([handshake, closed, diag('execution halted', '')]), verb: 'plan', interrupts: ['Interrupt received.'] }, new InterruptedError('SIGINT'), undefined);
+    expect(err.message).toBe('tofu plan was interrupted in /g: tofu stopped after the operations in flight (one interrupt); a plan changes nothing, and the lock is released.');
+    expect(err.hint).toBe('run the command again');
+  });
+
+  it('GIVEN the same handshake failure without an interrupt THEN it is the failure reported', () => {
+    const handshake = diag('Unrecognized remote plugin message: ', "Failed to read any lines from plugin's stdout");
+    expect(tofuFailure({ ...facts([handshake]), verb: 'plan' }, run).message).toContain('Unrecognized remote plugin message');
+  });
 });
