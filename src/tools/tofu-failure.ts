@@ -79,7 +79,7 @@ export function tofuInterrupted(facts: FailureFacts, cause: InterruptedError, ki
  * blames the plugin's architecture or libraries, and a gRPC connection closed mid-call. After
  * an interrupt these say nothing about the plugin; the next run starts the same binaries.
  */
-const PROVIDER_ENDED = /^(Unrecognized remote plugin message|Plugin did not respond|Failed to (load|instantiate) plugin schemas?)|connection is shut down|plugin exited before we could connect|code = (Canceled|Unavailable)/i;
+const PROVIDER_ENDED = /Unrecognized remote plugin message|Plugin did not respond|connection is shut down|plugin exited before we could connect|code = (Canceled|Unavailable)/i;
 
 /** A diagnostic that only says that the run's interrupt stopped something. */
 export function causedByTheInterrupt(d: Pick<TofuDiagnostic, 'summary' | 'detail'>): boolean {

@@ -70,7 +70,8 @@ describe('an interrupted tofu', () => {
   it("GIVEN Ctrl-C while tofu started a provider (go-plugin's handshake cut short: 'not compiled for this architecture') THEN that is not listed as a problem", () => {
     const handshake = diag('Unrecognized remote plugin message: ', "Failed to read any lines from plugin's stdout\nThis usually means\n  the plugin was not compiled for this architecture,");
     const closed = diag('Plugin did not respond', 'The plugin encountered an error, and failed to respond to the plugin.(*GRPCProvider).ReadResource call.');
-    const err = tofuInterrupted({ ...facts([handshake, closed, diag('execution halted', '')]), verb: 'plan', interrupts: ['Interrupt received.'] }, new InterruptedError('SIGINT'), undefined);
+    const schema = diag('failed to read schema for [n1: image digest] in registry.opentofu.org/hashicorp/external: failed to instantiate provider to obtain schema: Unrecognized remote plugin message: ', "Failed to read any lines from plugin's stdout");
+    const err = tofuInterrupted({ ...facts([handshake, closed, schema, diag('execution halted', '')]), verb: 'plan', interrupts: ['Interrupt received.'] }, new InterruptedError('SIGINT'), undefined);
     expect(err.message).toBe('tofu plan was interrupted in /g: tofu stopped after the operations in flight (one interrupt); a plan changes nothing, and the lock is released.');
     expect(err.hint).toBe('run the command again');
   });
