@@ -215,6 +215,19 @@ export function describeTofuEvent(e: TofuEvent): string {
   }
 }
 
+/**
+ * tofu's words when a provider it was starting, or talking to, ended under the interrupt (the
+ * terminal's Ctrl-C reaches the providers too): go-plugin's handshake failure, whose text
+ * blames the plugin's architecture or libraries, and a gRPC connection closed mid-call. After
+ * an interrupt these say nothing about the plugin; the next run starts the same binaries.
+ */
+const PROVIDER_ENDED = /Unrecognized remote plugin message|Plugin did not respond|connection is shut down|plugin exited before we could connect|code = (Canceled|Unavailable)/i;
+
+/** A diagnostic that only says that the run's interrupt stopped something (the echo and tofu-failure.ts leave these out after an interrupt). */
+export function causedByTheInterrupt(d: Pick<TofuDiagnostic, 'summary' | 'detail'>): boolean {
+  return /interrupt|cancel|^execution halted$/i.test(d.summary) || /signal: (interrupt|terminated|killed)/.test(d.detail) || PROVIDER_ENDED.test(`${d.summary}\n${d.detail}`);
+}
+
 /** A diagnostic for people: its resource named as the node and part (`mail: image push`), not by address, in its text too. */
 export function formatDiagnostic(d: TofuDiagnostic): string {
   const where = (d.address === undefined ? undefined : (describeGraphAddress(d.address) ?? d.address)) ?? d.where;

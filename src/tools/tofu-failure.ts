@@ -8,7 +8,7 @@ import { INSTALL_HINTS } from './discover.js';
 import type { RunResult } from './run.js';
 import { describeGraphAddress } from '../contract/graph-ids.js';
 import { FORBIDDEN_HINT, forbiddenIn, forbiddenWords } from '../contract/forbidden.js';
-import { formatDiagnostic, type TofuDiagnostic } from './tofu-events.js';
+import { causedByTheInterrupt, formatDiagnostic, type TofuDiagnostic } from './tofu-events.js';
 
 /** A failed tofu command: its diagnostics and the resources that failed. */
 export class TofuError extends ToolError {
@@ -63,27 +63,18 @@ export function tofuInterrupted(facts: FailureFacts, cause: InterruptedError, ki
   // step or a data source's program stopped by the signal ("State: signal: interrupt")
   const problems = facts.diagnostics.filter((d) => d.severity === 'error' && !causedByTheInterrupt(d));
   // a plan writes neither the cluster nor the state (the plan file of an apply is not applied)
-  const after = stateNotes.length ? '' : verb === 'plan' ? '; a plan changes nothing, and the lock is released' : '; the state it reached is saved and the lock released';
-  const lines = [`tofu ${verb} was interrupted in ${dir}: ${what}${after}.`];
+  const left = stateNotes.length
+    ? { after: '', hint: 'push the saved state as shown, then run the command again' }
+    : verb === 'plan'
+      ? { after: '; a plan changes nothing, and the lock is released', hint: 'run the command again' }
+      : { after: '; the state it reached is saved and the lock released', hint: 'run the command again to finish (it converges from the saved state)' };
+  const lines = [`tofu ${verb} was interrupted in ${dir}: ${what}${left.after}.`];
   for (const d of problems.slice(0, 10)) lines.push(`  - ${formatDiagnostic(d)}`);
   lines.push(...stateNotes);
   return new InterruptedError(lines.join('\n'), {
-    hint: stateNotes.length ? 'push the saved state as shown, then run the command again' : verb === 'plan' ? 'run the command again' : 'run the command again to finish (it converges from the saved state)',
+    hint: left.hint,
     cause,
   });
-}
-
-/**
- * tofu's words when a provider it was starting, or talking to, ended under the interrupt (the
- * terminal's Ctrl-C reaches the providers too): go-plugin's handshake failure, whose text
- * blames the plugin's architecture or libraries, and a gRPC connection closed mid-call. After
- * an interrupt these say nothing about the plugin; the next run starts the same binaries.
- */
-const PROVIDER_ENDED = /Unrecognized remote plugin message|Plugin did not respond|connection is shut down|plugin exited before we could connect|code = (Canceled|Unavailable)/i;
-
-/** A diagnostic that only says that the run's interrupt stopped something. */
-export function causedByTheInterrupt(d: Pick<TofuDiagnostic, 'summary' | 'detail'>): boolean {
-  return /interrupt|cancel|^execution halted$/i.test(d.summary) || /signal: (interrupt|terminated|killed)/.test(d.detail) || PROVIDER_ENDED.test(d.summary) || PROVIDER_ENDED.test(d.detail);
 }
 
 function describeFailure(facts: FailureFacts, r: RunResult, errors: readonly TofuDiagnostic[]): string {

@@ -5,8 +5,7 @@
  * provider lookups, the lock file's checksum) and whatever is not tofu JSON (a crash).
  */
 import { graphPartOf } from '../contract/graph-ids.js';
-import { describeTofuEvent, formatDiagnostic, type TofuEvent } from '../tools/tofu-events.js';
-import { causedByTheInterrupt } from '../tools/tofu-failure.js';
+import { causedByTheInterrupt, describeTofuEvent, formatDiagnostic, type TofuEvent } from '../tools/tofu-events.js';
 import type { RunView } from './view/run-view.js';
 
 /** tofu's warnings on a plan and apply with -target (the run says itself which nodes it planned alone). */
@@ -20,7 +19,7 @@ export interface TofuEchoOptions {
   /** Only some nodes are planned (-target): tofu's warnings about it are left out. */
   readonly scoped: boolean;
   /** The run's stop signal: once it is aborted, tofu's errors that only the interrupt caused are left out (the run's last message says what was stopped). */
-  readonly signal?: AbortSignal | undefined;
+  readonly signal: AbortSignal;
 }
 
 /** The handler of tofu's events; `quietWarnings`: its warnings are left out too (init's chatter). */
@@ -43,7 +42,7 @@ export function echoTofu(opts: TofuEchoOptions, quietWarnings = false): (e: Tofu
     if (opts.scoped && d.severity === 'warning' && TARGETING_WARNINGS.test(d.summary)) return;
     // after Ctrl-C: "execution halted", a provider's handshake cut short ("not compiled for
     // this architecture"), a step stopped by the signal; tofu-failure.ts leaves them out too
-    if (opts.signal?.aborted === true && d.severity === 'error' && causedByTheInterrupt(d)) return;
+    if (opts.signal.aborted && d.severity === 'error' && causedByTheInterrupt(d)) return;
     opts.progress(`[${opts.target}] ${formatDiagnostic(d)}`);
   };
 }

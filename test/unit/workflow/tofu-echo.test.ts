@@ -6,7 +6,7 @@ import type { RunView } from '../../../src/workflow/view/run-view.js';
 const view: RunView = { note: () => {}, planned: () => {}, tofu: () => {}, ended: () => {}, close: () => {} };
 const error = (summary: string, detail = ''): TofuEvent => ({ kind: 'diagnostic', diagnostic: { severity: 'error', summary, detail } as TofuDiagnostic });
 
-function echoed(signal: AbortSignal | undefined, events: TofuEvent[]): string[] {
+function echoed(signal: AbortSignal, events: TofuEvent[]): string[] {
   const lines: string[] = [];
   const echo = echoTofu({ target: 'all', view, progress: (l) => lines.push(l), env: {}, scoped: false, signal });
   for (const e of events) echo(e);
