@@ -13,6 +13,8 @@ import { type ClassifyContext, failed, type Verdict, waiting } from './verdict.j
 const IMAGE_PULL = new Set(['ImagePullBackOff', 'ErrImagePull', 'ErrImageNeverPull', 'InvalidImageName']);
 const PROVISIONER_ANNOTATIONS = ['volume.kubernetes.io/storage-provisioner', 'volume.beta.kubernetes.io/storage-provisioner'];
 const DEFAULT_CLAIM_GRACE_MS = 10_000;
+/** The scheduler's words (its VolumeBinding plugin) when a pod's claims were not bound at its last try. */
+const UNBOUND_CLAIMS = /unbound immediate PersistentVolumeClaims/i;
 const SANDBOX_FAILURES = 3;
 
 /**
@@ -110,13 +112,17 @@ function classifyUnschedulable(snap: RolloutSnapshot, pod: Pod, schedulerMessage
   let provisioning = false;
   let provisioningFailed = false;
   let notTakenUp = false;
+  const bound: string[] = [];
   for (const claimName of claimNames) {
     const claim = snap.claims.find((c) => c.metadata.name === claimName);
     if (!claim) {
       notes.push(`claim ${claimName} does not exist`);
       continue;
     }
-    if (claim.status?.phase === 'Bound') continue;
+    if (claim.status?.phase === 'Bound') {
+      bound.push(claimName);
+      continue;
+    }
     const atWork = PROVISIONER_ANNOTATIONS.some((a) => claim.metadata.annotations?.[a]);
     const events = eventsFor(snap, 'PersistentVolumeClaim', claim.metadata);
     if (claim.status?.phase === 'Pending' && atWork) provisioning = true;
@@ -136,6 +142,16 @@ function classifyUnschedulable(snap: RolloutSnapshot, pod: Pod, schedulerMessage
   const start = Math.max(since, ctx.watchStartedAt);
   if ((provisioning || notTakenUp) && (!provisioningFailed || ctx.now - start < grace)) {
     return waiting('scheduling', `pod ${name} waits for its claim to be provisioned (${notes.join('; ')})`, name);
+  }
+  // Every claim is bound now, and the scheduler's condition still speaks of unbound ones: it
+  // was written at its last try, before the volume came. The scheduler tries again once it
+  // sees the claim bound (its queue moves the pod on the claim's update, after a backoff of up
+  // to 10 s, longer on a loaded host): slow, not terminal. Seen on a 200-node group's first
+  // apply (waves of 10): a pod judged unschedulable 2 s before it was scheduled. The rollout's
+  // deadline bounds the wait; another reason of the scheduler's fails as before.
+  if (claimNames.length > 0 && bound.length === claimNames.length && UNBOUND_CLAIMS.test(schedulerMessage)) {
+    const which = bound.length === 1 ? `its claim ${bound[0]} is` : `its claims ${bound.join(', ')} are`;
+    return waiting('scheduling', `pod ${name} waits for the scheduler to try again: ${which} bound now (at its last try it was not)`, name);
   }
   const message = [`pod ${name} cannot be scheduled: ${schedulerMessage}`.trim(), ...notes].join('; ');
   return failed('unschedulable', message, name, since);

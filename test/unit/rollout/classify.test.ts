@@ -81,6 +81,25 @@ describe('classifyRollout on recorded API objects', () => {
     expect(judged).toMatchObject({ kind: 'failed', reason: 'unschedulable' });
   });
 
+  it("waits for the scheduler's next try when the claim is bound but the pod's condition is from before (a 200-node first apply)", () => {
+    // GIVEN the pod's PodScheduled condition says "unbound immediate PersistentVolumeClaims"
+    // AND its claim has been bound since (the provisioner made the volume)
+    const fx = loadFixture('slow-unschedulable-claim-provisioning');
+    const claim = fx.snapshot.claims[0]!;
+    const bound = { ...claim, spec: { ...claim.spec, volumeName: 'pvc-c1a1b2c3' }, status: { ...claim.status, phase: 'Bound' } };
+    const snapshot = { ...fx.snapshot, claims: [bound] } as typeof fx.snapshot;
+    // WHEN judged long after the claim grace THEN it waits for the scheduler, naming the claim
+    const v = classifyRollout(snapshot, { now: WATCH_STARTED + 60_000, watchStartedAt: WATCH_STARTED });
+    expect(v).toMatchObject({ kind: 'waiting', phase: 'scheduling' });
+    expect(v.kind === 'waiting' && v.detail).toContain(`its claim ${claim.metadata.name} is bound now`);
+    // AND a scheduler that gives another reason with the claim bound still fails the rollout
+    const pod = fx.snapshot.pods[0]!;
+    const conflict = { ...pod, status: { ...pod.status, conditions: pod.status!.conditions!.map((c) => ({ ...c, message: '0/1 nodes are available: 1 node(s) had volume node affinity conflict.' })) } };
+    const judged = classifyRollout({ ...snapshot, pods: [conflict] } as typeof fx.snapshot, { now: WATCH_STARTED + 60_000, watchStartedAt: WATCH_STARTED });
+    expect(judged).toMatchObject({ kind: 'failed', reason: 'unschedulable' });
+    expect(judged.kind === 'failed' && judged.message).toContain('volume node affinity conflict');
+  });
+
   it('gives a provisioner that reported ProvisioningFailed 10 s of grace, then fails as unschedulable', () => {
     const fx = loadFixture('slow-unschedulable-claim-provisioning');
     const claim = fx.snapshot.claims[0]!;
