@@ -16,7 +16,7 @@
  * forwarded as exactly ONE SIGINT, and then the wrapper waits, up to `interruptGraceMs`, for
  * the child to exit by itself before it is killed.
  */
-import { execa, type ResultPromise } from 'execa';
+import type { ResultPromise } from 'execa';
 import { InterruptedError, ToolError } from '../errors.js';
 import { isDirectory } from './file-checks.js';
 
@@ -97,6 +97,9 @@ const DEFAULT_MAX_BUFFER = 64 * 1024 * 1024;
 export async function runTool(file: string, args: readonly string[], opts: RunOptions): Promise<RunResult> {
   const command = formatCommand(file, args);
   const program = programName(file);
+  // execa and its dependencies are ~140 modules: loaded at the first process, so a run that
+  // starts none (the verified no-op plan, status) does not pay for them (bench/README.md, P10)
+  const { execa } = await import('execa');
   if (opts.signal?.aborted) {
     throw new InterruptedError(`${program} was not started: the run was interrupted`);
   }
