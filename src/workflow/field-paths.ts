@@ -63,13 +63,18 @@ export function valueAt(root: unknown, steps: readonly Step[]): { value: unknown
 /** Each `k:` step's keys, parsed once: a 200-node group's Deployments repeat the same few thousand times. */
 const parsedKeys = new Map<string, [string, unknown][]>();
 
-function matchesKeys(item: unknown, keysJson: string): boolean {
-  if (item === null || typeof item !== 'object') return false;
+function keysOf(keysJson: string): [string, unknown][] {
   let keys = parsedKeys.get(keysJson);
   if (keys === undefined) {
     keys = Object.entries(parseJson(listKeysSchema, keysJson, `the managedFields key k:${keysJson}`));
     parsedKeys.set(keysJson, keys);
   }
+  return keys;
+}
+
+function matchesKeys(item: unknown, keysJson: string): boolean {
+  if (item === null || typeof item !== 'object') return false;
+  const keys = keysOf(keysJson);
   // a key the graph writes as a reference cannot be matched: it stays undecided (no match)
   return keys.every(([k, v]) => String((item as Record<string, unknown>)[k]) === String(v));
 }
@@ -114,7 +119,7 @@ export function readablePath(steps: readonly Step[]): string {
       continue;
     }
     if (kind === 'k:') {
-      const keys = Object.entries(parseJson(listKeysSchema, rest, `the managedFields key k:${rest}`));
+      const keys = keysOf(rest);
       out += `[${keys.length === 1 ? String(keys[0]![1]) : keys.map(([k, v]) => `${k}=${String(v)}`).join(',')}]`;
     } else if (kind === 'v:') out += `[${String(JSON.parse(rest))}]`;
     else out += `[${rest}]`;
