@@ -196,7 +196,7 @@ function deploymentEdits(o: ObjectUnderGraph): HandEdit[] {
       const now = valueAt(object, steps);
       // (the same value is by far the most common answer: a 200-node group's verified no-op
       // plan asks this of some 20 000 fields, so the field's name is made only for an edit)
-      if (now !== undefined && (sameJson(now.value, applied.value) || isReference(applied.value))) continue;
+      if (now !== undefined && (sameValue(now.value, applied.value) || isReference(applied.value))) continue;
       const field = readablePath(steps);
       const inTemplate = steps[0] === 'f:spec' && steps[1] === 'f:template';
       if (now === undefined) edits.push({ kind, name, node: o.node, field, writer: REMOVED, action: 'set-back', inTemplate });
@@ -207,7 +207,7 @@ function deploymentEdits(o: ObjectUnderGraph): HandEdit[] {
 }
 
 /** Whether two JSON values are the same (a leaf is most often a string or a number: compared as is). */
-function sameJson(a: unknown, b: unknown): boolean {
+function sameValue(a: unknown, b: unknown): boolean {
   if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return a === b;
   return stableJson(a) === stableJson(b);
 }
@@ -226,7 +226,7 @@ function holdsGraphValue(o: ObjectUnderGraph, steps: readonly Step[]): boolean {
   const now = valueAt(o.object, steps)?.value;
   if (now !== null && typeof now === 'object' && !Array.isArray(now)) return true;
   const expected = valueAt(o.applied, steps)?.value ?? valueAt(o.graph, steps)?.value;
-  if (expected === undefined || JSON.stringify(expected).includes('${')) return false;
+  if (expected === undefined || isReference(expected)) return false;
   return stableJson(now) === stableJson(expected);
 }
 
