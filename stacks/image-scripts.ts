@@ -6,9 +6,10 @@
  * (stacks/node.ts) is the pushed one, whatever the tag points at by then (FR-003). skopeo reads
  * REGISTRY_AUTH_FILE itself, so credentials never enter the graph; DEPLOY_SKOPEO is the skopeo
  * the run found (src/tools/discover.ts). The text is part of the graph: a change to it changes
- * every graph (test/unit/stacks/graph-scripts.test.ts pins it). These return the shell as it
+ * every graph (test/unit/stacks/target-stack-scripts.test.ts pins it). These return the shell as it
  * runs; the constructs escape it for tofu's templates (tfEscape).
  */
+import { createHash } from 'node:crypto';
 import type { ImageBuild, TargetModel } from '../src/config/target-model.js';
 import { REGISTRY_CERT_DIR_ENV } from '../src/contract/registry-cert-dir.js';
 import { shellWords, shq } from '../src/contract/shell.js';
@@ -45,6 +46,12 @@ export interface PushedImage {
   readonly tagRef: string;
   /** `image.build`: run first (a node without it is pushed as before, byte for byte). */
   readonly build?: ImageBuild;
+  /**
+   * What the nodes that push the same archive to the same tag share (uploadKey): in one run, the
+   * first of them to start uploads it and the others wait for that push, then skopeo mounts its
+   * layers into their repositories instead of uploading them again.
+   */
+  readonly upload: string;
 }
 
 /**
@@ -59,12 +66,53 @@ export function pushScript(image: PushedImage, registryTls: RegistryTls): string
   const tls = tlsOption(registryTls, 'dest');
   return [
     `archive=${shq(image.archive)}`,
+    ...sharedUploadLines(image.name, image.upload),
     ...(image.build ? buildLines(image.name, image.build) : []),
     `if [ ! -r "$archive" ]; then echo "deploy: node ${image.name}: image archive $archive is missing or unreadable; build the node image, or fix image.archive in the group plan" >&2; exit 1; fi`,
     // the digest the registry gives for this push, for the digest read after it (FR-003)
     `set --; if [ -n "\${DEPLOY_RUN_DIR:-}" ]; then set -- --digestfile "$DEPLOY_RUN_DIR/${pushedDigestFile(image.name)}"; fi`,
     `exec "\${DEPLOY_SKOPEO:-skopeo}" copy --quiet --retry-times 3${tls} "$@" "docker-archive:$archive" ${shq(`docker://${image.tagRef}`)}`,
   ].join('\n');
+}
+
+/**
+ * The key of an upload that nodes share: the archive and the tag (not the node's repository).
+ * Nodes with the same archive under another tag upload it again, as before.
+ */
+export function uploadKey(archive: string, tag: string): string {
+  return createHash('sha256').update(`${archive}\n${tag}`).digest('hex').slice(0, 16);
+}
+
+/**
+ * One upload per archive and tag in a run, without an order in the graph. The first push of
+ * the run to make `$DEPLOY_RUN_DIR/upload-<key>` uploads (it leaves its PID and node there, its
+ * PID stays skopeo's: exec); each other waits until that process is gone, then pushes too, and
+ * skopeo mounts the layers it knows were uploaded (its blob-info cache) instead of uploading
+ * them again. When the first push failed (it wrote no digest), the others fail without trying,
+ * naming it, as they did when the graph made them wait for it. Without DEPLOY_RUN_DIR (tofu run
+ * by hand) every push uploads on its own.
+ *
+ * Why not `depends_on` on the first node's push, as before: the first node by name changes when
+ * that node gets another image, and then every other push's dependencies changed in the state,
+ * which made tofu decode every resource of the state for its drift report: a scoped plan of one
+ * node of 200 took twice as long (bench/README.md).
+ */
+function sharedUploadLines(name: string, key: string): string[] {
+  const failed = `deploy: node ${name}: not pushed: node $first, which pushes the same archive and tag in this run and started first, failed (its error says why)`;
+  return [
+    `if [ -n "\${DEPLOY_RUN_DIR:-}" ] && [ -d "$DEPLOY_RUN_DIR" ]; then`,
+    `  up="$DEPLOY_RUN_DIR/upload-${key}"`,
+    `  if mkdir "$up" 2>/dev/null; then printf '%s %s\\n' "$$" ${shq(name)} >"$up/by.tmp" && mv "$up/by.tmp" "$up/by"`,
+    `  else`,
+    // (the first writes its line right after its mkdir; 30 s without it: push alone)
+    `    i=0; until [ -s "$up/by" ] || [ "$i" -ge 300 ]; do i=$((i + 1)); sleep 0.1; done`,
+    `    if read -r pid first <"$up/by" 2>/dev/null; then`,
+    `      while kill -0 "$pid" 2>/dev/null; do sleep 0.2; done`,
+    `      if [ ! -s "$DEPLOY_RUN_DIR/${pushedDigestFile('$first')}" ]; then echo "${failed}" >&2; exit 1; fi`,
+    `    fi`,
+    `  fi`,
+    `fi`,
+  ];
 }
 
 /** The build step's shell: its exit code comes out on fd 3 past the pipe that prefixes its lines. */

@@ -17,7 +17,7 @@ import { FIELD_MANAGER } from '../src/contract/field-managers.js';
 // the construct IDs are the parts src/workflow/ reads back from resource names
 import type { ImagePart, WorkloadPart } from '../src/contract/graph-ids.js';
 import { tfEscape } from '../src/contract/shell.js';
-import { DIGEST_PROGRAM_NAME, digestScript, pushScript, registryTlsOf } from './image-scripts.js';
+import { DIGEST_PROGRAM_NAME, digestScript, pushScript, registryTlsOf, uploadKey } from './image-scripts.js';
 import { deploymentManifest } from './pod-template.js';
 import { rolloutStepCommand } from './rollout-step.js';
 import { withSpireVolumes } from './spire-pod.js';
@@ -25,7 +25,7 @@ import { withSpireVolumes } from './spire-pod.js';
 export interface NodePushProps {
   readonly target: TargetModel;
   readonly node: NodeModel;
-  /** The RuntimeClass read: no push happens before it succeeded. */
+  /** The RuntimeClass read: no push happens before it succeeded. (Nodes sharing an archive share its upload in the push script, not through the graph: image-scripts.ts.) */
   readonly after: ITerraformDependable[];
 }
 
@@ -47,7 +47,7 @@ export class NodeImage extends Construct {
       // trigger: the tag names the image, a changed command for the same tag is no new image
       triggers: { ref: node.tagRef },
       dependsOn: props.after,
-      provisioners: [{ type: 'local-exec', command: tfEscape(pushScript(node, registryTlsOf(target))) }],
+      provisioners: [{ type: 'local-exec', command: tfEscape(pushScript({ ...node, upload: uploadKey(node.archive, node.tag) }, registryTlsOf(target))) }],
     });
     const digest = new DataExternal(this, 'digest' satisfies ImagePart, {
       // read after the push: at apply time when the push changes (the digest the push wrote),

@@ -7,7 +7,7 @@
  * stdin; it is never an argument, never in the state. The ssh key is read from
  * SSH_PRIVATE_KEY_FILE at run time: its path is never an input or a trigger (FR-017).
  * The text is part of the graph: a change to it changes every graph
- * (test/unit/stacks/graph-scripts.test.ts pins it). Each returns the shell as it runs, except
+ * (test/unit/stacks/target-stack-scripts.test.ts pins it). Each returns the shell as it runs, except
  * the destroy step, whose text is a tofu template (it reads its triggers).
  */
 import type { SpireGraphCoordinates } from '../src/config/spire-coordinates.js';

@@ -15,7 +15,7 @@ import { handEditsOf } from './undo-hand-edits.js';
 import { markHeldBack, waitWords } from './held-back.js';
 import { changedBehindTheApply } from './noop/compare.js';
 import { checkContextOf, readNodeNames, type PlannedApply } from './plan-target.js';
-import type { NodeSummary, TargetSummary } from './plan-summary.js';
+import { pushingNodes, type NodeSummary, type TargetSummary } from './plan-summary.js';
 import type { TargetParts } from './target-parts.js';
 import type { TargetRunOptions, TargetRunResult } from './target-run.js';
 import type { TargetSession } from './target-session.js';
@@ -37,7 +37,7 @@ export async function applyTarget(parts: Pick<TargetParts, 'noop' | 'tofu' | 'ro
   const nodeNames = () => readNodeNames(mode, undefined, plan.scoped, () => parts.tofu.readOutputs(base));
 
   opts.progress(`[${model.target}] tofu apply`);
-  const pushes = await describePushes(model);
+  const pushes = await describePushes(model, pushingNodes(summary));
   opts.view.planned({
     target: model.target,
     namespace: model.namespace,
@@ -115,23 +115,25 @@ function graphObject(model: TargetModel): (key: string) => boolean {
 }
 
 /**
- * What each node's push moves, for its row: the archive's size, or, for a node whose archive
- * and tag an earlier node of the target pushes, the repository its layers are mounted from
- * (the graph orders such pushes: stacks/target-stack.ts).
+ * What each pushing node's push moves, for its row: the archive's size, and, when other nodes of
+ * this run push the same archive and tag, that it is uploaded once for them all (the first push to
+ * start uploads it, the others mount its layers: stacks/image-scripts.ts).
  */
-async function describePushes(model: TargetModel): Promise<Map<string, string>> {
-  const first = new Map<string, string>();
-  const words = new Map<string, string>();
+async function describePushes(model: TargetModel, pushing: ReadonlySet<string>): Promise<Map<string, string>> {
+  // the pushing nodes by what they upload: one archive's size read once, however many share it
+  const byUpload = new Map<string, { archive: string; nodes: string[] }>();
   for (const n of model.nodes) {
-    const shared = `${n.archive}\n${n.tag}`;
-    const from = first.get(shared);
-    if (from !== undefined) {
-      words.set(n.name, `layers mounted from ${from}`);
-      continue;
-    }
-    first.set(shared, n.repository);
-    const size = await stat(n.archive).then((s) => s.size, () => undefined);
-    if (size !== undefined) words.set(n.name, `${(size / 1e6).toFixed(1)} MB archive`);
+    if (!pushing.has(n.name)) continue;
+    const key = `${n.archive}\n${n.tag}`;
+    const upload = byUpload.get(key) ?? { archive: n.archive, nodes: [] };
+    upload.nodes.push(n.name);
+    byUpload.set(key, upload);
+  }
+  const words = new Map<string, string>();
+  for (const { archive, nodes } of byUpload.values()) {
+    const size = await stat(archive).then((s) => s.size, () => undefined);
+    const text = [size === undefined ? undefined : `${(size / 1e6).toFixed(1)} MB archive`, nodes.length > 1 ? `one upload for ${nodes.length} nodes` : undefined].filter((w) => w !== undefined).join(', ');
+    if (text !== '') for (const node of nodes) words.set(node, text);
   }
   return words;
 }

@@ -185,6 +185,11 @@ export function summarizePlan(
   };
 }
 
+/** The nodes whose image the plan pushes (a push made or replaced). */
+export function pushingNodes(summary: Pick<TargetSummary, 'nodes'>): Set<string> {
+  return new Set(summary.nodes.filter((n) => n.push === 'create' || n.push === 'replace').map((n) => n.node));
+}
+
 /** Whether the apply changes the node's Deployment or waits for its pod: what an order holds back. */
 export function touchesPod(s: NodeSummary): boolean {
   return !s.removed && (s.deployment !== 'none' || s.rollout !== 'none');

@@ -13,7 +13,7 @@ import { access } from 'node:fs/promises';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import type { TargetModel } from '../config/target-model.js';
 import { ConfigError } from '../errors.js';
-import type { TargetSummary } from './plan-summary.js';
+import { pushingNodes, type TargetSummary } from './plan-summary.js';
 
 const can = (file: string, mode: number) =>
   access(file, mode).then(
@@ -36,7 +36,7 @@ async function findCommand(command: string, dir: string, path: string): Promise<
  * image.build command cannot be found. `path`: the PATH the push steps run with.
  */
 export async function requirePushArchives(model: TargetModel, summary: Pick<TargetSummary, 'nodes'>, path = process.env.PATH ?? ''): Promise<void> {
-  const pushed = new Set(summary.nodes.filter((n) => n.push === 'create' || n.push === 'replace').map((n) => n.node));
+  const pushed = pushingNodes(summary);
   const issues: { where: string; message: string }[] = [];
   for (const n of model.nodes) {
     if (!pushed.has(n.name)) continue;

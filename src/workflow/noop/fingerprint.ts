@@ -10,7 +10,6 @@ import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { FIELD_MANAGER, ROLLBACK_FIELD_MANAGER } from '../../contract/field-managers.js';
 import { LAST_ROLLOUT_ANNOTATION } from '../../rollout/last-rollout.js';
-import { graphPartOf } from '../../contract/graph-ids.js';
 import { clusterIdentityText } from '../../kube/kubeconfig.js';
 import { cacheDir, stateDir } from '../../paths.js';
 import { findProviderConfig } from '../../tools/providers.js';
@@ -50,8 +49,6 @@ export interface GraphFingerprint {
   readonly resources: Readonly<Record<string, string>>;
 }
 
-
-
 /** The fingerprint of the target now, with the objects and state it was taken from, or why it cannot be taken. */
 export async function fingerprintTarget(ctx: NoopCheckContext, graphText: string): Promise<{ readonly fingerprint: TargetFingerprint; readonly seen: TargetObjects } | string> {
   try {
@@ -65,33 +62,16 @@ export async function fingerprintTarget(ctx: NoopCheckContext, graphText: string
 
 /**
  * The graph's fingerprint: each resource's and data source's block by address, and the rest.
- *
- * A push's `depends_on` on another node's push is left out of its fingerprint. It is only an order
- * (nodes sharing an archive wait for the first of them by name to upload it, then mount its
- * layers: stacks/target-stack.ts), it never changes what the node's resources are, and it
- * moves to the next node whenever that first node changes its image: with it, a new image for
- * one node changed the fingerprint of every node sharing its old archive, and the plan of one node
- * became a plan of all of them (seen: a 1-node change of a 50-node group planned 49 nodes).
+ * A node's blocks are made of that node alone (and the target's settings): another node's
+ * image never changes them (stacks/target-stack.ts), so a change of one node scopes its plan.
  */
 export function graphFingerprint(text: string): GraphFingerprint {
   const doc = parseJson(graphDocumentSchema, text, 'the graph (cdk.tf.json)');
   const { resource, data, ...rest } = doc;
   const resources: Record<string, string> = {};
-  for (const [type, byName] of Object.entries(resource ?? {})) for (const [name, block] of Object.entries(byName)) resources[`${type}.${name}`] = sha256(stableJson(withoutPushOrder(`${type}.${name}`, block)));
+  for (const [type, byName] of Object.entries(resource ?? {})) for (const [name, block] of Object.entries(byName)) resources[`${type}.${name}`] = sha256(stableJson(block));
   for (const [type, byName] of Object.entries(data ?? {})) for (const [name, block] of Object.entries(byName)) resources[`data.${type}.${name}`] = sha256(stableJson(block));
   return { rest: sha256(stableJson(rest)), resources };
-}
-
-/** A node's push block without its `depends_on` entries that name other nodes' pushes. */
-function withoutPushOrder(address: string, block: unknown): unknown {
-  const part = graphPartOf(address);
-  const deps = block !== null && typeof block === 'object' ? (block as { depends_on?: unknown }).depends_on : undefined;
-  if (part?.scope !== 'node' || part.part !== 'push' || !Array.isArray(deps)) return block;
-  const isOtherPush = (d: unknown) => {
-    const p = typeof d === 'string' ? graphPartOf(d) : undefined;
-    return p?.scope === 'node' && p.part === 'push' && p.node !== part.node;
-  };
-  return { ...(block as object), depends_on: deps.filter((d) => !isOtherPush(d)) };
 }
 
 export function takeFingerprint(ctx: NoopCheckContext, seen: TargetObjects, graphText: string): Promise<TargetFingerprint> {

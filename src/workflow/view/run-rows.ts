@@ -46,7 +46,7 @@ export interface PlannedTarget {
     readonly node: string;
     readonly words: string;
     readonly changes: boolean;
-    /** What its push moves, when known: `57.3 MB archive`, or `layers mounted from <repository>`. */
+    /** What its push moves, when known: `57.3 MB archive`, with `, one upload for 3 nodes` when other nodes of the run push the same archive and tag. */
     readonly push?: string | undefined;
     /** What its Deployment waits for, when it waits (`db (after)`, `wave 1 of 3`): order-rules.ts. */
     readonly waits?: string | undefined;

@@ -29,16 +29,16 @@ describe('the push of a node image', () => {
   it("GIVEN an archive whose path has a quote and a space THEN skopeo copies exactly it to the tag, without TLS checks when asked", async () => {
     const archive = join(dir, "it's alpha.tar");
     await writeFile(archive, 'x');
-    const r = await run(pushScript({ name: 'alpha', archive, tagRef: 'reg.test:5000/ns/alpha:a1' }, 'off'));
+    const r = await run(pushScript({ name: 'alpha', archive, tagRef: 'reg.test:5000/ns/alpha:a1', upload: 'k1' }, 'off'));
     expect(r.exitCode, r.stderr).toBe(0);
     expect(await args()).toEqual(['copy', '--quiet', '--retry-times', '3', '--dest-tls-verify=false', `docker-archive:${archive}`, 'docker://reg.test:5000/ns/alpha:a1']);
-    expect(pushScript({ name: 'alpha', archive, tagRef: 'r/a:1' }, 'system')).not.toContain('tls-verify');
+    expect(pushScript({ name: 'alpha', archive, tagRef: 'r/a:1', upload: 'k1' }, 'system')).not.toContain('tls-verify');
   });
 
   it('GIVEN the run directory THEN skopeo writes the digest it pushed there, for the digest read after it (FR-003)', async () => {
     const archive = join(dir, 'alpha.tar');
     await writeFile(archive, 'x');
-    const r = await run(pushScript({ name: 'alpha', archive, tagRef: 'r/alpha:1' }, 'system'), [], { DEPLOY_RUN_DIR: join(dir, 'run dir') });
+    const r = await run(pushScript({ name: 'alpha', archive, tagRef: 'r/alpha:1', upload: 'k1' }, 'system'), [], { DEPLOY_RUN_DIR: join(dir, 'run dir') });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(await args()).toEqual(['copy', '--quiet', '--retry-times', '3', '--digestfile', join(dir, 'run dir', 'alpha.pushed-digest'), `docker-archive:${archive}`, 'docker://r/alpha:1']);
   });
@@ -47,7 +47,7 @@ describe('the push of a node image', () => {
     const archive = join(dir, 'alpha.tar');
     await writeFile(archive, 'x');
     const certs = join(dir, 'run certs');
-    const script = pushScript({ name: 'alpha', archive, tagRef: 'r/alpha:1' }, 'ca');
+    const script = pushScript({ name: 'alpha', archive, tagRef: 'r/alpha:1', upload: 'k1' }, 'ca');
     expect(script).not.toContain(certs);
     const r = await run(script, [], { DEPLOY_REGISTRY_CERT_DIR: certs });
     expect(r.exitCode, r.stderr).toBe(0);
@@ -62,10 +62,79 @@ describe('the push of a node image', () => {
 
   it('GIVEN a missing archive THEN it fails naming the node and what to do, and skopeo does not run', async () => {
     await rm(join(dir, 'args'), { force: true });
-    const r = await run(pushScript({ name: 'beta', archive: join(dir, 'missing.tar'), tagRef: 'r/beta:1' }, 'system'));
+    const r = await run(pushScript({ name: 'beta', archive: join(dir, 'missing.tar'), tagRef: 'r/beta:1', upload: 'k1' }, 'system'));
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toBe(`deploy: node beta: image archive ${join(dir, 'missing.tar')} is missing or unreadable; build the node image, or fix image.archive in the group plan`);
     await expect(readFile(join(dir, 'args'))).rejects.toThrow();
+  });
+});
+
+describe('the pushes of one archive and tag in a run: one upload, no order in the graph', () => {
+  // a fake skopeo that takes 0.4 s, logs when it starts and ends, writes the digest file it is
+  // given, and fails for the destination in FAIL_FOR
+  let slow: string;
+  beforeAll(async () => {
+    slow = join(dir, 'slow skopeo');
+    await writeFile(
+      slow,
+      [
+        '#!/bin/sh',
+        'dest=; df=',
+        'while [ $# -gt 0 ]; do case "$1" in --digestfile) df=$2; shift ;; docker://*) dest=${1#docker://} ;; esac; shift; done',
+        'echo "start $dest" >>"$LOG"',
+        'sleep 0.4',
+        'if [ "$dest" = "${FAIL_FOR:-}" ]; then echo "end $dest (failed)" >>"$LOG"; exit 1; fi',
+        'if [ -n "$df" ]; then printf sha256:abc >"$df"; fi',
+        'echo "end $dest" >>"$LOG"',
+      ].join('\n'),
+    );
+    await chmod(slow, 0o755);
+  });
+  const pushes = async (nodes: { name: string; upload: string }[], env: Record<string, string> = {}) => {
+    const runDir = await mkdtemp(join(dir, 'run-'));
+    const log = join(runDir, 'log');
+    const archive = join(dir, 'shared.tar');
+    await writeFile(archive, 'x');
+    const started = [];
+    for (const n of nodes) {
+      started.push(execa('/bin/sh', ['-c', pushScript({ name: n.name, archive, tagRef: `r/${n.name}:1`, upload: n.upload }, 'system')], { reject: false, env: { PATH: process.env.PATH, DEPLOY_SKOPEO: slow, DEPLOY_RUN_DIR: runDir, LOG: log, ...env } }));
+      await new Promise((r) => setTimeout(r, 100)); // the first to start is the first node
+    }
+    const results = await Promise.all(started);
+    return { results, log: (await readFile(log, 'utf8')).trimEnd().split('\n') };
+  };
+
+  it('GIVEN three nodes pushing the same archive and tag THEN the first uploads alone, and the others push once it ended', async () => {
+    const { results, log } = await pushes(['alpha', 'beta', 'gamma'].map((name) => ({ name, upload: 'same' })));
+    for (const r of results) expect(r.exitCode, r.stderr).toBe(0);
+    expect(log.slice(0, 2)).toEqual(['start r/alpha:1', 'end r/alpha:1']);
+    expect(log.slice(2).sort()).toEqual(['end r/beta:1', 'end r/gamma:1', 'start r/beta:1', 'start r/gamma:1']);
+  });
+
+  it('GIVEN other archives or tags THEN their pushes do not wait for each other', async () => {
+    const { results, log } = await pushes([
+      { name: 'alpha', upload: 'one' },
+      { name: 'beta', upload: 'two' },
+    ]);
+    for (const r of results) expect(r.exitCode, r.stderr).toBe(0);
+    expect(log.slice(0, 2)).toEqual(['start r/alpha:1', 'start r/beta:1']);
+  });
+
+  it('GIVEN the first push fails THEN the others fail without pushing, naming it', async () => {
+    const { results, log } = await pushes(['alpha', 'beta'].map((name) => ({ name, upload: 'same' })), { FAIL_FOR: 'r/alpha:1' });
+    expect(results.map((r) => r.exitCode)).toEqual([1, 1]);
+    expect(results[1]!.stderr).toBe('deploy: node beta: not pushed: node alpha, which pushes the same archive and tag in this run and started first, failed (its error says why)');
+    expect(log).toEqual(['start r/alpha:1', 'end r/alpha:1 (failed)']);
+  });
+
+  it('GIVEN no run directory (tofu run by hand) THEN each push uploads on its own, at once', async () => {
+    const archive = join(dir, 'shared.tar');
+    const log = join(dir, 'alone.log');
+    await rm(log, { force: true });
+    const env = { PATH: process.env.PATH, DEPLOY_SKOPEO: slow, LOG: log };
+    const rs = await Promise.all(['alpha', 'beta'].map((name) => execa('/bin/sh', ['-c', pushScript({ name, archive, tagRef: `r/${name}:1`, upload: 'same' }, 'system')], { reject: false, env })));
+    for (const r of rs) expect(r.exitCode, r.stderr).toBe(0);
+    expect((await readFile(log, 'utf8')).split('\n').slice(0, 2).every((l) => l.startsWith('start'))).toBe(true);
   });
 });
 
@@ -87,7 +156,7 @@ describe('the image build before the push (image.build, FR-002)', () => {
     const build = await fakeBuild(
       'echo "in $(pwd) with $# args: $1|$2"; echo "password=${TF_HTTP_PASSWORD:-unset} address=${TF_HTTP_ADDRESS:-unset} keep=$KEEP" >&2; if read -r x; then echo "read stdin"; fi; printf x > "$2"; printf "no newline at the end"',
     );
-    const script = pushScript({ name: 'alpha', archive, tagRef: 'r/alpha:1', build: { argv: [build, "it's", 'built.tar'], dir } }, 'system');
+    const script = pushScript({ name: 'alpha', archive, tagRef: 'r/alpha:1', upload: 'k1', build: { argv: [build, "it's", 'built.tar'], dir } }, 'system');
     const r = await runWith(script, { TF_HTTP_PASSWORD: 'secret', TF_HTTP_ADDRESS: 'http://127.0.0.1:1/x', KEEP: 'kept' });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stderr.split('\n')).toEqual([
@@ -104,7 +173,7 @@ describe('the image build before the push (image.build, FR-002)', () => {
     const archive = join(dir, 'old.tar');
     await writeFile(archive, 'an archive of an earlier build');
     const build = await fakeBuild('echo "error: attribute missing" >&2; exit 7');
-    const r = await run(pushScript({ name: 'beta', archive, tagRef: 'r/beta:1', build: { argv: [build, '--out', archive], dir } }, 'system'));
+    const r = await run(pushScript({ name: 'beta', archive, tagRef: 'r/beta:1', upload: 'k1', build: { argv: [build, '--out', archive], dir } }, 'system'));
     expect(r.exitCode).toBe(1);
     expect(r.stderr.split('\n').slice(1)).toEqual([
       'beta: build: error: attribute missing',
@@ -117,7 +186,7 @@ describe('the image build before the push (image.build, FR-002)', () => {
     await rm(join(dir, 'args'), { force: true });
     const archive = join(dir, 'never-written.tar');
     const build = await fakeBuild('echo built somewhere else');
-    const r = await run(pushScript({ name: 'gamma', archive, tagRef: 'r/gamma:1', build: { argv: [build], dir } }, 'system'));
+    const r = await run(pushScript({ name: 'gamma', archive, tagRef: 'r/gamma:1', upload: 'k1', build: { argv: [build], dir } }, 'system'));
     expect(r.exitCode).toBe(1);
     expect(r.stderr.split('\n').slice(1)).toEqual([
       'gamma: build: built somewhere else',
@@ -127,7 +196,7 @@ describe('the image build before the push (image.build, FR-002)', () => {
   });
 
   it('GIVEN a command that is not there THEN the push fails with its exit code 127 and the shell saying why', async () => {
-    const r = await run(pushScript({ name: 'delta', archive: join(dir, 'd.tar'), tagRef: 'r/delta:1', build: { argv: ['no-such-builder-here', 'x'], dir } }, 'system'));
+    const r = await run(pushScript({ name: 'delta', archive: join(dir, 'd.tar'), tagRef: 'r/delta:1', upload: 'k1', build: { argv: ['no-such-builder-here', 'x'], dir } }, 'system'));
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toMatch(/\ndelta: build: .*no-such-builder-here.*not found\n/);
     expect(r.stderr).toContain("deploy: node delta: the image build failed (exit 127): 'no-such-builder-here' 'x'");

@@ -1,8 +1,9 @@
 /**
  * The shell the graph runs inside tofu, exactly as it is written into cdk.tf.json: the push
  * and the digest read of a node's image, the plan-time reads from the spire node, and the
- * hand-off with its destroy step. A change of one character changes every existing graph's
- * plan (a push or hand-off would be replaced), so the text is pinned here; the generators
+ * hand-off with its destroy step. A change of one character changes every existing graph, and
+ * so the next plan of every target (a push's script is no trigger: tofu plans no change for it,
+ * seen on the demo on 2026-12-05; a trigger's text would replace), so the text is pinned here; the generators
  * (stacks/image-scripts.ts, stacks/spire-scripts.ts) are what the graph carries.
  */
 import { describe, expect, it } from 'vitest';
@@ -34,6 +35,17 @@ describe('the shell the graph runs (as written into cdk.tf.json)', () => {
   it('pushes the image with skopeo', () => {
     expect(byPath(g.resource.null_resource, '/image-alpha/push').provisioner[0]['local-exec'].command).toMatchInlineSnapshot(`
       "archive='/plans/images/it'\\''s alpha.tar'
+      if [ -n "$\${DEPLOY_RUN_DIR:-}" ] && [ -d "$DEPLOY_RUN_DIR" ]; then
+        up="$DEPLOY_RUN_DIR/upload-4790c8d6a42302f7"
+        if mkdir "$up" 2>/dev/null; then printf '%s %s\\n' "$$" 'alpha' >"$up/by.tmp" && mv "$up/by.tmp" "$up/by"
+        else
+          i=0; until [ -s "$up/by" ] || [ "$i" -ge 300 ]; do i=$((i + 1)); sleep 0.1; done
+          if read -r pid first <"$up/by" 2>/dev/null; then
+            while kill -0 "$pid" 2>/dev/null; do sleep 0.2; done
+            if [ ! -s "$DEPLOY_RUN_DIR/$first.pushed-digest" ]; then echo "deploy: node alpha: not pushed: node $first, which pushes the same archive and tag in this run and started first, failed (its error says why)" >&2; exit 1; fi
+          fi
+        fi
+      fi
       if [ ! -r "$archive" ]; then echo "deploy: node alpha: image archive $archive is missing or unreadable; build the node image, or fix image.archive in the group plan" >&2; exit 1; fi
       set --; if [ -n "$\${DEPLOY_RUN_DIR:-}" ]; then set -- --digestfile "$DEPLOY_RUN_DIR/alpha.pushed-digest"; fi
       exec "$\${DEPLOY_SKOPEO:-skopeo}" copy --quiet --retry-times 3 --dest-tls-verify=false "$@" "docker-archive:$archive" 'docker://reg.test:5000/fediversity-web/alpha:a1'"
@@ -44,6 +56,17 @@ describe('the shell the graph runs (as written into cdk.tf.json)', () => {
     const built = graphOf('web', (plan) => (plan.nodes.alpha.image.build = ['nix', 'build', '--file', "it's.nix", '--out-link', "images/it's alpha.tar", '${x}$y`z`"q"']));
     expect(byPath(built.resource.null_resource, '/image-alpha/push').provisioner[0]['local-exec'].command).toMatchInlineSnapshot(`
       "archive='/plans/images/it'\\''s alpha.tar'
+      if [ -n "$\${DEPLOY_RUN_DIR:-}" ] && [ -d "$DEPLOY_RUN_DIR" ]; then
+        up="$DEPLOY_RUN_DIR/upload-4790c8d6a42302f7"
+        if mkdir "$up" 2>/dev/null; then printf '%s %s\\n' "$$" 'alpha' >"$up/by.tmp" && mv "$up/by.tmp" "$up/by"
+        else
+          i=0; until [ -s "$up/by" ] || [ "$i" -ge 300 ]; do i=$((i + 1)); sleep 0.1; done
+          if read -r pid first <"$up/by" 2>/dev/null; then
+            while kill -0 "$pid" 2>/dev/null; do sleep 0.2; done
+            if [ ! -s "$DEPLOY_RUN_DIR/$first.pushed-digest" ]; then echo "deploy: node alpha: not pushed: node $first, which pushes the same archive and tag in this run and started first, failed (its error says why)" >&2; exit 1; fi
+          fi
+        fi
+      fi
       printf '%s\\n' "deploy: node alpha: building its image: 'nix' 'build' '--file' 'it'\\\\''s.nix' '--out-link' 'images/it'\\\\''s alpha.tar' '\\$\${x}\\$y\\\`z\\\`\\"q\\"' (in /plans)" >&2
       rc=$( { { (cd '/plans' && unset TF_HTTP_ADDRESS TF_HTTP_UPDATE_METHOD TF_HTTP_LOCK_ADDRESS TF_HTTP_LOCK_METHOD TF_HTTP_UNLOCK_ADDRESS TF_HTTP_UNLOCK_METHOD TF_HTTP_USERNAME TF_HTTP_PASSWORD TF_HTTP_SKIP_CERT_VERIFICATION TF_HTTP_RETRY_MAX TF_HTTP_RETRY_WAIT_MIN TF_HTTP_RETRY_WAIT_MAX TF_HTTP_CLIENT_CA_CERTIFICATE_PEM TF_HTTP_CLIENT_CERTIFICATE_PEM TF_HTTP_CLIENT_PRIVATE_KEY_PEM && exec 'nix' 'build' '--file' 'it'\\''s.nix' '--out-link' 'images/it'\\''s alpha.tar' '$\${x}$y\`z\`"q"') </dev/null 2>&1 3>&-; echo "$?" >&3; } | while IFS= read -r line || [ -n "$line" ]; do printf '%s\\n' 'alpha: build: '"$line"; done >&2; } 3>&1 )
       if [ "$rc" != 0 ]; then printf '%s\\n' "deploy: node alpha: the image build failed (exit $rc): 'nix' 'build' '--file' 'it'\\\\''s.nix' '--out-link' 'images/it'\\\\''s alpha.tar' '\\$\${x}\\$y\\\`z\\\`\\"q\\"'; nothing was pushed for this node; fix the command (image.build in the group plan) or what it builds" >&2; exit 1; fi

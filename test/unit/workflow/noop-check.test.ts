@@ -92,25 +92,6 @@ describe('graphFingerprint', () => {
     expect(b.resources['null_resource.image-mail_push_1A2B3C41']).toBe(a.resources['null_resource.image-mail_push_1A2B3C41']);
     expect(graphFingerprint(g('v1', 'mail')).rest).not.toBe(a.rest);
   });
-
-  it("leaves out a push's order after another node's push (it moves when that node changes image), nothing else", () => {
-    // GIVEN three nodes on one archive: b and c wait for a's upload (stacks/target-stack.ts)
-    const push = (ref: string, after: string[]) => ({ triggers: { ref }, depends_on: ['data.kubernetes_resources.runtime-class', ...after] });
-    const g = (pushes: Record<string, unknown>) => JSON.stringify({ resource: { null_resource: pushes } });
-    const A = 'null_resource.image-a_push_1A2B3C41';
-    const B = 'null_resource.image-b_push_1A2B3C42';
-    const C = 'null_resource.image-c_push_1A2B3C43';
-    const before = graphFingerprint(g({ 'image-a_push_1A2B3C41': push('x:1', []), 'image-b_push_1A2B3C42': push('x:1', [A]), 'image-c_push_1A2B3C43': push('x:1', [A]) }));
-    // WHEN a moves to another image: b is now the first, c waits for b
-    const after = graphFingerprint(g({ 'image-a_push_1A2B3C41': push('x:2', []), 'image-b_push_1A2B3C42': push('x:1', []), 'image-c_push_1A2B3C43': push('x:1', [B]) }));
-    // THEN only a's fingerprint changed
-    expect(after.resources[A]).not.toBe(before.resources[A]);
-    expect(after.resources[B]).toBe(before.resources[B]);
-    expect(after.resources[C]).toBe(before.resources[C]);
-    // AND the order after the RuntimeClass read still counts
-    const noRuntimeClass = graphFingerprint(g({ 'image-a_push_1A2B3C41': push('x:2', []), 'image-b_push_1A2B3C42': { triggers: { ref: 'x:1' } }, 'image-c_push_1A2B3C43': push('x:1', [B]) }));
-    expect(noRuntimeClass.resources[B]).not.toBe(before.resources[B]);
-  });
 });
 
 describe('whyNoFastPlan and the record', () => {

@@ -83,10 +83,10 @@ describe('the rows of a run (events in, a row per node and per target out)', () 
     expect(rows.find((r) => r.node === 'mail')).toMatchObject({ status: 'bad', words: 'rolled back: systemd degraded (broken.service)' });
   });
 
-  it('GIVEN what a push moves (the archive size, or the repository its layers are mounted from) THEN the pushing row shows it', () => {
-    const plan: ViewEvent = { kind: 'planned', at: 0, plan: { target: 'all', namespace: 'shop', changes: true, nodes: [{ node: 'mail', words: 'push', changes: true, push: 'layers mounted from r/shop/web' }] } };
+  it('GIVEN what a push moves (the archive size, and whether its upload is shared) THEN the pushing row shows it', () => {
+    const plan: ViewEvent = { kind: 'planned', at: 0, plan: { target: 'all', namespace: 'shop', changes: true, nodes: [{ node: 'mail', words: 'push', changes: true, push: '57.3 MB archive, one upload for 2 nodes' }] } };
     const { rows } = run([plan, tofu(1, start(PUSH))]);
-    expect(rows.find((r) => r.node === 'mail')).toMatchObject({ words: 'pushing the image', detail: 'layers mounted from r/shop/web' });
+    expect(rows.find((r) => r.node === 'mail')).toMatchObject({ words: 'pushing the image', detail: '57.3 MB archive, one upload for 2 nodes' });
   });
 
   it("GIVEN a step's own output (a build, a push) THEN the line stays on the node's row and is said with the step's name", () => {
