@@ -61,15 +61,15 @@ export function registerRollout(program: Command, ctx: CliContext): void {
 }
 
 async function runRolloutVerb(flags: RolloutFlags, ctx: CliContext): Promise<void> {
-  const [{ runRollout }, { createKubeApi, loadKubeConfig }, { createProgress, createStepProgress, stepOutcomeLine, PROGRESS_ENV, PROGRESS_JSON }, report, { formatRolloutLine, formatRolloutEvidence }, { recordLastRollout }] = await Promise.all([
+  const [{ runRollout }, { openRolloutApi }, { createProgress, createStepProgress, stepOutcomeLine, PROGRESS_ENV, PROGRESS_JSON }, report, { formatRolloutLine, formatRolloutEvidence }, { recordLastRollout }] = await Promise.all([
     import('../rollout/run-rollout.js'),
-    import('../kube/kube-api.js'),
+    import('../kube/rollout-api.js'),
     import('../rollout/progress.js'),
     import('../rollout/report.js'),
     import('../rollout/report-format.js'),
     import('../rollout/last-rollout.js'),
   ]);
-  const api = createKubeApi(loadKubeConfig(ctx.env));
+  const api = await openRolloutApi(ctx.env);
   // in a run directory the step says it is running until its report is written (report.ts)
   const done = flags.reportDir ? await report.markStepRunning(flags.reportDir, flags.namespace, flags.node) : async () => {};
   // under `deploy apply` (its environment says so) the apply's view shows the progress and

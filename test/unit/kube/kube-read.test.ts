@@ -52,6 +52,30 @@ beforeAll(async () => {
       refuse--;
       res.writeHead(401, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ kind: 'Status', code: 401, message: 'Unauthorized' }));
+    } else if (req.url?.startsWith('/api/v1/namespaces/ns1/pods/p/log')) {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('line one\nline two\n');
+    } else if (req.url?.startsWith('/api/v1/namespaces/ns1/pods?watch=true')) {
+      // two events, the first split across writes, a bookmark, a line that is no JSON, then the end
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"type":"ADDED","object":{"metadata":{"name":"p","resourceVersion":"43"}}}\n{"type":"MODI');
+      setTimeout(() => {
+        res.write('FIED","object":{"metadata":{"name":"p","resourceVersion":"44"}}}\n{"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"45"}}}\nnot json\n');
+        setTimeout(() => res.end(), 50);
+      }, 50);
+    } else if (req.url?.startsWith('/api/v1/namespaces/gone/pods?watch=true')) {
+      res.writeHead(410, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ kind: 'Status', code: 410, message: 'too old resource version' }));
+    } else if (req.url?.startsWith('/api/v1/namespaces/slow/pods?watch=true')) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('');
+    } else if (req.method === 'PATCH' && req.url?.startsWith('/apis/apps/v1/namespaces/ns1/deployments/d')) {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ contentType: req.headers['content-type'], body: JSON.parse(body) }));
+      });
     } else if (req.url?.startsWith('/api/v1/namespaces/ns1/pods')) {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ kind: 'PodList', metadata: { resourceVersion: '42' }, items: [{ metadata: { name: 'p' } }] }));
@@ -93,6 +117,41 @@ describe('openKubeLister', () => {
     const other = `certificate-authority-data: ${readFileSync(join(dir, 'client.crt')).toString('base64')}`;
     const lister = await openKubeLister({ KUBE_CONFIG_PATH: await kubeconfig('    token: abc', other) }, { requestMs: 5000, attempts: 1 });
     await expect(lister!.listPods('ns1', '')).rejects.toThrow();
+  });
+  it('GIVEN a watch THEN each event line goes to the callback as it comes (a line split across writes too), bookmarks included, and done(null) once at the end', async () => {
+    const lister = await openKubeLister({ KUBE_CONFIG_PATH: await kubeconfig('    token: abc') }, { requestMs: 5000, attempts: 1 });
+    const events: [string, unknown][] = [];
+    const ended = new Promise<unknown>((resolve) => {
+      void lister!.watch.watch('/api/v1/namespaces/ns1/pods', { resourceVersion: '42', allowWatchBookmarks: true, labelSelector: undefined }, (type, obj) => events.push([type, obj]), resolve);
+    });
+    expect(await ended).toBeNull();
+    expect(events).toEqual([
+      ['ADDED', { metadata: { name: 'p', resourceVersion: '43' } }],
+      ['MODIFIED', { metadata: { name: 'p', resourceVersion: '44' } }],
+      ['BOOKMARK', { metadata: { resourceVersion: '45' } }],
+    ]);
+    expect(seen.at(-1)).toMatchObject({ url: '/api/v1/namespaces/ns1/pods?watch=true&resourceVersion=42&allowWatchBookmarks=true', auth: 'Bearer abc' });
+  });
+  it('GIVEN a watch the server refuses (410 Gone) THEN done gets an error with its statusCode, as the client\'s Watch gives it', async () => {
+    const lister = await openKubeLister({ KUBE_CONFIG_PATH: await kubeconfig('    token: abc') }, { requestMs: 5000, attempts: 1 });
+    const err = await new Promise<{ statusCode?: number }>((resolve) => void lister!.watch.watch('/api/v1/namespaces/gone/pods', {}, () => {}, resolve));
+    expect(err.statusCode).toBe(410);
+  });
+  it('GIVEN a watch that is stopped THEN done(null), and the controller came back once the answer began', async () => {
+    const lister = await openKubeLister({ KUBE_CONFIG_PATH: await kubeconfig('    token: abc') }, { requestMs: 5000, attempts: 1 });
+    let done: unknown = 'not yet';
+    const controller = await lister!.watch.watch('/api/v1/namespaces/slow/pods', {}, () => {}, (err) => (done = err));
+    expect(done).toBe('not yet');
+    controller.abort();
+    expect(done).toBeNull();
+  });
+  it("GIVEN a pod's log and patches THEN the text comes as it is, and each patch has its content type and field manager", async () => {
+    const lister = await openKubeLister({ KUBE_CONFIG_PATH: await kubeconfig('    token: abc') }, { requestMs: 5000, attempts: 1 });
+    expect(await lister!.text('log', '/api/v1/namespaces/ns1/pods/p/log', { container: 'node', tailLines: '2' })).toBe('line one\nline two\n');
+    expect(seen.at(-1)?.url).toBe('/api/v1/namespaces/ns1/pods/p/log?container=node&tailLines=2');
+    expect(await lister!.mergePatch('annotate', '/apis/apps/v1/namespaces/ns1/deployments/d', { metadata: { annotations: { a: 'b' } } }, 'deploy-rollout')).toEqual({ contentType: 'application/merge-patch+json', body: { metadata: { annotations: { a: 'b' } } } });
+    expect(seen.at(-1)?.url).toBe('/apis/apps/v1/namespaces/ns1/deployments/d?fieldManager=deploy-rollout');
+    expect(await lister!.jsonPatch('patch', '/apis/apps/v1/namespaces/ns1/deployments/d', [{ op: 'remove', path: '/x' }], 'deploy-rollout')).toEqual({ contentType: 'application/json-patch+json', body: [{ op: 'remove', path: '/x' }] });
   });
   it('GIVEN an auth-provider THEN undefined: the full client reads it', async () => {
     const file = await kubeconfig('    auth-provider: {name: oidc, config: {id-token: x}}');
