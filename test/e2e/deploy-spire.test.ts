@@ -50,26 +50,57 @@ describe('SPIRE: node agents attest with k8s_psat against the spire node', () =>
   }
 
   const onSpire = async (script: string) => (await runOnSpireNode(spire, ['sh', '-c', `'${script.replaceAll("'", "'\\''")}'`])).stdout;
+  /**
+   * A `spire-server` command on the spire node. The test node's syncer (test/spire/lib/sync.sh)
+   * restarts spire-server whenever a hand-off changes its k8s_psat clusters, so for a few seconds
+   * after an apply its API socket is gone: tried again every 2 s while the answer says the API is
+   * unavailable, for at most 90 s; any other failure is thrown at once.
+   */
+  const spireServer = async (args: string): Promise<string> => {
+    const deadline = Date.now() + 90_000;
+    for (;;) {
+      try {
+        return await onSpire(`spire-server ${args}`);
+      } catch (e) {
+        const restarting = /code = Unavailable|api\.sock/.test(String(e));
+        if (!restarting || Date.now() > deadline) throw e;
+        await sleep(2000);
+      }
+    }
+  };
   const deploy = (verb: string, args: string[] = [], opts: { json?: boolean } = {}) => h.deploy(verb, plan, ['--target', 'all', ...args], spireEnv, opts);
 
-  /** Waits until the node's agent gives root its host entry's X.509 SVID; returns what it printed. */
-  async function svidOf(node: string, timeoutMs = 180_000): Promise<string> {
+  /** The certificates of a PEM text, as a sorted list of their base64 bodies (order and spacing do not matter). */
+  const certificates = (pem: string) => [...pem.matchAll(/-----BEGIN CERTIFICATE-----([^-]+)-----END CERTIFICATE-----/g)].map((m) => m[1]!.replace(/\s+/g, '')).sort();
+
+  /**
+   * Waits until the node's agent gives root its host entry's X.509 SVID; returns what it printed.
+   * With `bundle` (the server's `bundle show -format pem`), also until the agent's trust bundle is
+   * that one: an agent that has not yet restarted for a new server still serves its cached SVID
+   * of the same SPIFFE ID, signed by the server that is gone.
+   */
+  async function svidOf(node: string, timeoutMs = 180_000, bundle?: string): Promise<string> {
     const want = spireNames.hostEntry(h.namespace, node);
+    const wantBundle = bundle === undefined ? undefined : certificates(bundle);
     const deadline = Date.now() + timeoutMs;
     let last = '';
     while (Date.now() < deadline) {
-      const r = await h.kubectl(['exec', `deploy/${node}`, '-c', 'node', '--', 'spire-agent', 'api', 'fetch', 'x509', '-socketPath', SOCKET]);
+      const script = `d=$(mktemp -d) && spire-agent api fetch x509 -socketPath ${SOCKET} -write "$d" && echo '--- bundle' && cat "$d/bundle.0.pem"; rc=$?; rm -rf "$d"; exit $rc`;
+      const r = await h.kubectl(['exec', `deploy/${node}`, '-c', 'node', '--', 'sh', '-c', script]);
       last = `${r.stdout}\n${r.stderr}`;
-      if (r.exitCode === 0 && r.stdout.includes(want)) return r.stdout;
+      const [printed = '', agentBundle = ''] = r.stdout.split('\n--- bundle\n');
+      const bundleOk = wantBundle === undefined || JSON.stringify(certificates(agentBundle)) === JSON.stringify(wantBundle);
+      if (r.exitCode === 0 && printed.includes(want) && bundleOk) return printed;
       await sleep(2000);
     }
     const journal = await h.kubectl(['exec', `deploy/${node}`, '-c', 'node', '--', 'journalctl', '-u', 'spire-agent', '-n', '30', '--no-pager']);
-    throw new Error(`node ${node}: no SVID ${want} within ${timeoutMs / 1000}s; last fetch:\n${last}\nagent journal:\n${journal.stdout}`);
+    const of = bundle === undefined ? '' : ' under the spire server\'s current bundle';
+    throw new Error(`node ${node}: no SVID ${want}${of} within ${timeoutMs / 1000}s; last fetch:\n${last}\nagent journal:\n${journal.stdout}`);
   }
 
   /** The agents the spire server knows, as `<attestation type> <spiffe id>` lines. */
   async function agents(): Promise<string> {
-    return onSpire('spire-server agent list');
+    return spireServer('agent list');
   }
 
   beforeAll(async () => {
@@ -151,9 +182,9 @@ describe('SPIRE: node agents attest with k8s_psat against the spire node', () =>
   });
 
   it('CA rotation: the next plan changes the ConfigMap; after apply the pods have the new bundle and an SVID', async () => {
-    const before = await onSpire('spire-server bundle show -format pem');
+    const before = await spireServer('bundle show -format pem');
     await spireNode('rotate-ca');
-    const after = await onSpire('spire-server bundle show -format pem');
+    const after = await spireServer('bundle show -format pem');
     expect(after).not.toBe(before);
 
     const p = await deploy('plan');
@@ -174,7 +205,7 @@ describe('SPIRE: node agents attest with k8s_psat against the spire node', () =>
         if (inPod.trim() !== want.trim()) await sleep(3000);
       }
       expect(inPod.trim()).toBe(want.trim());
-      await svidOf(n);
+      await svidOf(n, 180_000, after);
     }
   });
 
@@ -191,7 +222,10 @@ describe('SPIRE: node agents attest with k8s_psat against the spire node', () =>
 
     const a = await deploy('apply', [], { json: false });
     expect(a.exitCode, a.stderr).toBe(0);
-    for (const n of NODES) await svidOf(n, 240_000);
+    // the agents restart when kubelet brings the new bundle into the pod (spire-agent-bundle.path);
+    // until then each still serves its cached SVID from the old server: wait for the new bundle
+    const bundle = await spireServer('bundle show -format pem');
+    for (const n of NODES) await svidOf(n, 240_000, bundle);
     expect((await agents()).match(/Attestation type\s+: k8s_psat/g)?.length).toBe(NODES.length);
   });
 
@@ -226,7 +260,7 @@ describe('SPIRE: node agents attest with k8s_psat against the spire node', () =>
     const deadline = Date.now() + 60_000;
     let entries = '';
     do {
-      entries = await onSpire('spire-server entry show');
+      entries = await spireServer('entry show');
       if (!entries.includes(h.namespace)) break;
       await sleep(2000);
     } while (Date.now() < deadline);
