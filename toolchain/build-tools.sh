@@ -60,6 +60,11 @@ REGISTRY_HOST=registry.opentofu.org
 if [ -z "${DEPLOY_PROVIDER_SOURCES:-}" ] && [ -d "$repo/../shared/upstream" ]; then
   DEPLOY_PROVIDER_SOURCES=$(cd "$repo/../shared/upstream" && pwd)
 fi
+# The source tree of provider $1 at version $2 (it may be missing), whether it is there, and
+# where the trees are looked for, in words for a message.
+source_of() { echo "${DEPLOY_PROVIDER_SOURCES:-}/terraform-provider-$1-$2"; }
+has_source() { [ -n "${DEPLOY_PROVIDER_SOURCES:-}" ] && [ -f "$(source_of "$1" "$2")/go.mod" ]; }
+sources_where=${DEPLOY_PROVIDER_SOURCES:-"(DEPLOY_PROVIDER_SOURCES is unset and $repo/../shared/upstream does not exist)"}
 
 PROVIDERS_MODE=${DEPLOY_PROVIDERS:-build}
 case $PROVIDERS_MODE in
@@ -107,14 +112,13 @@ if [ "$PROVIDERS_MODE" = build ]; then
   for entry in "${pinned[@]}"; do
     name=${entry%%:*} version=${entry#*:}
     [ -e "$(cache_path "$(key_of "$name" "$version")")" ] && continue
-    [ -n "${DEPLOY_PROVIDER_SOURCES:-}" ] && [ -f "$DEPLOY_PROVIDER_SOURCES/terraform-provider-$name-$version/go.mod" ] && continue
+    has_source "$name" "$version" && continue
     missing+=("$name $version")
   done
 fi
 if [ "${#missing[@]}" -gt 0 ]; then
-  where=${DEPLOY_PROVIDER_SOURCES:-"(DEPLOY_PROVIDER_SOURCES is unset and $repo/../shared/upstream does not exist)"}
   names=$(printf '%s, ' "${missing[@]}")
-  say "no source for the providers ${names%, } in $where: set DEPLOY_PROVIDER_SOURCES to a directory of terraform-provider-<name>-<version>/ source trees, or set DEPLOY_PROVIDERS=download to let \`tofu init\` download the pinned providers (needs network access to the OpenTofu registry); nothing was built"
+  say "no source for the providers ${names%, } in $sources_where: set DEPLOY_PROVIDER_SOURCES to a directory of terraform-provider-<name>-<version>/ source trees, or set DEPLOY_PROVIDERS=download to let \`tofu init\` download the pinned providers (needs network access to the OpenTofu registry); nothing was built"
   exit 3
 fi
 
@@ -224,7 +228,10 @@ if [ "${1:-}" = --race-test ]; then
     version=${entry#*:}
     dir=$(patch_dir_of "$name" "$version")
     [ -n "$dir" ] || continue
-    patched_tree "$work/$name" "${DEPLOY_PROVIDER_SOURCES:-}/terraform-provider-$name-$version" "$dir"
+    # the build may have taken the provider from the cache; the race test needs its source
+    has_source "$name" "$version" ||
+      die 3 "no source for the patched provider $name $version in $sources_where: the race test runs the patches' tests on its source tree; set DEPLOY_PROVIDER_SOURCES to a directory of terraform-provider-<name>-<version>/ source trees"
+    patched_tree "$work/$name" "$(source_of "$name" "$version")" "$dir"
     test_patches "$work/$name" -race || die 1 "the race test of the patched $name $version failed"
     tested=$((tested + 1))
   done
@@ -244,7 +251,7 @@ fi
 for entry in "${pinned[@]}"; do
   name=${entry%%:*}
   version=${entry#*:}
-  src="${DEPLOY_PROVIDER_SOURCES:-}/terraform-provider-$name-$version"
+  src=$(source_of "$name" "$version")
   key=$(key_of "$name" "$version")
   if [ "$key" = "$(provider_key "$name" "$version")" ]; then
     build_once "$key" build_provider "$src" "$version"
