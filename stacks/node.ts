@@ -143,7 +143,7 @@ export class NodeWorkload extends Construct {
       // A failed step is tainted, so the next apply tries the rollout again (US2 AS3).
       triggers: { image: props.imageByDigest, machine_id: machineId.result, template: templateHash.slice(0, 16) },
       dependsOn: [this.deployment],
-      provisioners: [{ type: 'local-exec', command: tfEscape(rolloutStepCommand(target.namespace, node.name, target.rolloutTimeout)) }],
+      provisioners: [{ type: 'local-exec', command: tfEscape(rolloutStepCommand(target.namespace, node.name)) }],
       // and whenever its Deployment is made or changed, whatever the reason: a Deployment
       // deleted by hand, a cluster made again from empty etcd, a change by someone else; every
       // create or update of it is followed by the step and its rollback rules (SC-001)

@@ -12,7 +12,9 @@ import {
   LIVENESS_PERIOD_FACTOR,
   LIVENESS_SCRIPT,
   PROBE_TIMEOUT_SECONDS,
+  MAX_ROLLOUT_TIMEOUT_SECONDS,
   READINESS_SCRIPT,
+  STARTUP_FAILURE_THRESHOLD,
   STARTUP_PERIOD_SECONDS,
   STARTUP_SCRIPT,
 } from '../src/contract/probes.js';
@@ -36,8 +38,10 @@ export function deploymentManifest(target: TargetModel, node: NodeModel, namespa
       replicas: 1,
       // never two pods of one machine: they would share /var/lib and the machine ID (FR-004)
       strategy: { type: 'Recreate' },
-      // the rollout step fails fast; this is the API server's own backstop
-      progressDeadlineSeconds: target.rolloutTimeout.seconds,
+      // the rollout step judges the run's timeout and sets the Deployment back; this is the API
+      // server's own backstop, at the longest timeout deploy accepts: the timeout is a per-run
+      // value, and a value here would change every Deployment when it changes (contract/probes.ts)
+      progressDeadlineSeconds: MAX_ROLLOUT_TIMEOUT_SECONDS,
       revisionHistoryLimit: 10,
       selector: { matchLabels: selector },
       template: {
@@ -72,7 +76,7 @@ export function deploymentManifest(target: TargetModel, node: NodeModel, namespa
                 { name: 'run-lock', mountPath: '/run/lock' },
                 { name: 'tmp', mountPath: '/tmp' },
               ],
-              startupProbe: { ...exec(STARTUP_SCRIPT), periodSeconds: STARTUP_PERIOD_SECONDS, timeoutSeconds: PROBE_TIMEOUT_SECONDS, failureThreshold: target.rolloutTimeout.seconds },
+              startupProbe: { ...exec(STARTUP_SCRIPT), periodSeconds: STARTUP_PERIOD_SECONDS, timeoutSeconds: PROBE_TIMEOUT_SECONDS, failureThreshold: STARTUP_FAILURE_THRESHOLD },
               readinessProbe: { ...exec(READINESS_SCRIPT), periodSeconds: target.probePeriod.seconds, timeoutSeconds: PROBE_TIMEOUT_SECONDS, failureThreshold: 1, successThreshold: 1 },
               livenessProbe: { ...exec(LIVENESS_SCRIPT), periodSeconds: LIVENESS_PERIOD_FACTOR * target.probePeriod.seconds, timeoutSeconds: PROBE_TIMEOUT_SECONDS, failureThreshold: 3 },
             },

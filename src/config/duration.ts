@@ -5,6 +5,7 @@
  * The rules of each setting (bounds, default, the words of a refusal) are in one table,
  * DURATION_RULES. No zod here: `--help` loads this file (the defaults) and stays fast.
  */
+import { MAX_ROLLOUT_TIMEOUT_SECONDS } from '../contract/probes.js';
 
 /** A whole number of seconds (never negative), made only by parseDuration and durationOf. */
 export interface Duration {
@@ -51,7 +52,7 @@ export const DURATION_RULES = {
     defaultText: '5m',
     notADuration: 'must be a duration such as 90s, 5m or 1h',
     min: { seconds: 10, message: 'must be at least 10s: systemd needs time to boot' },
-    max: { seconds: 6 * 3600, message: 'must be at most 6h' },
+    max: { seconds: MAX_ROLLOUT_TIMEOUT_SECONDS, message: `must be at most ${MAX_ROLLOUT_TIMEOUT_SECONDS / 3600}h` },
   },
   /** DEPLOY_STOP_TIMEOUT / --stop-timeout: the pod's terminationGracePeriodSeconds. */
   stopTimeout: {

@@ -46,6 +46,18 @@ export const LIVENESS_SCRIPT = 'systemctl show --property=Version >/dev/null';
  * PID 1 is killed (3 x the liveness period, LIVENESS_PERIOD_FACTOR x the readiness period).
  */
 export const STARTUP_PERIOD_SECONDS = 1;
+
+/**
+ * The longest rollout timeout deploy accepts (config/duration.ts takes its bound from here).
+ * The kubelet's bound on a boot (the startup probe) and the Deployment's progress deadline are
+ * this ceiling, not the run's timeout: the timeout is a value the operator sets per run (FR-006),
+ * and a value in the pod template replaces every pod when it changes. The run's timeout is
+ * enforced by the rollout step, which sets the Deployment back at its deadline
+ * (docs/decisions.md, "The rollout timeout is a per-run value").
+ */
+export const MAX_ROLLOUT_TIMEOUT_SECONDS = 6 * 3600;
+/** The startup probe's failure threshold: a boot may take up to the ceiling before the kubelet restarts it. */
+export const STARTUP_FAILURE_THRESHOLD = MAX_ROLLOUT_TIMEOUT_SECONDS / STARTUP_PERIOD_SECONDS;
 export const LIVENESS_PERIOD_FACTOR = 3;
 /** Each probe's own time limit. */
 export const PROBE_TIMEOUT_SECONDS = 5;

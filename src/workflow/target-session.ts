@@ -7,6 +7,7 @@
  */
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { ROLLOUT_TIMEOUT_ENV } from '../contract/rollout-step-env.js';
 import { stateDir } from '../paths.js';
 import { PROGRESS_ENV, PROGRESS_JSON } from '../rollout/progress.js';
 import type { TofuOptions } from '../tools/tofu.js';
@@ -65,6 +66,8 @@ export async function withTargetSession<T>(parts: Pick<TargetParts, 'writeGraph'
       KUBE_CONFIG_PATH: opts.kubeconfig,
       DEPLOY_BIN: await writeDeployWrapper(runDir),
       DEPLOY_RUN_DIR: runDir,
+      // the run's rollout timeout for the rollout steps: a value of the run, not of the graph
+      [ROLLOUT_TIMEOUT_ENV]: model.rolloutTimeout.text,
       TF_IN_AUTOMATION: '1',
       // the rollout steps write their progress as JSON lines for the view (src/rollout/progress.ts)
       [PROGRESS_ENV]: PROGRESS_JSON,

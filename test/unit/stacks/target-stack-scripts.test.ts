@@ -99,7 +99,7 @@ describe('the shell the graph runs (as written into cdk.tf.json)', () => {
   });
 
   it('runs the rollout step', () => {
-    expect(byPath(g.resource.null_resource, '/node-alpha/rollout').provisioner[0]['local-exec'].command).toMatchInlineSnapshot(`""$\${DEPLOY_BIN:-deploy}" rollout --namespace 'fediversity-web' --node 'alpha' --timeout 300s"`);
+    expect(byPath(g.resource.null_resource, '/node-alpha/rollout').provisioner[0]['local-exec'].command).toMatchInlineSnapshot(`""$\${DEPLOY_BIN:-deploy}" rollout --namespace 'fediversity-web' --node 'alpha' --timeout "$\${DEPLOY_ROLLOUT_TIMEOUT:-5m}""`);
   });
 
   it('reads the machine ID and the bundle from the spire node', () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../src/config/load.js';
 import { renderGraph } from '../../../src/graph/render.js';
 import { samplePlan } from '../../support/cli.js';
+import { MAX_ROLLOUT_TIMEOUT_SECONDS } from '../../../src/contract/probes.js';
 
 const PLAN_FILE = '/plans/group.json';
 
@@ -172,7 +173,8 @@ describe('the graph of a target', () => {
     expect(m).toMatchObject({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'alpha', namespace: 'fediversity' } });
     expect(m.spec.replicas).toBe(1);
     expect(m.spec.strategy).toEqual({ type: 'Recreate' });
-    expect(m.spec.progressDeadlineSeconds).toBe(90);
+    // the API server's backstop at the longest timeout deploy accepts; the run's timeout is the rollout step's
+    expect(m.spec.progressDeadlineSeconds).toBe(MAX_ROLLOUT_TIMEOUT_SECONDS);
     const pod = m.spec.template.spec;
     expect(pod.runtimeClassName).toBe('systemd');
     expect(pod.hostUsers).toBe(false);
@@ -193,7 +195,8 @@ describe('the graph of a target', () => {
     expect(c.readinessProbe.exec.command.join(' ')).toContain('[ "$state" = running ] && exit 0; systemctl --failed');
     // tofu reads the manifest as a template: the shell's own ${...} is escaped as $${...}
     expect(c.readinessProbe.exec.command[2]).toContain('echo "systemd: $${state:-unknown}"');
-    expect(c.startupProbe.failureThreshold * c.startupProbe.periodSeconds).toBe(90);
+    // the kubelet lets a boot take up to the longest timeout deploy accepts (not the run's: a per-run value)
+    expect(c.startupProbe.failureThreshold * c.startupProbe.periodSeconds).toBe(MAX_ROLLOUT_TIMEOUT_SECONDS);
     // exec probes cost a runc exec each: steady state is one readiness probe per 10 s and one
     // liveness probe per 30 s (issue 11); the rollout waits on the 1 s startup probe instead
     expect(c.startupProbe.periodSeconds).toBe(1);
@@ -208,6 +211,12 @@ describe('the graph of a target', () => {
     expect(slow.livenessProbe.periodSeconds).toBe(180);
     expect(slow.startupProbe.periodSeconds).toBe(1);
     expect(slow.startupProbe.failureThreshold).toBe(c(g.all!.json).startupProbe.failureThreshold);
+  });
+
+  it('GIVEN two rollout timeouts THEN the graphs are the same bytes: the timeout is a value of the run, not of the graph (no pod replaced, no node re-planned when it changes)', () => {
+    const text = (t: string) => JSON.stringify(graphs(undefined, { DEPLOY_ROLLOUT_TIMEOUT: t }).all!.json);
+    expect(text('7m')).toBe(text('90s'));
+    expect(text('6h')).toBe(text('40s'));
   });
 
   it('gives systemd the operator-set stop timeout as the grace period (default 30 s)', () => {
@@ -235,7 +244,8 @@ describe('the graph of a target', () => {
     expect(step.depends_on).toEqual([address(json, 'resource', 'kubernetes_manifest', 'node-alpha/deployment')]);
     expect(Object.keys(step.triggers).sort()).toEqual(['image', 'machine_id', 'template']);
     expect(step.triggers.image).toContain(address(json, 'resource', 'terraform_data', 'image-alpha/pushed-digest'));
-    expect(step.provisioner[0]['local-exec'].command).toBe(`"$\${DEPLOY_BIN:-deploy}" rollout --namespace 'fediversity' --node 'alpha' --timeout 90s`);
+    // the timeout is the run's, from tofu's environment (src/workflow/target-session.ts), or deploy's default by hand
+    expect(step.provisioner[0]['local-exec'].command).toBe(`"$\${DEPLOY_BIN:-deploy}" rollout --namespace 'fediversity' --node 'alpha' --timeout "$\${DEPLOY_ROLLOUT_TIMEOUT:-5m}"`);
     // a change of the pod spec (here: the runtime class) changes the template trigger
     const other = graphs(() => {}, { K8S_RUNTIME_CLASS: 'other' });
     expect(byPath(other.all!.json, 'resource', 'null_resource')['node-alpha/rollout'].triggers.template).not.toBe(step.triggers.template);

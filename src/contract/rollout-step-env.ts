@@ -1,0 +1,8 @@
+/**
+ * What the graph's rollout step (stacks/rollout-step.ts) reads from tofu's environment, which
+ * src/workflow/target-session.ts renders for each run: values of the run, never words of the
+ * graph, so that changing one changes no resource.
+ */
+
+/** The run's rollout timeout (`--rollout-timeout` / DEPLOY_ROLLOUT_TIMEOUT, as its text: `5m`). */
+export const ROLLOUT_TIMEOUT_ENV = 'DEPLOY_ROLLOUT_TIMEOUT';
