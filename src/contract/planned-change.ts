@@ -28,7 +28,27 @@ export interface PlannedResourceChange {
    * an attribute path, e.g. `spec[0].storage_class_name`. Names only, never values.
    */
   readonly replacePaths?: readonly string[];
+  /**
+   * A Deployment's pod template as the plan changes it (`manifest.spec.template`, before and
+   * after): each leaf that differs, what the pod's fate follows from (workflow/pod-fate.ts).
+   * Present, maybe empty, only when both sides have a template.
+   */
+  readonly templateChanges?: readonly TemplateChange[];
+}
+
+/** A number, a boolean or null: the only values a template change carries (strings may be long scripts; none are shown). */
+export type TemplateScalar = number | boolean | null;
+
+/** One leaf of a pod template that the plan changes. */
+export interface TemplateChange {
+  /** Its path in the template, as people write it: `spec.containers[0].startupProbe.failureThreshold`. */
+  readonly path: string;
+  /** The value before and after, when it is a TemplateScalar on that side (absent when the leaf is absent or another kind). */
+  readonly before?: TemplateScalar;
+  readonly after?: TemplateScalar;
+  /** The new value is known only after the apply (the image's digest, read after the push). */
+  readonly afterApply?: true;
 }
 
 /** What the plan's summary and the claim guard read of a planned change (src/tools/ gives more). */
-export type PlannedChange = Pick<PlannedResourceChange, 'address' | 'name' | 'actions' | 'actionReason' | 'wasTainted' | 'changedKeys' | 'replacePaths'>;
+export type PlannedChange = Pick<PlannedResourceChange, 'address' | 'name' | 'actions' | 'actionReason' | 'wasTainted' | 'changedKeys' | 'replacePaths' | 'templateChanges'>;

@@ -31,10 +31,14 @@ export function jsonLike(v: unknown): unknown {
   return v;
 }
 
-/** `after_unknown` of `tofu show -json`: true where the value is unknown, objects of the same shape elsewhere. */
+/**
+ * `after_unknown` of `tofu show -json`: true where the value is unknown, objects of the same
+ * shape elsewhere, and for a list an array with a mark per element (false for a known leaf).
+ */
 export function unknownMarks(v: unknown): unknown {
   if (v === UNKNOWN) return true;
   if (isDynamic(v)) return unknownMarks(v[1]);
+  if (Array.isArray(v)) return v.map((x) => unknownMarks(x) ?? false);
   if (v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Uint8Array)) {
     const out: Record<string, unknown> = {};
     for (const [k, x] of Object.entries(v)) {

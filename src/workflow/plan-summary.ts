@@ -9,6 +9,7 @@ import { describeGraphAddress, nodeResourceOf, resourceNameOf, spirePartOf, type
 import type { PlannedChange } from '../contract/planned-change.js';
 import { describeMovedTag, type MovedTag } from './moved-tags.js';
 import { describeHandEdit, shortHandEdit, undoes, type HandEdit } from './hand-edits.js';
+import { podFateOf, type PodFate } from './pod-fate.js';
 
 export type Change = 'create' | 'update' | 'replace' | 'delete' | 'none';
 
@@ -30,6 +31,12 @@ export interface NodeSummary {
   tagMoved?: MovedTag;
   /** the Deployment is made again or set back (drift), and the rollout step follows it (SC-001) */
   rolloutForDrift: boolean;
+  /**
+   * What the apply does to its running pod when its rollout step runs on a Deployment that stays
+   * (pod-fate.ts): replaced, with the changes of its pod template as causes, or kept and only
+   * checked. Absent when the step does not run, or the Deployment is made or replaced.
+   */
+  pod?: PodFate;
   /** the last rollout failed and was rolled back: this apply tries it again (US2 AS3) */
   retryAfterRollback: boolean;
   /** the digest record (FR-003) is made without a push: a state from before it (the first plan after upgrading) */
@@ -98,6 +105,7 @@ export function summarizePlan(
     return s;
   };
   for (const n of model.nodes) get(n.name);
+  const templates = new Map<string, NonNullable<PlannedChange['templateChanges']>>();
   for (const rc of planned) {
     if (rc.address.startsWith('data.')) continue;
     const change = changeOf(rc.actions);
@@ -121,6 +129,7 @@ export function summarizePlan(
         break;
       case 'deployment':
         s.deployment = change;
+        if (rc.templateChanges !== undefined) templates.set(m.node, rc.templateChanges);
         break;
       case 'state':
         s.claim = change;
@@ -156,6 +165,8 @@ export function summarizePlan(
     if (moved !== undefined && s.push === 'none' && !s.tagGone && !s.removed) s.tagMoved = moved;
     const edits = (facts.handEdits ?? []).filter((e) => e.node === s.node);
     if (edits.length > 0 && !s.removed) s.handEdits = edits;
+    const stepRuns = s.rollout === 'create' || s.rollout === 'replace';
+    if (stepRuns && !s.removed && (s.deployment === 'update' || s.deployment === 'none')) s.pod = podFateOf(s.deployment === 'update', templates.get(s.node), s.handEdits);
     s.words = describe(s, byName.get(s.node)?.tagRef, byName.get(s.node)?.build ? 'build and push' : 'push');
     const after = byName.get(s.node)?.after;
     if (after !== undefined && after.length > 0) {
@@ -240,11 +251,18 @@ function describe(s: NodeSummary, tagRef: string | undefined, push: string): str
   if (s.retryAfterRollback) {
     parts.push('try the rollout again: the last rollout failed, so the state holds the image that failed while the cluster runs the previous one (or none, on a first deploy)');
   } else if (s.rolloutForDrift) parts.push('wait for its pod');
-  else if (s.rollout === 'create' || s.rollout === 'replace') parts.push(s.deployment === 'create' ? 'wait for its first pod' : 'replace its pod and wait for it to be ready');
+  else if (s.rollout === 'create' || s.rollout === 'replace') parts.push(s.deployment === 'create' ? 'wait for its first pod' : podWords(s.pod));
   if (parts.length === 0 && s.recordsDigest) {
     return 'record in the state the digest its Deployment runs (FR-003: a state from before that record; nothing changes in the cluster, and its pod is not touched)';
   }
   return parts.length === 0 ? 'no change' : parts.join('; ');
+}
+
+/** The pod's fate in words (pod-fate.ts), when its rollout step runs on a Deployment that stays. */
+function podWords(fate: PodFate | undefined): string {
+  if (fate?.kind === 'replaced') return `replace its pod (${fate.causes.join('; ')}) and wait for it to be ready`;
+  if (fate?.kind === 'kept') return 'keep its pod (its pod template does not change): the rollout step only checks that it is ready';
+  return 'replace its pod and wait for it to be ready';
 }
 
 export function formatTargetSummary(t: TargetSummary): string {

@@ -50,6 +50,25 @@ describe('summarizePlan', () => {
     expect(s.nodes.find((n) => n.node === 'beta')!.words).toBe('no change');
   });
 
+  it('GIVEN a Deployment update whose pod template changes THEN the pod is replaced and the plan names the cause; without a template change the pod is kept and only checked (issue 50)', () => {
+    const s = summarizePlan(all!, [
+      { ...change('node-alpha_deployment_A2CE01B5', ['update']), templateChanges: [{ path: 'spec.terminationGracePeriodSeconds', before: 30, after: 60 }] },
+      change('node-alpha_rollout_D3D4E6A2', ['delete', 'create'], 'replace_by_triggers'),
+      { ...change('node-beta_deployment_A2CE01B5', ['update']), templateChanges: [] },
+      change('node-beta_rollout_D3D4E6A2', ['delete', 'create'], 'replace_by_triggers'),
+    ], true);
+    const [alpha, beta] = ['alpha', 'beta'].map((n) => s.nodes.find((x) => x.node === n)!);
+    expect(alpha!.pod).toEqual({ kind: 'replaced', causes: ['the stop timeout (--stop-timeout) changes from 30s to 1m'] });
+    expect(alpha!.words).toBe('update its Deployment; replace its pod (the stop timeout (--stop-timeout) changes from 30s to 1m) and wait for it to be ready');
+    expect(beta!.pod).toEqual({ kind: 'kept' });
+    expect(beta!.words).toBe('update its Deployment; keep its pod (its pod template does not change): the rollout step only checks that it is ready');
+  });
+
+  it('GIVEN a rollout step run again on a Deployment that does not change (a later wave after a failed one) THEN the pod is kept, not "replaced"', () => {
+    const s = summarizePlan(all!, [change('node-alpha_rollout_D3D4E6A2', ['delete', 'create'], 'replace_by_triggers')], true);
+    expect(s.nodes.find((x) => x.node === 'alpha')!.words).toBe('keep its pod (its pod template does not change): the rollout step only checks that it is ready');
+  });
+
   it('GIVEN a state from before the digest record (FR-003) THEN the record alone is said, not "no change" under a "changes" header; with a push it is not said', () => {
     const s = summarizePlan(all!, [
       { ...change('image-alpha_pushed-digest_11111111', ['create']), address: 'terraform_data.image-alpha_pushed-digest_11111111' },

@@ -1,0 +1,55 @@
+/**
+ * What a plan changes in a Deployment's pod template: the leaves of `manifest.spec.template`
+ * that differ between the plan's before and after, from either reader of a plan (the shown
+ * plan, tofu-plan-json.ts, and the plan file, plan-changes.ts, which builds the same
+ * `after_unknown` marks). Only numbers, booleans and null travel as values; a string (a probe's
+ * script, a path) is named by its path alone.
+ */
+import type { TemplateChange, TemplateScalar } from '../contract/planned-change.js';
+import { stableJson } from '../contract/stable-json.js';
+
+type Json = unknown;
+
+const isObject = (v: Json): v is Record<string, Json> => v !== null && typeof v === 'object' && !Array.isArray(v);
+const scalar = (v: Json): { value?: TemplateScalar } => (v === null || typeof v === 'number' || typeof v === 'boolean' ? { value: v } : {});
+const templateOf = (v: Json): Json => {
+  const manifest = isObject(v) ? v.manifest : undefined;
+  const spec = isObject(manifest) ? manifest.spec : undefined;
+  return isObject(spec) ? spec.template : undefined;
+};
+
+/**
+ * The template's changed leaves, when both sides have a template (a Deployment updated in
+ * place); `{}` otherwise. `afterUnknown`: tofu's `after_unknown` (true where the value is
+ * known only after the apply; arrays of marks for lists).
+ */
+export function templateChangesOf(before: Json, after: Json, afterUnknown: Json): { templateChanges?: TemplateChange[] } {
+  const b = templateOf(before);
+  const a = templateOf(after);
+  const u = templateOf(afterUnknown);
+  if (!isObject(b) || (!isObject(a) && u !== true)) return {};
+  const out: TemplateChange[] = [];
+  walk(b, a, u, '', out);
+  return { templateChanges: out };
+}
+
+function walk(b: Json, a: Json, u: Json, path: string, out: TemplateChange[]): void {
+  const before = scalar(b);
+  if (u === true) {
+    out.push({ path, ...(before.value !== undefined ? { before: before.value } : {}), afterApply: true });
+    return;
+  }
+  if (isObject(b) && isObject(a)) {
+    const marks = isObject(u) ? u : {};
+    for (const k of [...new Set([...Object.keys(b), ...Object.keys(a), ...Object.keys(marks)])].sort()) walk(b[k], a[k], marks[k], path === '' ? k : `${path}.${k}`, out);
+    return;
+  }
+  if (Array.isArray(b) && Array.isArray(a)) {
+    const marks = Array.isArray(u) ? u : [];
+    for (let i = 0; i < Math.max(b.length, a.length, marks.length); i++) walk(b[i], a[i], marks[i], `${path}[${i}]`, out);
+    return;
+  }
+  if (stableJson(b ?? null) === stableJson(a ?? null)) return;
+  const after = scalar(a);
+  out.push({ path, ...(before.value !== undefined ? { before: before.value } : {}), ...(after.value !== undefined ? { after: after.value } : {}) });
+}

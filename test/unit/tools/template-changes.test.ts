@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { UNKNOWN } from '../../../src/tools/cty-msgpack.js';
+import { jsonLike, unknownMarks } from '../../../src/tools/cty-json.js';
+import { templateChangesOf } from '../../../src/tools/template-changes.js';
+
+const deployment = (spec: object, containers: object[]) => ({ manifest: { kind: 'Deployment', spec: { replicas: 1, template: { metadata: { labels: { a: 'b' } }, spec: { ...spec, containers } } } } });
+const probe = (period: number) => ({ exec: { command: ['sh', '-c', 'x'] }, periodSeconds: period });
+
+describe('templateChangesOf', () => {
+  it('GIVEN the same template THEN no change (an empty list: the pod stays)', () => {
+    const d = deployment({ terminationGracePeriodSeconds: 30 }, [{ image: 'r/a@sha256:1', readinessProbe: probe(10) }]);
+    expect(templateChangesOf(d, structuredClone(d), {})).toEqual({ templateChanges: [] });
+  });
+
+  it('GIVEN numbers, a string and a field added and removed THEN each leaf is named by its path, with numbers as values and strings without', () => {
+    const before = deployment({ terminationGracePeriodSeconds: 30, hostUsers: false }, [{ image: 'r/a@sha256:1', readinessProbe: probe(10) }]);
+    const after = deployment({ terminationGracePeriodSeconds: 60, runtimeClassName: 'other' }, [{ image: 'r/a@sha256:2', readinessProbe: probe(20) }]);
+    expect(templateChangesOf(before, after, {}).templateChanges).toEqual([
+      { path: 'spec.containers[0].image' },
+      { path: 'spec.containers[0].readinessProbe.periodSeconds', before: 10, after: 20 },
+      { path: 'spec.hostUsers', before: false },
+      { path: 'spec.runtimeClassName' },
+      { path: 'spec.terminationGracePeriodSeconds', before: 30, after: 60 },
+    ]);
+  });
+
+  it('GIVEN a change outside the template (progressDeadlineSeconds) THEN no template change', () => {
+    const before = deployment({}, [{ image: 'i' }]);
+    const after = { manifest: { ...before.manifest, spec: { ...before.manifest.spec, progressDeadlineSeconds: 21600 } } };
+    expect(templateChangesOf(before, after, {})).toEqual({ templateChanges: [] });
+  });
+
+  it('GIVEN the image known only after the apply, in a plan file (cty unknown inside a list) THEN the same change as from tofu show -json marks', () => {
+    const before = deployment({}, [{ image: 'r/a@sha256:1', name: 'node' }]);
+    const raw = deployment({}, [{ image: UNKNOWN, name: 'node' }]);
+    const fromPlanFile = templateChangesOf(jsonLike(before), jsonLike(raw), unknownMarks(raw));
+    const shown = templateChangesOf(before, deployment({}, [{ name: 'node' }]), { manifest: { spec: { template: { spec: { containers: [{ image: true }] } } } } });
+    expect(fromPlanFile).toEqual({ templateChanges: [{ path: 'spec.containers[0].image', afterApply: true }] });
+    expect(shown).toEqual(fromPlanFile);
+  });
+
+  it('GIVEN a resource without a template on both sides (a create, a claim) THEN nothing', () => {
+    expect(templateChangesOf(undefined, deployment({}, []), {})).toEqual({});
+    expect(templateChangesOf({ metadata: [{}] }, { metadata: [{}] }, {})).toEqual({});
+  });
+});
