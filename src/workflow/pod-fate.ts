@@ -26,7 +26,7 @@ interface KnownField {
 
 const CONTAINER = String.raw`spec\.containers\[\d+\]`;
 const KNOWN: readonly KnownField[] = [
-  { path: new RegExp(String.raw`^${CONTAINER}\.image$`), name: 'its image', afterApply: 'the digest of the image this apply pushes' },
+  { path: new RegExp(String.raw`^${CONTAINER}\.image$`), name: 'its image', afterApply: 'to the one this apply pushes' },
   { path: /^spec\.terminationGracePeriodSeconds$/, name: 'the stop timeout (--stop-timeout)', seconds: true },
   { path: new RegExp(String.raw`^${CONTAINER}\.readinessProbe\.periodSeconds$`), name: 'the probe period (--probe-period)', seconds: true },
   // liveness runs at a multiple of the probe period: said only when it changed on its own
@@ -54,7 +54,7 @@ export function describeTemplateChange(c: TemplateChange, all: readonly Template
   const name = known?.name ?? `the pod template's ${c.path}`;
   const from = valueText(c.before, known?.seconds === true);
   const to = valueText(c.after, known?.seconds === true);
-  if (c.afterApply) return `${name} changes (${known?.afterApply ?? 'known after the apply'})`;
+  if (c.afterApply) return `${name} changes ${known?.afterApply ?? '(known after the apply)'}`;
   if (from !== undefined && to !== undefined) return `${name} changes from ${from} to ${to}`;
   if (from === undefined && to !== undefined) return `${name} is set to ${to}`;
   if (from !== undefined && to === undefined && c.after === undefined) return `${name} (${from}) is removed`;

@@ -30,7 +30,7 @@ describe('podFateOf', () => {
   });
 
   it('GIVEN a new image THEN the cause is its image, known after the push', () => {
-    expect(podFateOf(true, [{ path: 'spec.containers[0].image', afterApply: true }])).toEqual({ kind: 'replaced', causes: ['its image changes (the digest of the image this apply pushes)'] });
+    expect(podFateOf(true, [{ path: 'spec.containers[0].image', afterApply: true }])).toEqual({ kind: 'replaced', causes: ['its image changes to the one this apply pushes'] });
   });
 
   it('GIVEN a hand edit of the pod template that the apply undoes THEN the pod is replaced even without a planned template change; a kept one does not count', () => {
