@@ -197,6 +197,9 @@ function deploymentEdits(o: ObjectUnderGraph): HandEdit[] {
       // (the same value is by far the most common answer: a 200-node group's verified no-op
       // plan asks this of some 20 000 fields, so the field's name is made only for an edit)
       if (now !== undefined && (sameValue(now.value, applied.value) || isReference(applied.value))) continue;
+      // a value deploy's rollback wrote (the previous template, the last rollout failed) is the
+      // rollback's, said once as "try the rollout again" (plan-summary.ts), never a hand edit
+      if (now !== undefined && heldByRollback(rollback, foreign, steps)) continue;
       const field = readablePath(steps);
       const inTemplate = steps[0] === 'f:spec' && steps[1] === 'f:template';
       if (now === undefined) edits.push({ kind, name, node: o.node, field, writer: REMOVED, action: 'set-back', inTemplate });
@@ -204,6 +207,16 @@ function deploymentEdits(o: ObjectUnderGraph): HandEdit[] {
     }
   }
   return edits;
+}
+
+/** Whether the rollback's manager holds the field (or an item or map above it), and no other writer does. */
+function heldByRollback(rollback: ReadonlyMap<string, Step[]>, foreign: ReadonlyMap<string, unknown>, steps: readonly Step[]): boolean {
+  for (let i = steps.length; i > 0; i--) {
+    const id = steps.slice(0, i).join('\n');
+    if (foreign.has(id)) return false;
+    if (rollback.has(id)) return true;
+  }
+  return false;
 }
 
 /** Whether two JSON values are the same (a leaf is most often a string or a number: compared as is). */

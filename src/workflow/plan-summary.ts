@@ -166,7 +166,13 @@ export function summarizePlan(
     const edits = (facts.handEdits ?? []).filter((e) => e.node === s.node);
     if (edits.length > 0 && !s.removed) s.handEdits = edits;
     const stepRuns = s.rollout === 'create' || s.rollout === 'replace';
-    if (stepRuns && !s.removed && (s.deployment === 'update' || s.deployment === 'none')) s.pod = podFateOf(s.deployment === 'update', templates.get(s.node), s.handEdits);
+    if (stepRuns && !s.removed && (s.deployment === 'update' || s.deployment === 'none')) {
+      const fate = podFateOf(s.deployment === 'update', templates.get(s.node), s.handEdits);
+      // after a rollback the cluster runs the previous template while the state holds the one
+      // that failed: tofu's update of the Deployment (its refresh saw the rollback) sets the
+      // graph's template again, which the template diff (state against graph) cannot see
+      s.pod = s.retryAfterRollback && s.deployment === 'update' && fate.kind !== 'replaced' ? { kind: 'replaced', causes: ['its Deployment runs the previous template since the rollback'] } : fate;
+    }
     s.words = describe(s, byName.get(s.node)?.tagRef, byName.get(s.node)?.build ? 'build and push' : 'push');
     const after = byName.get(s.node)?.after;
     if (after !== undefined && after.length > 0) {
@@ -250,6 +256,7 @@ function describe(s: NodeSummary, tagRef: string | undefined, push: string): str
   if (undo > 0) parts.unshift(`undo ${undo} hand edit${undo === 1 ? '' : 's'} (${(s.handEdits ?? []).filter(undoes).map(shortHandEdit).join('; ')})`);
   if (s.retryAfterRollback) {
     parts.push('try the rollout again: the last rollout failed, so the state holds the image that failed while the cluster runs the previous one (or none, on a first deploy)');
+    if (s.pod !== undefined && s.pod.kind !== 'unknown') parts.push(podWords(s.pod));
   } else if (s.rolloutForDrift) parts.push('wait for its pod');
   else if (s.rollout === 'create' || s.rollout === 'replace') parts.push(s.deployment === 'create' ? 'wait for its first pod' : podWords(s.pod));
   if (parts.length === 0 && s.recordsDigest) {

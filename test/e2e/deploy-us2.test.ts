@@ -64,6 +64,10 @@ describe('US2: keep the previous image when a node does not become ready', () =>
     const n1 = r.json.targets[0].nodes.find((n: any) => n.node === 'n1');
     expect(n1.retryAfterRollback).toBe(true);
     expect(n1.words).toContain('try the rollout again');
+    // said once: the rollback's own writes are deploy's, never a hand edit (issue 45)
+    expect(n1.handEdits, JSON.stringify(n1.handEdits)).toBeUndefined();
+    expect(n1.words).not.toContain('hand edit');
+    expect(n1.words).toContain('replace its pod');
     const n2 = r.json.targets[0].nodes.find((n: any) => n.node === 'n2');
     expect(n2.words).toBe('no change');
   });

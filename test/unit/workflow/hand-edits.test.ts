@@ -177,6 +177,30 @@ describe('findHandEdits', () => {
     expect(findHandEdits(underGraph(object)).map((e) => [e.field, e.writer, e.action])).toEqual([['spec.template.spec.containers[node].env[OLD]', "deploy's rollback (a template from before)", 'remove']]);
   });
 
+  it("GIVEN the rollback set the image (and a probe's threshold) back to the previous template THEN no hand edit: the rollback's writes are deploy's, said once as the retry (issue 45)", () => {
+    const object = live({
+      spec: (s: any) => {
+        s.template.spec.containers[0].image = 'reg/mail@sha256:previous';
+        s.template.spec.hostUsers = true;
+      },
+      managedFields: [{ manager: 'deploy-rollout', operation: 'Update', fieldsV1: { 'f:spec': { 'f:template': { 'f:spec': { 'f:hostUsers': {}, 'f:containers': { 'k:{"name":"node"}': { 'f:image': {} } } } } } } }],
+    });
+    // an update moves a field it changes away from the graph's manager (server-side apply's rule)
+    const deploy = (object as any).metadata.managedFields[0].fieldsV1['f:spec']['f:template']['f:spec'];
+    delete deploy['f:hostUsers'];
+    delete deploy['f:containers']['k:{"name":"node"}']['f:image'];
+    const applied = structuredClone(graph) as any;
+    applied.spec.template.spec.containers[0].image = 'reg/mail@sha256:failed';
+    expect(findHandEdits([{ kind: 'Deployment', node: 'mail', object, graph, applied }])).toEqual([]);
+    // the same values written by someone else are hand edits
+    const byHand = structuredClone(object);
+    byHand.metadata.managedFields.at(-1).manager = 'kubectl-edit';
+    expect(findHandEdits([{ kind: 'Deployment', node: 'mail', object: byHand, graph, applied }]).map((e) => [e.field, e.writer])).toEqual([
+      ['spec.template.spec.containers[node].image', 'kubectl-edit'],
+      ['spec.template.spec.hostUsers', 'kubectl-edit'],
+    ]);
+  });
+
   it('GIVEN a typed object (a service account) patched by hand THEN the edit is named and left to tofu; a kubernetes.io/ annotation is kept', () => {
     const sa = {
       metadata: {

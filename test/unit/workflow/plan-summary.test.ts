@@ -92,6 +92,8 @@ describe('summarizePlan', () => {
     const beta = s.nodes.find((n) => n.node === 'beta')!;
     expect(beta.retryAfterRollback).toBe(true);
     expect(beta.words).toContain('try the rollout again: the last rollout failed, so the state holds the image that failed while the cluster runs the previous one');
+    // the rollback's template is set back: the pod is replaced, said once
+    expect(beta.words).toContain('; replace its pod (its Deployment runs the previous template since the rollback) and wait for it to be ready');
   });
 
   it('GIVEN a tainted rollout step whose Deployment changes too (tofu then says replace_by_triggers) THEN it is still the retry after a rollback', () => {
