@@ -46,6 +46,9 @@ const KEPT: readonly { readonly path: string; readonly why: string }[] = [
   },
 ];
 
+/** The pod template's annotations that KEPT keeps (the ownership step carries them over when it writes a spec whole). */
+export const KEPT_TEMPLATE_ANNOTATIONS: readonly string[] = KEPT.map((k) => /^spec\.template\.metadata\.annotations\[(.+)\]$/.exec(k.path)?.[1]).filter((k): k is string => k !== undefined);
+
 export type HandEditAction = 'remove' | 'set-back' | 'keep';
 
 /** The writer of a field of the graph that is gone, or holds another value, with no field manager to name. */

@@ -11,6 +11,7 @@ import { graphDocumentSchema } from '../contract/graph-document.js';
 import { parseJson } from '../contract/parse-json.js';
 import { join } from 'node:path';
 import type { TargetModel } from '../config/target-model.js';
+import { names } from '../config/names.js';
 import { GRAPH_FILE, graphPartOf } from '../contract/graph-ids.js';
 import { SUBMISSION_OUTPUT } from '../contract/graph-outputs.js';
 import { DeployError, ExitCode } from '../errors.js';
@@ -33,7 +34,7 @@ import type { TargetParts } from './target-parts.js';
 import type { Mode, TargetRunOptions } from './target-run.js';
 import type { TargetSession } from './target-session.js';
 import { echoTofu } from './tofu-echo.js';
-import { graphManifests, handEditsOf, readGraphText, undoHandEdits, type GraphDocument, type GraphManifests } from './undo-hand-edits.js';
+import { appliedManifests, graphManifests, handEditsOf, readGraphText, undoable, undoHandEdits, type GraphDocument, type GraphManifests } from './undo-hand-edits.js';
 
 export type PlanPath = 'verified' | 'scoped' | 'full';
 
@@ -115,21 +116,24 @@ export async function planTarget(parts: Pick<TargetParts, 'readTargetObjects' | 
       fingerprintBefore = verdict.fingerprint;
     }
   }
-  // Hand edits the graph does not set go before tofu plans (undo-hand-edits.ts): its plan then
-  // starts from the graph's fields, and its apply ends as planned. A pod template changed so
-  // is a new pod: the node's rollout step is replaced, and waits for it (law 11). A plan says
-  // what the apply will do, with the same -replace.
-  const removable = edits.filter((e) => e.action === 'remove');
+  // The Deployments others wrote are made the applied ones before tofu plans
+  // (undo-hand-edits.ts): its plan then starts from an object equal to its state, and its apply
+  // ends as planned. A pod template changed so is a new pod: the node's rollout step is
+  // replaced, and waits for it (law 11). A plan says what the apply will do, with the same -replace.
+  const removable = edits.filter(undoable);
   let replaceRollouts = rolloutAddresses(graphDoc, [...new Set(removable.filter((e) => e.inTemplate && e.node !== undefined).map((e) => e.node!))]);
   if (mode === 'apply' && removable.length > 0 && typeof seen !== 'string') {
     const io = seen;
+    const applied = appliedManifests(io.state?.resources ?? []);
+    const nodeOf = new Map(model.nodes.map((n) => [names.deployment(n.name), n.name]));
     const outcome = await undoHandEdits(
       edits,
       {
         patch: (name, ops, manager) => io.deployments.patch(name, ops, manager),
         read: (name) => io.deployments.read(name),
         editsOf: (object) => handEditsOf(model, [{ kind: 'Deployment', object }], manifests, io.state?.resources),
-        resourceVersionOf: (name) => io.objects.find((o) => o.kind === 'Deployment' && o.object.metadata?.name === name)?.object.metadata?.resourceVersion,
+        objectOf: (name) => io.objects.find((o) => o.kind === 'Deployment' && o.object.metadata?.name === name)?.object,
+        appliedOf: (name) => applied.get(nodeOf.get(name) ?? name),
       },
       say,
     ).catch((err: unknown) => {

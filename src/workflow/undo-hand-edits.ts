@@ -1,12 +1,25 @@
 /**
- * The ownership step of an apply (issue 34): before tofu plans, every field of a node's
- * Deployment that another writer added and the graph does not set is removed, in one JSON patch
- * per Deployment guarded by its resourceVersion (a write in between makes the server refuse it,
- * and the step reads the object again). tofu's plan then starts from an object that holds only
- * the graph's fields, the cluster's and the kept ones (hand-edits.ts), so its server-side apply
- * ends with exactly what it planned: no "Provider produced inconsistent result after apply"
- * (hashicorp/terraform-provider-kubernetes#2185, #2367, #2487), no API refusal of a merged
- * object. Fields the graph sets are taken back by tofu's apply itself (force), as before.
+ * The ownership step of an apply (issues 34 and 45): before tofu plans, each node's Deployment
+ * that someone else wrote is made the one the state says deploy applied, in one JSON patch per
+ * Deployment guarded by its resourceVersion (a write in between makes the server refuse it, and
+ * the step reads the object again):
+ *   - its spec is written whole, as the state's applied manifest has it (the kept fields, a
+ *     `kubectl rollout restart` annotation, carried over), when any field under spec was
+ *     written by another writer, added, changed or removed;
+ *   - other writers' fields outside spec that the graph does not set (labels, annotations) are
+ *     removed one by one.
+ * tofu's plan then starts from an object equal to its state: its server-side apply ends with
+ * exactly what it planned (no "Provider produced inconsistent result after apply",
+ * hashicorp/terraform-provider-kubernetes#2185, #2367, #2487), and no merged object that the API
+ * server refuses.
+ *
+ * Why the spec whole, and not field by field: a field-by-field undo is a table of the API
+ * server's rules, and each class it misses stops every apply of the target. Seen (issue 45):
+ * fields valid only together (strategy `Recreate` with another writer's `rollingUpdate`: 422),
+ * a removed field the API server defaults (a liveness probe removed: tofu planned
+ * `successThreshold` null, the server set 1), a field the server mirrors into another
+ * (`serviceAccountName` into the deprecated `serviceAccount`). Written whole, the server
+ * validates and defaults one object that is the applied one, whatever was written before.
  *
  * Why a step of deploy's own and not the provider: it holds with the stock provider build as
  * with the patched one, and the plan can say, field by field, what it will undo and who wrote it.
@@ -19,7 +32,7 @@ import type { TargetModel } from '../config/target-model.js';
 import { FIELD_MANAGER } from '../contract/field-managers.js';
 import { GRAPH_FILE, nodeResourceOf } from '../contract/graph-ids.js';
 import type { TofuResource } from '../contract/tofu-state.js';
-import { findHandEdits, shortHandEdit, type HandEdit, type ManagedObject, type ObjectUnderGraph } from './hand-edits.js';
+import { findHandEdits, KEPT_TEMPLATE_ANNOTATIONS, shortHandEdit, type HandEdit, type ManagedObject, type ObjectUnderGraph } from './hand-edits.js';
 
 /** A target's object as one LIST read it (target-objects.ts lists them). */
 export interface ListedObject {
@@ -28,7 +41,7 @@ export interface ListedObject {
 }
 
 /** JSON patch operations of the ownership step. */
-export type EditPatchOp = { op: 'test'; path: string; value: unknown } | { op: 'remove'; path: string };
+export type EditPatchOp = { op: 'test'; path: string; value: unknown } | { op: 'remove'; path: string } | { op: 'replace'; path: string; value: unknown };
 
 /** Writes a JSON patch to a Deployment of the target's namespace as `fieldManager`; the object as it is after. */
 export type PatchDeployment = (name: string, ops: readonly EditPatchOp[], fieldManager: string) => Promise<unknown>;
@@ -86,7 +99,7 @@ export function graphManifests(doc: GraphDocument): GraphManifests {
 }
 
 /** node -> the Deployment manifest the state holds as applied (a dynamic attribute: `{value, type}` or the value). */
-function appliedManifests(state: readonly TofuResource[]): Map<string, unknown> {
+export function appliedManifests(state: readonly TofuResource[]): Map<string, unknown> {
   const out = new Map<string, unknown>();
   for (const r of state) {
     if (r.mode !== 'managed' || r.type !== 'kubernetes_manifest') continue;
@@ -122,48 +135,94 @@ function comparePointersDescending(a: string, b: string): number {
 }
 
 export interface UndoOutcome {
-  /** The edits removed, per node. */
+  /** The edits undone, per node. */
   readonly removed: readonly HandEdit[];
   /** Nodes whose pod template changed: their pod is replaced, and their rollout step must follow. */
   readonly templateChanged: readonly string[];
 }
 
+/** The edits the step undoes: every Deployment edit but the kept ones. */
+export function undoable(e: HandEdit): boolean {
+  return e.kind === 'Deployment' && e.action !== 'keep';
+}
+
+/** Whether the step writes the Deployment's spec whole for these edits (any of them under spec). */
+function touchesSpec(edits: readonly HandEdit[]): boolean {
+  return edits.some((e) => e.field === 'spec' || e.field.startsWith('spec.'));
+}
+
+/**
+ * The spec the step writes: the applied one, with the live object's kept template annotations
+ * (hand-edits.ts KEPT: removing `kubectl rollout restart`'s would restart the pod again).
+ */
+export function specToWrite(applied: unknown, live: ManagedObject): unknown {
+  const spec = structuredClone((applied as { spec?: unknown } | undefined)?.spec) as { template?: { metadata?: { annotations?: Record<string, string> } } } | undefined;
+  if (spec === undefined || spec === null || typeof spec !== 'object') return undefined;
+  const liveAnnotations = (live as { spec?: { template?: { metadata?: { annotations?: Record<string, unknown> } } } }).spec?.template?.metadata?.annotations ?? {};
+  for (const key of KEPT_TEMPLATE_ANNOTATIONS) {
+    const v = liveAnnotations[key];
+    if (typeof v !== 'string') continue;
+    spec.template ??= {};
+    spec.template.metadata ??= {};
+    spec.template.metadata.annotations = { ...(spec.template.metadata.annotations ?? {}), [key]: v };
+  }
+  return spec;
+}
+
+/** The step's patch of one Deployment: the test of its resourceVersion, the removals outside spec, the spec whole (or, without an applied spec, the removals under it). */
+export function ownershipPatch(resourceVersion: string, edits: readonly HandEdit[], spec: unknown): EditPatchOp[] {
+  const whole = spec !== undefined && touchesSpec(edits);
+  const pointers = edits.filter((e) => e.action === 'remove' && e.pointer !== undefined && !(whole && e.pointer.startsWith('/spec/'))).map((e) => e.pointer!);
+  const ops = removalPatch(resourceVersion, pointers);
+  return whole ? [...ops, { op: 'replace', path: '/spec', value: spec }] : ops;
+}
+
 const ATTEMPTS = 3;
 
 /**
- * Removes every `remove` edit of the nodes' Deployments. A Deployment written in between (its
- * resourceVersion moved) is read again and its edits found again, up to three times; then the
- * step fails, naming it (the apply has changed nothing yet but the Deployments before it).
+ * Undoes every undoable edit of the nodes' Deployments (ownershipPatch). A Deployment written in
+ * between (its resourceVersion moved) is read again and its edits found again, up to three
+ * times; then the step fails, naming it (the apply has changed nothing yet but the Deployments
+ * before it). `appliedOf`: the manifest the state holds as applied for a Deployment (by name).
  */
 export async function undoHandEdits(
   edits: readonly HandEdit[],
-  io: { readonly patch: PatchDeployment; readonly read: ReadDeployment; readonly editsOf: (object: ManagedObject) => readonly HandEdit[]; readonly resourceVersionOf: (name: string) => string | undefined },
+  io: {
+    readonly patch: PatchDeployment;
+    readonly read: ReadDeployment;
+    readonly editsOf: (object: ManagedObject) => readonly HandEdit[];
+    readonly objectOf: (name: string) => ManagedObject | undefined;
+    readonly appliedOf: (name: string) => unknown;
+  },
   say: (line: string) => void,
 ): Promise<UndoOutcome> {
   const removed: HandEdit[] = [];
   const templateChanged = new Set<string>();
   const byObject = new Map<string, HandEdit[]>();
-  for (const e of edits) if (e.action === 'remove' && e.kind === 'Deployment') byObject.set(e.name, [...(byObject.get(e.name) ?? []), e]);
+  for (const e of edits) if (undoable(e)) byObject.set(e.name, [...(byObject.get(e.name) ?? []), e]);
   for (const [name, first] of byObject) {
     let now: readonly HandEdit[] = first;
-    let version = io.resourceVersionOf(name);
+    let object = io.objectOf(name);
     for (let attempt = 1; ; attempt++) {
-      const pointers = now.filter((e) => e.action === 'remove' && e.pointer !== undefined).map((e) => e.pointer!);
-      if (pointers.length === 0 || version === undefined) break;
+      const todo = now.filter(undoable);
+      const version = object?.metadata?.resourceVersion;
+      if (object === undefined || version === undefined) break;
+      const ops = ownershipPatch(version, todo, specToWrite(io.appliedOf(name), object));
+      if (ops.length <= 1) break; // (only the test: nothing this step can write; tofu sets it back)
       try {
-        await io.patch(name, removalPatch(version, pointers), FIELD_MANAGER);
-        for (const e of now.filter((x) => x.action === 'remove')) {
+        await io.patch(name, ops, FIELD_MANAGER);
+        for (const e of todo) {
           removed.push(e);
           if (e.inTemplate && e.node !== undefined) templateChanged.add(e.node);
         }
-        const node = now[0]?.node ?? name;
-        say(`${node}: removed ${pointers.length} hand edit${pointers.length === 1 ? '' : 's'} from its Deployment (${now.filter((x) => x.action === 'remove').map(shortHandEdit).join('; ')})`);
+        const node = todo[0]?.node ?? name;
+        const whole = ops.some((o) => o.op === 'replace');
+        say(`${node}: undid ${todo.length} hand edit${todo.length === 1 ? '' : 's'} of its Deployment${whole ? ' (its spec written whole, as last applied)' : ''} (${todo.map(shortHandEdit).join('; ')})`);
         break;
       } catch (err) {
         if (!isConflict(err) || attempt >= ATTEMPTS) throw err;
-        const object = await io.read(name);
+        object = await io.read(name);
         if (object === undefined) break;
-        version = object.metadata?.resourceVersion;
         now = io.editsOf(object);
       }
     }

@@ -249,7 +249,7 @@ describe('undoHandEdits', () => {
     const lines: string[] = [];
     const out = await undoHandEdits(
       [edit('/spec/template/spec/tolerations'), edit('/metadata/annotations/x'), edit('/metadata/labels/y', 'web')],
-      { patch: async (name, ops) => patches.push([name, ops]), read: async () => undefined, editsOf: () => [], resourceVersionOf: () => '7' },
+      { patch: async (name, ops) => patches.push([name, ops]), read: async () => undefined, editsOf: () => [], objectOf: () => ({ metadata: { resourceVersion: '7' } }), appliedOf: () => undefined },
       (l) => lines.push(l),
     );
     expect(patches).toEqual([
@@ -257,7 +257,30 @@ describe('undoHandEdits', () => {
       ['web', [{ op: 'test', path: '/metadata/resourceVersion', value: '7' }, { op: 'remove', path: '/metadata/labels/y' }]],
     ]);
     expect(out.templateChanged).toEqual(['mail']);
-    expect(lines[0]).toBe('mail: removed 2 hand edits from its Deployment (/spec/template/spec/tolerations by kubectl-set; /metadata/annotations/x by kubectl-set)');
+    expect(lines[0]).toBe('mail: undid 2 hand edits of its Deployment (/spec/template/spec/tolerations by kubectl-set; /metadata/annotations/x by kubectl-set)');
+  });
+
+  it('GIVEN edits under spec (one set back, one added) and the state\'s applied manifest THEN the spec is written whole as applied, in the same patch as the removals outside it, the kept restart annotation carried over (issue 45)', async () => {
+    const { undoHandEdits } = await import('../../../src/workflow/undo-hand-edits.js');
+    const patches: [string, unknown][] = [];
+    const applied = { spec: { replicas: 1, strategy: { type: 'Recreate' }, template: { metadata: { labels: { a: 'b' } }, spec: { serviceAccountName: 'node-mail' } } } };
+    const live = { metadata: { name: 'mail', resourceVersion: '8' }, spec: { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1 } }, template: { metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': 't1', other: 'x' } } } } };
+    const setBack = { kind: 'Deployment', name: 'mail', node: 'mail', field: 'spec.strategy.type', writer: 'kubectl-patch', action: 'set-back' as const, inTemplate: false };
+    const account = { ...setBack, field: 'spec.template.spec.serviceAccountName', inTemplate: true };
+    const out = await undoHandEdits(
+      [setBack, account, edit('/spec/strategy/rollingUpdate'), edit('/metadata/annotations/x')],
+      { patch: async (name, ops) => patches.push([name, ops]), read: async () => undefined, editsOf: () => [], objectOf: () => live, appliedOf: (name) => (name === 'mail' ? applied : undefined) },
+      () => {},
+    );
+    const written = { ...applied.spec, template: { ...applied.spec.template, metadata: { labels: { a: 'b' }, annotations: { 'kubectl.kubernetes.io/restartedAt': 't1' } } } };
+    expect(patches).toEqual([
+      ['mail', [{ op: 'test', path: '/metadata/resourceVersion', value: '8' }, { op: 'remove', path: '/metadata/annotations/x' }, { op: 'replace', path: '/spec', value: written }]],
+    ]);
+    // the applied manifest itself is not changed
+    expect((applied.spec.template.metadata as any).annotations).toBeUndefined();
+    // a set-back edit of the pod template replaces the pod too: its rollout step follows
+    expect(out.templateChanged).toEqual(['mail']);
+    expect(out.removed).toHaveLength(4);
   });
 
   it('GIVEN the Deployment written in between (the test of its resourceVersion fails) THEN it reads it again and removes what is there now', async () => {
@@ -273,7 +296,8 @@ describe('undoHandEdits', () => {
         },
         read: async () => ({ metadata: { name: 'mail', resourceVersion: '9' } }),
         editsOf: () => [edit('/metadata/annotations/x'), edit('/metadata/annotations/z')],
-        resourceVersionOf: () => '7',
+        objectOf: () => ({ metadata: { resourceVersion: '7' } }),
+        appliedOf: () => undefined,
       },
       () => {},
     );
@@ -285,7 +309,7 @@ describe('undoHandEdits', () => {
     await expect(
       undoHandEdits(
         [edit('/metadata/annotations/x')],
-        { patch: async () => Promise.reject(Object.assign(new Error('HTTP 422'), { code: 422 })), read: async () => ({ metadata: { resourceVersion: '9' } }), editsOf: () => [edit('/metadata/annotations/x')], resourceVersionOf: () => '7' },
+        { patch: async () => Promise.reject(Object.assign(new Error('HTTP 422'), { code: 422 })), read: async () => ({ metadata: { resourceVersion: '9' } }), editsOf: () => [edit('/metadata/annotations/x')], objectOf: () => ({ metadata: { resourceVersion: '7' } }), appliedOf: () => undefined },
         () => {},
       ),
     ).rejects.toThrow('HTTP 422');
