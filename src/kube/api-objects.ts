@@ -5,7 +5,7 @@
  * previous ReplicaSet's template back byte for byte.
  *
  * Shapes: https://kubernetes.io/docs/reference/kubernetes-api/ (apps/v1 Deployment,
- * ReplicaSet; core/v1 Pod, Event, PersistentVolumeClaim).
+ * ReplicaSet; core/v1 Pod, Event, PersistentVolumeClaim, PersistentVolume).
  */
 import { z } from 'zod';
 import { CONTAINER_NAME } from '../contract/node-container.js';
@@ -157,10 +157,28 @@ export type KubeEvent = z.infer<typeof EventSchema>;
 
 export const ClaimSchema = z.object({
   metadata: ObjectMetaSchema,
-  spec: z.object({ storageClassName: str }).nullish(),
+  spec: z.object({ storageClassName: str, volumeName: str }).nullish(),
   status: z.object({ phase: str }).nullish(),
 });
 export type Claim = z.infer<typeof ClaimSchema>;
+
+/**
+ * core/v1 PersistentVolume: what decides the fate of a claim's data (its phase, its reclaim
+ * policy, the claim it is or was bound to). `lastPhaseTransitionTime` is set since Kubernetes
+ * 1.29 (beta; GA in 1.31).
+ */
+export const VolumeSchema = z.object({
+  metadata: ObjectMetaSchema,
+  spec: z
+    .object({
+      persistentVolumeReclaimPolicy: str,
+      storageClassName: str,
+      claimRef: z.object({ namespace: str, name: str, uid: str }).nullish(),
+    })
+    .nullish(),
+  status: z.object({ phase: str, message: str, lastPhaseTransitionTime: str }).nullish(),
+});
+export type Volume = z.infer<typeof VolumeSchema>;
 
 /** When an event last happened, in ms since the epoch (NaN when it carries no time). */
 export function eventTimeMs(e: KubeEvent): number {

@@ -2,13 +2,16 @@
  * The `/var/lib` claims a plan deletes or replaces, and the rule that guards them (DESIGN law
  * 10, issue 17): a claim of a node that stays in the target is never deleted or replaced
  * unless `--allow-volume-replacement <node>` names the node. A node that leaves the target, and
- * a destroy, take their claims with them, and say so in a line of their own. Pure.
+ * a destroy, take their claims with them, and say so in a line of their own. A claim already at
+ * risk in the cluster (being deleted, gone, Lost, on a Released or Failed volume: claim-risk.ts,
+ * DESIGN law 18) is a loss of its own, refused by the same rule, with how to keep the data. Pure.
  */
 import { DeployError, ExitCode } from '../errors.js';
 import { names } from '../config/names.js';
 import type { TargetModel } from '../config/target-model.js';
 import type { PlannedChange } from '../contract/planned-change.js';
 import { nodeResourceOf } from '../contract/graph-ids.js';
+import { describeDangers, describeFate, keepDataSteps, type ClaimRisk } from './claim-risk.js';
 
 export type ClaimLossCause =
   /** the node is no longer in the target (the specification's "node removed" edge case) */
@@ -16,7 +19,9 @@ export type ClaimLossCause =
   /** `deploy destroy`: the whole target goes */
   | 'destroy'
   /** the node stays, and something forces its claim to go */
-  | 'forced';
+  | 'forced'
+  /** the node stays, and its claim is already at risk in the cluster (claim-risk.ts): the apply makes a new, empty one */
+  | 'at-risk';
 
 /** One claim the plan deletes or replaces: the data on `/var/lib` of the node is lost. */
 export interface ClaimLoss {
@@ -28,14 +33,20 @@ export interface ClaimLoss {
   readonly cause: ClaimLossCause;
   /** What forces it, in words: each attribute with what sets it, or tofu's reason. */
   readonly forcedBy: readonly string[];
-  /** The run may do it: always for `node-removed` and `destroy`; `forced` only when the flag names the node. */
+  /** The run may do it: always for `node-removed` and `destroy`; `forced` and `at-risk` only when the flag names the node. */
   readonly allowed: boolean;
+  /** `at-risk`: what the cluster holds of the claim and its volume (claim-risk.ts) */
+  readonly risk?: ClaimRisk;
 }
 
 export interface ClaimLossOptions {
   readonly destroy: boolean;
   /** The nodes named by `--allow-volume-replacement`. */
   readonly allowed: ReadonlySet<string>;
+  /** The claims at risk in the cluster, as read before the plan (claim-risk.ts); each is a loss of its own. */
+  readonly risks?: readonly ClaimRisk[];
+  /** The graph address of each node's claim (for the loss of a claim at risk). */
+  readonly claimAddresses?: ReadonlyMap<string, string>;
 }
 
 export const ALLOW_FLAG = '--allow-volume-replacement';
@@ -43,10 +54,29 @@ export const ALLOW_FLAG = '--allow-volume-replacement';
 export function findClaimLosses(model: TargetModel, planned: readonly PlannedChange[], opts: ClaimLossOptions): ClaimLoss[] {
   const staying = new Set(model.nodes.map((n) => n.name));
   const losses: ClaimLoss[] = [];
+  const atRisk = new Set<string>();
+  if (!opts.destroy) {
+    for (const risk of opts.risks ?? []) {
+      if (!staying.has(risk.node)) continue;
+      atRisk.add(risk.node);
+      losses.push({
+        node: risk.node,
+        claim: risk.claim,
+        address: opts.claimAddresses?.get(risk.node) ?? '',
+        change: 'replace',
+        cause: 'at-risk',
+        forcedBy: [describeDangers(risk)],
+        allowed: opts.allowed.has(risk.node),
+        risk,
+      });
+    }
+  }
   for (const rc of planned) {
     if (rc.address.startsWith('data.') || !rc.actions.includes('delete')) continue;
     const r = nodeResourceOf(rc.name);
     if (r?.construct !== 'node' || r.part !== 'state') continue;
+    // the -replace the run itself asked for, of a claim at risk, is said by that claim's line
+    if (atRisk.has(r.node) && rc.actionReason === 'replace_by_request') continue;
     const cause: ClaimLossCause = opts.destroy ? 'destroy' : staying.has(r.node) ? 'forced' : 'node-removed';
     losses.push({
       node: r.node,
@@ -102,7 +132,45 @@ export function describeClaimLoss(loss: ClaimLoss): string {
       return `${head}, forced by ${loss.forcedBy.join('; ')}: ${
         loss.allowed ? `allowed by ${ALLOW_FLAG} ${loss.node}, the data on it is lost` : `apply refuses this without ${ALLOW_FLAG} ${loss.node}`
       }`;
+    case 'at-risk':
+      return `/var/lib of node ${loss.node} is at risk: claim ${loss.claim} is ${loss.forcedBy.join('; ')}; ${loss.risk ? describeFate(loss.risk) : 'what becomes of the data is not known'}: ${
+        loss.allowed
+          ? `allowed by ${ALLOW_FLAG} ${loss.node}: the apply ${loss.risk?.inCluster === false ? 'makes' : 'replaces it with'} a new, empty claim`
+          : `apply refuses every change without ${ALLOW_FLAG} ${loss.node}`
+      }`;
   }
+}
+
+/**
+ * Throws (exit 2) when a claim of a node that stays is at risk in the cluster (claim-risk.ts)
+ * and the flag does not name the node: called as soon as the target's objects are read, before
+ * the run changes anything (an undone hand edit would replace the pod, and let a claim that is
+ * being deleted go). The message names node and claim, what the objects say, what becomes of
+ * the data, and the commands that keep it.
+ */
+export function refuseClaimRisks(model: TargetModel, risks: readonly ClaimRisk[], allowed: ReadonlySet<string>): void {
+  const staying = new Set(model.nodes.map((n) => n.name));
+  const refused = risks.filter((r) => staying.has(r.node) && !allowed.has(r.node));
+  if (refused.length === 0) return;
+  const lines = refused.flatMap((r) => {
+    const steps = keepDataSteps(r, model.namespace);
+    return [
+      `  - node ${r.node}: claim ${r.claim} is ${describeDangers(r)}; ${describeFate(r)}`,
+      steps.length > 0 ? `    to keep its data:` : `    nothing of its data is left in the cluster to keep`,
+      ...steps.map((s, i) => `      ${i + 1}. ${s}`),
+    ];
+  });
+  const one = refused.length === 1;
+  throw new DeployError(
+    [
+      `apply refused before changing anything: in target ${model.target} (namespace ${model.namespace}) the /var/lib claim of ${one ? 'a node that stays is' : `${refused.length} nodes that stay are`} at risk, and an apply would start ${one ? 'it' : 'them'} on a new, empty claim:`,
+      ...lines,
+    ].join('\n'),
+    ExitCode.usage,
+    {
+      hint: `keep the data with the steps above, then apply again; to start on an empty /var/lib on purpose, apply with ${refused.map((r) => `${ALLOW_FLAG} ${r.node}`).join(' ')}`,
+    },
+  );
 }
 
 /**

@@ -18,7 +18,8 @@ import { DeployError, ExitCode } from '../errors.js';
 import { describeApiError } from '../kube/api-error.js';
 import { spireFailure } from '../spire/spire-failure.js';
 import type { PlanResult } from '../tools/tofu.js';
-import { refuseClaimLosses } from './claim-guard.js';
+import { refuseClaimLosses, refuseClaimRisks } from './claim-guard.js';
+import { claimRisksOf, type ClaimRisk } from './claim-risk.js';
 import { planDestroy } from './destroy-plan.js';
 import type { HandEdit } from './hand-edits.js';
 import { planPushingGoneTags } from './missing-tags.js';
@@ -91,12 +92,26 @@ export async function planTarget(parts: Pick<TargetParts, 'readTargetObjects' | 
   const manifests = graphManifests(graphDoc);
   let seen: TargetObjects | string = 'a destroy reads nothing of the cluster before its plan';
   let edits: readonly HandEdit[] = [];
+  let risks: readonly ClaimRisk[] = [];
+  const allowed = opts.allowVolumeReplacement ?? new Set<string>();
   if (mode !== 'destroy') {
     // with the check to come, the registry's tags are read beside the cluster and the state
     seen = await parts.readTargetObjects(noopCtx, { tags: noFastPlan === undefined }).catch((err: Error) => err.message);
-    if (typeof seen === 'string') say(`hand edits not looked for: the cluster's objects could not be read (${seen})`);
-    else edits = handEditsOf(model, seen.objects, manifests, seen.state?.resources);
+    if (typeof seen === 'string') say(`hand edits and /var/lib claims not looked at: the cluster's objects could not be read (${seen})`);
+    else {
+      edits = handEditsOf(model, seen.objects, manifests, seen.state?.resources);
+      // law 18: a claim already at risk in the cluster (claim-risk.ts) stops the apply here,
+      // before anything changes (an undone hand edit below would replace the pod and let it go)
+      const judged = claimRisksOf(model, seen);
+      if (typeof judged === 'string') say(`/var/lib claims not looked at: ${judged}`);
+      else risks = judged;
+      if (typeof seen.volumes === 'string' && risks.length > 0) say(`what becomes of the data on the claims at risk is not known: ${seen.volumes}`);
+      if (mode === 'apply') refuseClaimRisks(model, risks, allowed);
+    }
   }
+  // a claim at risk that the flag lets go is made again by the plan (-replace), like a forced one
+  const claims = { destroy: mode === 'destroy', allowed, risks, claimAddresses: claimAddresses(graphDoc) };
+  const replaceClaims = risks.filter((r) => r.inCluster && allowed.has(r.node)).flatMap((r) => claims.claimAddresses.get(r.node) ?? []);
   // The verified no-op check (noop/verdict.ts): "no changes" without tofu when that is certain
   let fingerprintBefore: TargetFingerprint | undefined;
   let scoped: ScopedPlan | undefined;
@@ -109,7 +124,7 @@ export async function planTarget(parts: Pick<TargetParts, 'readTargetObjects' | 
     } else if (verdict.kind === 'verified') {
       say(verdict.sentence);
       if (mode === 'apply') checkSubmission(model, verdict.outputs);
-      const summary = summarizePlan(model, [], false, { destroy: false, allowed: opts.allowVolumeReplacement ?? new Set() }, { movedTags: verdict.movedTags, handEdits: edits });
+      const summary = summarizePlan(model, [], false, claims, { movedTags: verdict.movedTags, handEdits: edits });
       return { path: 'verified', summary: { ...summary, verifiedNoop: true }, nodeNames: nodeNamesFrom(verdict.outputs) };
     } else {
       say(`full plan: ${verdict.reason}`);
@@ -166,7 +181,7 @@ export async function planTarget(parts: Pick<TargetParts, 'readTargetObjects' | 
   const { plan, pushedAgain } = await (mode === 'destroy'
     ? planDestroy((refresh) => tofu.planGraph({ ...base, destroy: true, refresh, logger }), say).then((p) => ({ plan: p, pushedAgain: new Set<string>() }))
     : planPushingGoneTags(
-        (replace) => tofu.planGraph({ ...base, replace: [...replace, ...replaceRollouts], targets: scoped?.targets, ...(scoped?.refresh === false ? { refresh: false } : {}), logger }),
+        (replace) => tofu.planGraph({ ...base, replace: [...replace, ...replaceRollouts, ...replaceClaims], targets: scoped?.targets, ...(scoped?.refresh === false ? { refresh: false } : {}), logger }),
         async () => graphDoc,
         (node) => model.nodes.find((n) => n.name === node)?.tagRef,
         say,
@@ -178,14 +193,15 @@ export async function planTarget(parts: Pick<TargetParts, 'readTargetObjects' | 
   // read: for those, the check's fresh reads)
   const planned = mode === 'destroy' ? undefined : movedTags(plan.priorState ?? []);
   const moved = scoped === undefined || planned === undefined ? planned : new Map([...scoped.movedTags, ...[...planned].filter(([node]) => scoped!.nodes.includes(node))]);
-  const summary = summarizePlan(model, plan.changes, plan.hasChanges, { destroy: mode === 'destroy', allowed: opts.allowVolumeReplacement ?? new Set() }, { pushedAgain, movedTags: moved, handEdits: edits });
+  const summary = summarizePlan(model, plan.changes, plan.hasChanges, claims, { pushedAgain, movedTags: moved, handEdits: edits });
   // law 10: the claim of a node that stays goes only when the operator named the node
   if (mode === 'apply') refuseClaimLosses(model, summary.claimLosses);
   // every archive the apply pushes is there, before tofu changes anything (push-archives.ts)
   if (mode === 'apply' && plan.hasChanges) await requirePushArchives(model, summary, opts.env.PATH ?? '');
   // (not while a hand edit that tofu should have set back is there: the next plan looks again)
   const unresolved = edits.some((e) => e.action === 'set-back' || (e.action === 'remove' && mode === 'plan'));
-  if (!plan.hasChanges && pushedAgain.size === 0 && fingerprintBefore !== undefined && !unresolved) {
+  // (nor while a claim is at risk: the next plan names it again, and its check never answers over it)
+  if (!plan.hasChanges && pushedAgain.size === 0 && fingerprintBefore !== undefined && !unresolved && risks.length === 0) {
     // verified by tofu's refresh: the fingerprint taken before it is the target's no-op state
     await parts.noop.record(noopCtx, fingerprintBefore, 'plan').catch((err: Error) => logger.warn({ kind: 'noop-record', err: err.message }, 'the no-op record was not written'));
   }
@@ -220,6 +236,16 @@ function rolloutAddresses(doc: GraphDocument, nodes: readonly string[]): string[
     })
     .map((name) => `null_resource.${name}`)
     .sort();
+}
+
+/** Each node's claim address in the graph (`kubernetes_persistent_volume_claim_v1.<name>`), by node. */
+function claimAddresses(doc: GraphDocument): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const name of Object.keys(doc.resource?.kubernetes_persistent_volume_claim_v1 ?? {})) {
+    const p = graphPartOf(name);
+    if (p?.scope === 'node' && p.part === 'state') out.set(p.node, `kubernetes_persistent_volume_claim_v1.${name}`);
+  }
+  return out;
 }
 
 /**

@@ -99,7 +99,8 @@ export function namespaceRules(spire: boolean): PolicyRule[] {
  * What deploy reads (and, with SPIRE, writes) outside the namespace, by name where RBAC allows
  * it: the namespace itself (the graph's read and the check's list, filtered by name, which RBAC
  * matches against resourceNames), the RuntimeClass (the same), and the list of the CRDs the
- * provider reads schemas from. With SPIRE: the ClusterRole
+ * provider reads schemas from, and the list of PersistentVolumes (what becomes of a claim's
+ * data: claim-risk.ts). With SPIRE: the ClusterRole
  * and the two ClusterRoleBindings of the spire-server account (create cannot be limited by
  * name in RBAC; the others are), `bind` of system:auth-delegator (the token reviews), and
  * nodes get, which the role the graph makes grants (RBAC refuses a role that grants what its
@@ -114,6 +115,10 @@ export function clusterRules(model: Pick<TargetModel, 'namespace' | 'runtimeClas
     // forbidden"), a list that cannot be limited by name: terraform-provider-kubernetes
     // manifest/provider/resource.go (lookUpGVKinCRDs). Their schemas only; no CRD is written.
     { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['list'] },
+    // the claims at risk (claim-risk.ts): what becomes of a claim's data is its volume's phase and
+    // reclaim policy; a volume's name is its provisioner's, so no name limits the list. Read only;
+    // without it the plan still judges the claims' own fields and says the volumes were not read
+    { apiGroups: [''], resources: ['persistentvolumes'], verbs: ['list'] },
   ];
   if (model.spire === undefined) return rules;
   const role = spireNames.clusterRole(model.namespace);

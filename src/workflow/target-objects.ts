@@ -2,9 +2,12 @@
  * One read of what a target is in the cluster and on the backend, for the verified no-op check
  * (noop/verdict.ts), the hand edits (hand-edits.ts) and the ownership step (undo-hand-edits.ts):
  * one LIST per kind the graph makes in the namespace (with each object's managedFields), the
- * namespace and the RuntimeClass, and the state. Through the fast client (src/kube/kube-read.ts)
- * unless the kubeconfig needs an auth-provider or a socks5 proxy; then the full client reads the Deployments alone (enough
- * for the hand edits; the check then runs the full plan, saying why).
+ * namespace and the RuntimeClass, and the state; and beside them, for the claims at risk
+ * (claim-risk.ts), the cluster's PersistentVolumes (one LIST more in the same wave, kept out of
+ * the objects: another target's volume is no object of this one). Through the fast client
+ * (src/kube/kube-read.ts) unless the kubeconfig needs an auth-provider or a socks5 proxy; then
+ * the full client reads the Deployments and the claims alone (enough for the hand edits and the
+ * claims' own fields; the check then runs the full plan, saying why).
  */
 import type { TargetModel } from '../config/target-model.js';
 import type { KubeLister } from '../kube/kube-read.js';
@@ -20,8 +23,15 @@ export interface TargetObjects {
   readonly server: string;
   readonly objects: readonly ListedObject[];
   readonly state: StateView | undefined;
-  /** Every kind was listed (the fast client); false: the Deployments alone (the full client). */
+  /** Every kind was listed (the fast client); false: the Deployments (and the claims) alone (the full client). */
   readonly complete: boolean;
+  /** The claims of the namespace as listed; undefined when they were not read. */
+  readonly claims?: readonly unknown[];
+  /**
+   * The cluster's PersistentVolumes as listed (what becomes of a claim's data), or why they
+   * could not be read (a least-privilege identity without `list persistentvolumes`, the full client).
+   */
+  readonly volumes?: readonly unknown[] | string;
   /** Why only the Deployments were read, for the check's line. */
   readonly partialReason?: string;
   /** tag reference -> what the registry says of it, for every node (read when asked: the check's tags) */
@@ -55,12 +65,14 @@ export async function readTargetObjects(ctx: TargetObjectsContext, opts: { reado
   const ns = ctx.model.namespace;
   const path = (name: string) => `/apis/apps/v1/namespaces/${encodeURIComponent(ns)}/deployments/${encodeURIComponent(name)}`;
   if (lister !== undefined) {
-    const [objects, state, tags] = await Promise.all([listObjects(lister, ctx.model), readState(ctx), tagRead]);
+    const [objects, volumes, state, tags] = await Promise.all([listObjects(lister, ctx.model), listVolumes(lister), readState(ctx), tagRead]);
     return {
       server: lister.server,
       objects,
       state,
       complete: true,
+      claims: objects.filter((o) => o.kind === 'PersistentVolumeClaim').map((o) => o.object),
+      volumes,
       ...(tags !== undefined ? { tags } : {}),
       deployments: {
         patch: (name, ops, fieldManager) => lister.jsonPatch(`patch Deployment ${ns}/${name}`, path(name), ops, fieldManager),
@@ -73,12 +85,14 @@ export async function readTargetObjects(ctx: TargetObjectsContext, opts: { reado
   const why = fullClientReason(resolveKubeconfig(env), env);
   const { createKubeApi, loadKubeConfig } = await import('../kube/kube-api.js');
   const api = createKubeApi(loadKubeConfig(env));
-  const [list, state, tags] = await Promise.all([api.listDeployments(ns, ''), readState(ctx), tagRead]);
+  const [list, claims, state, tags] = await Promise.all([api.listDeployments(ns, ''), api.listClaims(ns), readState(ctx), tagRead]);
   return {
     server: api.server,
     objects: list.items.map((object) => ({ kind: 'Deployment', object: object as ManagedObject })),
     state,
     complete: false,
+    claims: claims.items,
+    volumes: 'the full Kubernetes client reads no PersistentVolumes',
     ...(tags !== undefined ? { tags } : {}),
     partialReason: `the kubeconfig needs the full Kubernetes client: ${why ?? 'an auth-provider or a socks5 proxy'}`,
     deployments: {
@@ -94,6 +108,18 @@ async function readNodeTags(ctx: TargetObjectsContext): Promise<ReadonlyMap<stri
   return readTagDigests(
     ctx.model.nodes.map((n) => n.tagRef),
     { tlsVerify: ctx.model.registryTlsVerify, caFile: ctx.model.registryCaFile, env: ctx.env },
+  );
+}
+
+/**
+ * Every PersistentVolume (cluster-wide: a volume's name is its provisioner's, so no name or
+ * selector finds a claim's volume before it is read), or why they could not be listed.
+ */
+async function listVolumes(lister: KubeLister): Promise<readonly unknown[] | string> {
+  const { describeApiError } = await import('../kube/api-error.js');
+  return lister.list('list PersistentVolumes', '/api/v1/persistentvolumes').then(
+    (r) => r.items,
+    (err: unknown) => `list PersistentVolumes: ${describeApiError(err)}`,
   );
 }
 

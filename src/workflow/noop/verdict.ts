@@ -15,6 +15,8 @@
  *     but for what only the cluster writes (resourceVersion, managedFields, status, the
  *     Deployment's revision and the rollout step's last-rollout annotations): a field changed
  *     by anyone, an object deleted, added or made again, all send the run to the full plan;
+ *   - no /var/lib claim of a node is at risk (being deleted, gone, Lost, on a Released or
+ *     Failed volume: claim-risk.ts), which no fingerprint shows (status is left out of it);
  *   - every node's tag is read from the registry (in-process: src/tools/registry-digest.ts),
  *     and none is gone; a tag that points elsewhere than the digest recorded at its push is
  *     reported as the full plan reports it (FR-003, moved-tags.ts).
@@ -35,6 +37,7 @@
  */
 import { whyNoComputedFieldsPatch } from '../../tools/providers.js';
 import { readTagDigests, type TagDigest } from '../../tools/registry-digest.js';
+import { claimRisksOf } from '../claim-risk.js';
 import { shortHandEdit, undoes, type HandEdit } from '../hand-edits.js';
 import type { TargetObjects } from '../target-objects.js';
 import { movedFrom, recordedPushDigests, type MovedTag } from '../moved-tags.js';
@@ -93,6 +96,11 @@ export async function checkNoop(ctx: NoopCheckContext, seen: TargetObjects | str
     if (!seen.complete) return { kind: 'full', reason: `the check could not read everything it needs (${seen.partialReason ?? 'only the Deployments were read'})` };
     const state = seen.state;
     if (state?.untrusted !== undefined) return { kind: 'full', reason: state.untrusted };
+    // law 18: never an answer over a /var/lib claim at risk (claim-risk.ts): a claim's phase and
+    // its volume are not in the fingerprint, so the record cannot see them; the full plan names it (and keeps no record while it is so)
+    const risks = claimRisksOf(ctx.model, seen);
+    if (typeof risks === 'string') return { kind: 'full', reason: `the check could not judge the /var/lib claims (${risks})` };
+    if (risks.length > 0) return { kind: 'full', reason: `/var/lib claim${risks.length === 1 ? '' : 's'} at risk in the cluster (${risks.map((r) => `${r.claim}: ${r.dangers.join(', ')}`).join('; ')})` };
     const record = await readRecord(ctx);
     fingerprint = await takeFingerprint(ctx, seen, graphText);
     // (a typed object's hand edit is tofu's to see: its refresh reads every field of the schema)

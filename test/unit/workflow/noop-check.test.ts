@@ -160,3 +160,17 @@ describe('the reason of a full plan when the check cannot read', () => {
     expect(verdict).toEqual({ kind: 'full', reason: 'the check could not read everything it needs (The kubeconfig cannot be used: env KUBE_CTX: context "other" does not exist in the kubeconfig; /kc: no server)' });
   });
 });
+
+describe('the check never answers over a /var/lib claim at risk (law 18)', () => {
+  const model = { namespace: 'demo', nodes: [{ name: 'web' }] } as unknown as TargetModel;
+  const objects = (claims: unknown[]) => ({ server: 'https://cluster.test', objects: [], state: undefined, complete: true, claims, volumes: [], deployments: { patch: async () => undefined, read: async () => undefined } });
+  it('GIVEN the claim is being deleted (a status and a deletionTimestamp the fingerprint does not see) THEN the full plan runs, naming the claim and why', async () => {
+    const deleting = { metadata: { name: 'web-state', uid: 'u', deletionTimestamp: '2026-05-01T10:00:00Z' }, status: { phase: 'Bound' } };
+    const verdict = await checkNoop({ model } as NoopCheckContext, objects([deleting]), [], '{}');
+    expect(verdict).toEqual({ kind: 'full', reason: '/var/lib claim at risk in the cluster (web-state: deleting)' });
+  });
+  it('GIVEN the claims were not read THEN the full plan runs, saying so', async () => {
+    const { claims: _c, ...noClaims } = objects([]);
+    expect(await checkNoop({ model } as NoopCheckContext, noClaims, [], '{}')).toEqual({ kind: 'full', reason: 'the check could not judge the /var/lib claims (the claims were not read)' });
+  });
+});

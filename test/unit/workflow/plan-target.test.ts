@@ -130,3 +130,57 @@ describe('planTarget', () => {
     expect(plan.toApply).toMatchObject({ mode: 'destroy', noFastPlan: 'destroy' });
   });
 });
+
+describe('planTarget: a /var/lib claim at risk in the cluster (claim-risk.ts)', () => {
+  const claimName = 'node-alpha_state_0A1B2C40';
+  const claimAddress = `kubernetes_persistent_volume_claim_v1.${claimName}`;
+  const graph = { resource: { kubernetes_persistent_volume_claim_v1: { [claimName]: {} } } };
+  const deletingClaim = {
+    metadata: { name: 'alpha-state', uid: 'u1', deletionTimestamp: '2026-05-01T10:00:00Z', finalizers: ['kubernetes.io/pvc-protection'] },
+    spec: { volumeName: 'pv-1' },
+    status: { phase: 'Bound' },
+  };
+  const pv = { metadata: { name: 'pv-1', uid: 'v1' }, spec: { persistentVolumeReclaimPolicy: 'Delete', claimRef: { namespace: model.namespace, name: 'alpha-state', uid: 'u1' } }, status: { phase: 'Bound' } };
+  const seen = (claims: unknown[]) => ({ server: 'https://cluster.test', objects: [], state: undefined, complete: true, claims, volumes: [pv], deployments: { patch: async () => undefined, read: async () => undefined } });
+  const verified = { kind: 'verified' as const, movedTags: new Map(), outputs: namesOutput(['alpha']), sentence: 'no changes, verified without a refresh' };
+  async function runWith(mode: 'plan' | 'apply', allowed: string[]) {
+    const r = await fakeRun(mode, { allowVolumeReplacement: new Set(allowed) }, graph);
+    cleanups.push(r.cleanup);
+    return r;
+  }
+
+  it('GIVEN a claim being deleted and no flag WHEN apply THEN it is refused (exit 2) after the objects are read, before the check, a hand edit undone or tofu', async () => {
+    const { parts, calls } = fakeParts({ objects: seen([deletingClaim]), verdict: verified });
+    const { session, opts } = await runWith('apply', []);
+    await expect(planTarget(parts, session, opts)).rejects.toMatchObject({ exitCode: ExitCode.usage, message: expect.stringContaining('  - node alpha: claim alpha-state is being deleted since 2026-05-01T10:00:00Z') });
+    expect(calls.map((c) => c.name)).toEqual(['objects.read']);
+  });
+
+  it('GIVEN the flag names the node WHEN apply THEN tofu plans the claim made again (-replace), and the summary says it on the claim\'s line', async () => {
+    const requested = { ...change(claimAddress, ['delete', 'create']), actionReason: 'replace_by_request' };
+    const { parts, named } = fakeParts({ objects: seen([deletingClaim]), verdict: { kind: 'full', reason: 'claims at risk' }, plans: [planResult([requested])] });
+    const { session, opts } = await runWith('apply', ['alpha']);
+    const plan = await planTarget(parts, session, opts);
+    expect(named('tofu.plan')[0]!.args[0]).toMatchObject({ replace: [claimAddress] });
+    expect(plan.summary.claimLosses).toEqual([expect.objectContaining({ node: 'alpha', cause: 'at-risk', allowed: true, address: claimAddress })]);
+    expect(plan.toApply).toBeDefined();
+  });
+
+  it('GIVEN no flag WHEN plan THEN the plan names the claim at risk, asks for no -replace, and keeps no no-op record', async () => {
+    const { parts, named } = fakeParts({ objects: seen([deletingClaim]), verdict: { kind: 'full', reason: 'claims at risk', fingerprint }, plans: [planResult([])] });
+    const { session, opts } = await runWith('plan', []);
+    const plan = await planTarget(parts, session, opts);
+    expect(named('tofu.plan')[0]!.args[0]).toMatchObject({ replace: [] });
+    expect(plan.summary.claimLosses).toEqual([expect.objectContaining({ node: 'alpha', claim: 'alpha-state', cause: 'at-risk', allowed: false })]);
+    expect(named('noop.record')).toEqual([]);
+  });
+
+  it('GIVEN the claim is as it should be WHEN apply THEN nothing is refused, and a plan without changes keeps its record', async () => {
+    const bound = { ...deletingClaim, metadata: { name: 'alpha-state', uid: 'u1' } };
+    const { parts, named } = fakeParts({ objects: seen([bound]), verdict: { kind: 'full', reason: 'no record', fingerprint }, plans: [planResult([])] });
+    const { session, opts } = await runWith('plan', []);
+    const plan = await planTarget(parts, session, opts);
+    expect(plan.summary.claimLosses).toEqual([]);
+    expect(named('noop.record')).toHaveLength(1);
+  });
+});

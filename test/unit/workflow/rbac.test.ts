@@ -63,13 +63,14 @@ describe('the role of deploy rbac', () => {
     expect(rules.slice(0, namespaceRules(false).length)).toEqual(namespaceRules(false));
   });
 
-  it('THEN the ClusterRole reads the namespace and the RuntimeClass by name, lists the CRDs, and with SPIRE only the names of its own ClusterRole and bindings', () => {
+  it('THEN the ClusterRole reads the namespace and the RuntimeClass by name, lists the CRDs and the PersistentVolumes, and with SPIRE only the names of its own ClusterRole and bindings', () => {
     const [all] = targetsOf(false, 'all');
     const rules = clusterRules(all!);
     expect(rules).toEqual([
       { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list'], resourceNames: ['fediversity'] },
       { apiGroups: ['node.k8s.io'], resources: ['runtimeclasses'], verbs: ['get', 'list'], resourceNames: ['systemd'] },
       { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['list'] },
+      { apiGroups: [''], resources: ['persistentvolumes'], verbs: ['list'] },
     ]);
     const [withSpire] = targetsOf(true, 'all');
     const spire = clusterRules(withSpire!);

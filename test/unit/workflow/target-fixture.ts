@@ -81,7 +81,7 @@ export function fakeParts(answers: FakeAnswers): { parts: TargetParts; calls: Ca
   const events = (opts: { onEvent?: (e: TofuEvent) => void }) => {
     for (const e of answers.events ?? []) opts.onEvent?.(e);
   };
-  const objects: TargetObjects = { server: 'https://cluster.test', objects: [], state: undefined, complete: true, deployments: { patch: async () => undefined, read: async () => undefined } };
+  const objects: TargetObjects = { server: 'https://cluster.test', objects: [], state: undefined, complete: true, claims: [], volumes: [], deployments: { patch: async () => undefined, read: async () => undefined } };
   const parts: TargetParts = {
     writeGraph: async (m, dir) => {
       call('writeGraph', m.target, dir);
