@@ -273,7 +273,10 @@ function podWords(fate: PodFate | undefined): string {
 }
 
 export function formatTargetSummary(t: TargetSummary): string {
-  const lines = [`target ${t.target} (namespace ${t.namespace}, state ${t.stateKey}): ${t.changes ? 'changes' : 'no changes'}`];
+  // a claim at risk (claim-guard.ts) is no change of tofu's, and no "no changes" either
+  const atRisk = t.claimLosses.some((l) => l.cause === 'at-risk');
+  const headline = t.changes ? 'changes' : atRisk ? 'no changes planned; a /var/lib claim is at risk (below)' : 'no changes';
+  const lines = [`target ${t.target} (namespace ${t.namespace}, state ${t.stateKey}): ${headline}`];
   for (const n of t.nodes) {
     lines.push(`  ${n.node}: ${n.words}`);
     // each hand edit on a line of its own: the field, who wrote it, what the apply does

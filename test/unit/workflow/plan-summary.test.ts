@@ -254,4 +254,11 @@ describe('summarizePlan and a moved tag (FR-003)', () => {
     const s = summarizePlan(all!, [change('image-alpha_push_832904CE', ['delete', 'create'])], true, undefined, { movedTags: moved });
     expect(s.nodes.find((n) => n.node === 'alpha')!.tagMoved).toBeUndefined();
   });
+
+  it('GIVEN no change of tofu\'s but a claim at risk THEN the headline does not say "no changes" alone', () => {
+    const s = summarizePlan(all!, [], false);
+    const risky = { ...s, claimLosses: [{ node: 'alpha', claim: 'alpha-state', cause: 'at-risk' as const, forcedBy: [], allowed: false } as any] };
+    expect(formatTargetSummary(risky).split('\n')[0]).toMatch(/: no changes planned; a \/var\/lib claim is at risk \(below\)$/);
+    expect(formatTargetSummary(s).split('\n')[0]).toMatch(/: no changes$/);
+  });
 });
