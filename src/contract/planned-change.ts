@@ -34,6 +34,11 @@ export interface PlannedResourceChange {
    * Present, maybe empty, only when both sides have a template.
    */
   readonly templateChanges?: readonly TemplateChange[];
+  /**
+   * A typed Kubernetes resource's attributes that an update changes to a known value, as paths
+   * (`metadata[0].annotations.team`); names only (tools/template-changes.ts).
+   */
+  readonly changedAttributes?: readonly string[];
 }
 
 /** A number, a boolean or null: the only values a template change carries (strings may be long scripts; none are shown). */
@@ -51,4 +56,4 @@ export interface TemplateChange {
 }
 
 /** What the plan's summary and the claim guard read of a planned change (src/tools/ gives more). */
-export type PlannedChange = Pick<PlannedResourceChange, 'address' | 'name' | 'actions' | 'actionReason' | 'wasTainted' | 'changedKeys' | 'replacePaths' | 'templateChanges'>;
+export type PlannedChange = Pick<PlannedResourceChange, 'address' | 'name' | 'actions' | 'actionReason' | 'wasTainted' | 'changedKeys' | 'replacePaths' | 'templateChanges' | 'changedAttributes'>;

@@ -30,7 +30,7 @@ import { hasUnknown, jsonLike, unknownMarks } from './cty-json.js';
 import { readSavedPlan, type SavedPlan } from './plan-file.js';
 import { ACTIONS, changeOf, dynamicValue, FORMAT_VERSION, MODES, OUTPUT_CHANGE, PLAN, pathOf, REASONS, RESOURCE_CHANGE, VALUE_COUNT } from './planfile-proto.js';
 import { fields } from './protobuf-wire.js';
-import { templateChangesOf } from './template-changes.js';
+import { changedAttributesOf, templateChangesOf } from './template-changes.js';
 import { changedKeysOf, formatAttributePath, type PlannedOutput, type ShownPlan } from './tofu-plan-json.js';
 
 export { UNKNOWN, msgpack } from './cty-msgpack.js';
@@ -97,9 +97,10 @@ function resourceChange(buf: Buffer, tainted: ReadonlySet<string>): { address: s
   const { before, after } = beforeAndAfter(change.action, change.values, address);
   requireSameAttributes(before, after, address);
   const { mode, type, name } = addressParts(address);
-  const [json, marks] = [jsonLike(after), unknownMarks(after)];
-  const changedKeys = changedKeysOf(jsonLike(before), json, marks);
-  const templateChanges = templateChangesOf(jsonLike(before), json, marks);
+  const [prior, json, marks] = [jsonLike(before), jsonLike(after), unknownMarks(after)];
+  const changedKeys = changedKeysOf(prior, json, marks);
+  const templateChanges = templateChangesOf(prior, json, marks);
+  const changedAttributes = changedAttributesOf(type, actions, prior, json, marks);
   return {
     address,
     deposed,
@@ -113,6 +114,7 @@ function resourceChange(buf: Buffer, tainted: ReadonlySet<string>): { address: s
       ...(tainted.has(address) && !deposed ? { wasTainted: true } : {}),
       ...changedKeys,
       ...templateChanges,
+      ...changedAttributes,
       ...(replace.length > 0 ? { replacePaths: replace.map(formatAttributePath) } : {}),
     },
   };

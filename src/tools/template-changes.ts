@@ -33,6 +33,20 @@ export function templateChangesOf(before: Json, after: Json, afterUnknown: Json)
   return { templateChanges: out };
 }
 
+/**
+ * The attributes of a typed Kubernetes resource (a claim, a namespace: not kubernetes_manifest,
+ * whose manifest the template changes cover) that an update changes to a known value, as
+ * paths (`metadata[0].annotations.team`): names only, so the plan can say what changes
+ * instead of guessing it from the resource's type. Values known only after the apply (computed
+ * attributes) are left out.
+ */
+export function changedAttributesOf(type: string, actions: readonly string[], before: Json, after: Json, afterUnknown: Json): { changedAttributes?: string[] } {
+  if (!type.startsWith('kubernetes_') || type === 'kubernetes_manifest' || actions.length !== 1 || actions[0] !== 'update') return {};
+  const out: TemplateChange[] = [];
+  walk(before, after, afterUnknown, '', out);
+  return { changedAttributes: out.filter((c) => c.afterApply !== true).map((c) => c.path) };
+}
+
 function walk(b: Json, a: Json, u: Json, path: string, out: TemplateChange[]): void {
   const before = scalar(b);
   if (u === true) {
@@ -42,6 +56,7 @@ function walk(b: Json, a: Json, u: Json, path: string, out: TemplateChange[]): v
   if (isObject(b) && isObject(a)) {
     const marks = isObject(u) ? u : {};
     for (const k of [...new Set([...Object.keys(b), ...Object.keys(a), ...Object.keys(marks)])].sort()) walk(b[k], a[k], marks[k], path === '' ? k : `${path}.${k}`, out);
+
     return;
   }
   if (Array.isArray(b) && Array.isArray(a)) {

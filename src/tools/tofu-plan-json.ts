@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { PlannedResourceChange } from '../contract/planned-change.js';
 import { tofuResourceSchema, type TofuResource } from '../contract/tofu-state.js';
-import { templateChangesOf } from './template-changes.js';
+import { changedAttributesOf, templateChangesOf } from './template-changes.js';
 
 /** A root output as planned: no `value` when it is known only after the apply. */
 export interface PlannedOutput {
@@ -92,6 +92,7 @@ export function readShownPlan(plan: z.output<typeof planJsonSchema>): ShownPlan 
       ...(tainted.has(c.address) ? { wasTainted: true } : {}),
       ...changedKeysOf(c.change.before, c.change.after, c.change.after_unknown),
       ...templateChangesOf(c.change.before, c.change.after, c.change.after_unknown),
+      ...changedAttributesOf(c.type, c.change.actions, c.change.before, c.change.after, c.change.after_unknown),
       ...(c.change.replace_paths ? { replacePaths: c.change.replace_paths.map(formatAttributePath) } : {}),
     }));
   return { changes, outputs };

@@ -19,6 +19,8 @@ export interface NodeSummary {
   push: Change;
   deployment: Change;
   claim: Change;
+  /** the attributes of its claim that an update changes (names only): what the claim's words say */
+  claimFields?: string[];
   /** the service account `node-<node>` (set back when someone changed it) */
   account?: Change;
   /** the rollout step: create/replace means the pod is replaced and waited for */
@@ -64,8 +66,8 @@ export interface TargetSummary {
   stateKey: string;
   changes: boolean;
   nodes: NodeSummary[];
-  /** resources outside the nodes: namespace, NetworkPolicy, SPIRE RBAC */
-  other: { address: string; change: Change }[];
+  /** resources outside the nodes: namespace, NetworkPolicy, SPIRE RBAC; `fields`: the attributes an update changes */
+  other: { address: string; change: Change; fields?: string[] }[];
   /** what changes for workload identity (the hand-off, the ConfigMap spire-agent), in words */
   spire: string[];
   /** every /var/lib claim the plan deletes or replaces, and whether the run may (claim-guard.ts) */
@@ -119,7 +121,7 @@ export function summarizePlan(
     }
     const m = nodeResourceOf(rc.name);
     if (!m) {
-      if (change !== 'none') other.push({ address: rc.address, change });
+      if (change !== 'none') other.push({ address: rc.address, change, ...(rc.changedAttributes !== undefined && rc.changedAttributes.length > 0 ? { fields: [...rc.changedAttributes] } : {}) });
       continue;
     }
     const s = get(m.node);
@@ -133,6 +135,7 @@ export function summarizePlan(
         break;
       case 'state':
         s.claim = change;
+        if (rc.changedAttributes !== undefined) s.claimFields = [...rc.changedAttributes];
         break;
       case 'account':
         if (change !== 'none') s.account = change;
@@ -249,7 +252,7 @@ function describe(s: NodeSummary, tagRef: string | undefined, push: string): str
   else if (s.account === 'create' && s.deployment !== 'create') parts.push('create its service account (it is gone from the cluster)');
   else if (s.account === 'replace') parts.push('replace its service account');
   if (s.claim === 'create') parts.push('create its /var/lib claim');
-  if (s.claim === 'update') parts.push('grow its /var/lib claim in place (the StorageClass must allow volume expansion; its provisioner resizes the volume)');
+  if (s.claim === 'update') parts.push(claimUpdateWords(s.claimFields));
   if (s.claim === 'replace') parts.push('REPLACE its /var/lib claim (the data on it is lost)');
   if (s.tagMoved !== undefined) parts.push(describeMovedTag(tagRef, s.tagMoved));
   const undo = (s.handEdits ?? []).filter(undoes).length;
@@ -263,6 +266,19 @@ function describe(s: NodeSummary, tagRef: string | undefined, push: string): str
     return 'record in the state the digest its Deployment runs (FR-003: a state from before that record; nothing changes in the cluster, and its pod is not touched)';
   }
   return parts.length === 0 ? 'no change' : parts.join('; ');
+}
+
+/**
+ * A claim updated in place, from the attributes that change: a new size grows it; anything else
+ * (an annotation, a label someone added) is set back to the graph, never said to be a resize.
+ */
+function claimUpdateWords(fields: readonly string[] | undefined): string {
+  const grow = 'grow its /var/lib claim in place (the StorageClass must allow volume expansion; its provisioner resizes the volume)';
+  if (fields === undefined) return `update its /var/lib claim in place`;
+  const size = fields.filter((f) => /^spec\[0\]\.resources\b/.test(f));
+  const rest = fields.filter((f) => !size.includes(f));
+  const words = rest.length > 0 ? [`set its /var/lib claim's ${rest.join(', ')} back to the graph (someone else changed ${rest.length === 1 ? 'it' : 'them'}; the data stays)`] : [];
+  return [...(size.length > 0 ? [grow] : []), ...words].join('; ') || 'update its /var/lib claim in place';
 }
 
 /** The pod's fate in words (pod-fate.ts), when its rollout step runs on a Deployment that stays. */
@@ -288,7 +304,7 @@ export function formatTargetSummary(t: TargetSummary): string {
   for (const w of t.spire) lines.push(`  spire: ${w}`);
   // the SPIRE resources said in words above are not listed again; the rest in the view's words
   // (graph-ids.ts), the address itself only for a resource the contract does not know
-  for (const o of t.other) if (spirePartOf(resourceNameOf(o.address)) === undefined) lines.push(`  ${describeGraphAddress(o.address) ?? o.address}: ${o.change}`);
+  for (const o of t.other) if (spirePartOf(resourceNameOf(o.address)) === undefined) lines.push(`  ${describeGraphAddress(o.address) ?? o.address}: ${o.change}${o.fields !== undefined ? ` (${o.fields.join(', ')})` : ''}`);
   if (t.degrade.length > 0) {
     lines.push('  not honoured by the k8s method:');
     for (const d of t.degrade) lines.push(`    ${d.node}: ${d.message}`);

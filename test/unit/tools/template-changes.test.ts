@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { UNKNOWN } from '../../../src/tools/cty-msgpack.js';
 import { jsonLike, unknownMarks } from '../../../src/tools/cty-json.js';
-import { templateChangesOf } from '../../../src/tools/template-changes.js';
+import { changedAttributesOf, templateChangesOf } from '../../../src/tools/template-changes.js';
 
 const deployment = (spec: object, containers: object[]) => ({ manifest: { kind: 'Deployment', spec: { replicas: 1, template: { metadata: { labels: { a: 'b' } }, spec: { ...spec, containers } } } } });
 const probe = (period: number) => ({ exec: { command: ['sh', '-c', 'x'] }, periodSeconds: period });
@@ -42,5 +42,22 @@ describe('templateChangesOf', () => {
   it('GIVEN a resource without a template on both sides (a create, a claim) THEN nothing', () => {
     expect(templateChangesOf(undefined, deployment({}, []), {})).toEqual({});
     expect(templateChangesOf({ metadata: [{}] }, { metadata: [{}] }, {})).toEqual({});
+  });
+});
+
+describe('changedAttributesOf', () => {
+  const claim = (annotations: Record<string, string>, storage: string) => ({ id: 'ns/web-state', metadata: [{ name: 'web-state', annotations, resource_version: '7' }], spec: [{ resources: [{ requests: { storage } }] }] });
+
+  it('GIVEN an annotation someone added to a claim THEN the update names that attribute, not the size; computed values known after the apply are left out', () => {
+    const before = claim({ team: 'x' }, '1Gi');
+    const after = claim({}, '1Gi');
+    expect(changedAttributesOf('kubernetes_persistent_volume_claim_v1', ['update'], before, after, { metadata: [{ resource_version: true }] })).toEqual({ changedAttributes: ['metadata[0].annotations.team'] });
+    expect(changedAttributesOf('kubernetes_persistent_volume_claim_v1', ['update'], claim({}, '1Gi'), claim({}, '2Gi'), {})).toEqual({ changedAttributes: ['spec[0].resources[0].requests.storage'] });
+  });
+
+  it('GIVEN a manifest, another provider\'s resource or a create THEN nothing', () => {
+    expect(changedAttributesOf('kubernetes_manifest', ['update'], {}, { a: 1 }, {})).toEqual({});
+    expect(changedAttributesOf('null_resource', ['update'], {}, { a: 1 }, {})).toEqual({});
+    expect(changedAttributesOf('kubernetes_namespace_v1', ['create'], undefined, { a: 1 }, {})).toEqual({});
   });
 });

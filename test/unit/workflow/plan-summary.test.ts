@@ -158,8 +158,11 @@ describe('summarizePlan', () => {
   });
 
   it('GIVEN a claim grown in place THEN it says so; GIVEN a claim made again THEN the Deployment is replaced with it', () => {
-    const grown = summarizePlan(all!, [{ address: 'kubernetes_persistent_volume_claim_v1.node-alpha_state_26D7464E', name: 'node-alpha_state_26D7464E', actions: ['update'], actionReason: undefined }], true);
-    expect(grown.nodes.find((n) => n.node === 'alpha')!.words).toBe('grow its /var/lib claim in place (the StorageClass must allow volume expansion; its provisioner resizes the volume)');
+    const claimUpdate = (changedAttributes?: string[]) => summarizePlan(all!, [{ address: 'kubernetes_persistent_volume_claim_v1.node-alpha_state_26D7464E', name: 'node-alpha_state_26D7464E', actions: ['update'], actionReason: undefined, ...(changedAttributes ? { changedAttributes } : {}) }], true).nodes.find((n) => n.node === 'alpha')!.words;
+    expect(claimUpdate(['spec[0].resources[0].requests.storage'])).toBe('grow its /var/lib claim in place (the StorageClass must allow volume expansion; its provisioner resizes the volume)');
+    // a metadata edit is never said to be a size change (issue 45)
+    expect(claimUpdate(['metadata[0].annotations.team'])).toBe("set its /var/lib claim's metadata[0].annotations.team back to the graph (someone else changed it; the data stays)");
+    expect(claimUpdate()).toBe('update its /var/lib claim in place');
     const again = summarizePlan(all!, [
       { address: 'kubernetes_persistent_volume_claim_v1.node-alpha_state_26D7464E', name: 'node-alpha_state_26D7464E', actions: ['delete', 'create'], actionReason: 'replace_because_cannot_update', replacePaths: ['spec[0].storage_class_name'] },
       change('node-alpha_deployment_A2CE01B5', ['delete', 'create'], 'replace_by_triggers'),
