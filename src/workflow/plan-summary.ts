@@ -189,8 +189,10 @@ export function summarizePlan(
     }
   }
   const targetEdits = (facts.handEdits ?? []).filter((e) => e.node === undefined);
-  // a hand edit the apply removes is a change even when tofu has none (an annotation of a Deployment)
-  const undone = (facts.handEdits ?? []).some((e) => e.action === 'remove' && (e.node === undefined || present.has(e.node)));
+  // a hand edit the apply undoes is a change even when tofu has none: an annotation of a
+  // Deployment, or any edit of its spec, which the ownership step writes back before tofu plans
+  // (undo-hand-edits.ts), so that tofu then plans nothing for it
+  const undone = (facts.handEdits ?? []).some((e) => undoes(e) && (e.node === undefined || present.has(e.node)));
   return {
     target: model.target,
     namespace: model.namespace,

@@ -35,7 +35,7 @@ import type { TargetParts } from './target-parts.js';
 import type { Mode, TargetRunOptions } from './target-run.js';
 import type { TargetSession } from './target-session.js';
 import { echoTofu } from './tofu-echo.js';
-import { appliedManifests, graphManifests, handEditsOf, readGraphText, undoable, undoHandEdits, type GraphDocument, type GraphManifests } from './undo-hand-edits.js';
+import { appliedManifests, graphManifests, handEditsOf, readGraphText, undoable, undoHandEdits, waitObserved, type GraphDocument, type GraphManifests } from './undo-hand-edits.js';
 
 export type PlanPath = 'verified' | 'scoped' | 'full';
 
@@ -137,6 +137,8 @@ export async function planTarget(parts: Pick<TargetParts, 'readTargetObjects' | 
   // replaced, and waits for it (law 11). A plan says what the apply will do, with the same -replace.
   const removable = edits.filter(undoable);
   let replaceRollouts = rolloutAddresses(graphDoc, [...new Set(removable.filter((e) => e.inTemplate && e.node !== undefined).map((e) => e.node!))]);
+  // (the edits the step wrote back: resolved before tofu plans)
+  const undoneByStep = new Set<HandEdit>();
   if (mode === 'apply' && removable.length > 0 && typeof seen !== 'string') {
     const io = seen;
     const applied = appliedManifests(io.state?.resources ?? []);
@@ -149,6 +151,7 @@ export async function planTarget(parts: Pick<TargetParts, 'readTargetObjects' | 
         editsOf: (object) => handEditsOf(model, [{ kind: 'Deployment', object }], manifests, io.state?.resources),
         objectOf: (name) => io.objects.find((o) => o.kind === 'Deployment' && o.object.metadata?.name === name)?.object,
         appliedOf: (name) => applied.get(nodeOf.get(name) ?? name),
+        observed: (name) => waitObserved((n) => io.deployments.read(n), name, opts.signal),
       },
       say,
     ).catch((err: unknown) => {
@@ -158,6 +161,7 @@ export async function planTarget(parts: Pick<TargetParts, 'readTargetObjects' | 
       });
     });
     replaceRollouts = rolloutAddresses(graphDoc, outcome.templateChanged);
+    for (const e of outcome.removed) undoneByStep.add(e);
     // the fingerprint before tofu's refresh, taken again: the step changed the objects
     if (fingerprintBefore !== undefined) {
       const again = await parts.noop.fingerprint(noopCtx, graphText);
@@ -198,8 +202,9 @@ export async function planTarget(parts: Pick<TargetParts, 'readTargetObjects' | 
   if (mode === 'apply') refuseClaimLosses(model, summary.claimLosses);
   // every archive the apply pushes is there, before tofu changes anything (push-archives.ts)
   if (mode === 'apply' && plan.hasChanges) await requirePushArchives(model, summary, opts.env.PATH ?? '');
-  // (not while a hand edit that tofu should have set back is there: the next plan looks again)
-  const unresolved = edits.some((e) => e.action === 'set-back' || (e.action === 'remove' && mode === 'plan'));
+  // (not while a hand edit is there that neither the ownership step undid nor tofu sets back:
+  // the next plan looks again)
+  const unresolved = edits.some((e) => !undoneByStep.has(e) && (e.action === 'set-back' || (e.action === 'remove' && mode === 'plan')));
   // (nor while a claim is at risk: the next plan names it again, and its check never answers over it)
   if (!plan.hasChanges && pushedAgain.size === 0 && fingerprintBefore !== undefined && !unresolved && risks.length === 0) {
     // verified by tofu's refresh: the fingerprint taken before it is the target's no-op state

@@ -169,6 +169,35 @@ export function specToWrite(applied: unknown, live: ManagedObject): unknown {
   return spec;
 }
 
+/**
+ * The replicas to write first, alone, when the spec written whole changes them: a change of
+ * replicas is a scaling event to the Deployment controller, which it handles apart from a
+ * rollout, and for a Recreate Deployment with several active ReplicaSets (a hand-made rolling
+ * update under way) it does nothing at all: written together with `strategy: Recreate`, the
+ * controller kept two template's pods running for good (seen: kubectl scale to 2 and a
+ * RollingUpdate strategy, then the spec written whole). Written first, under the live strategy,
+ * the scale is carried out (proportionally); then the spec. Undefined: no such write.
+ */
+export function replicasFirst(spec: unknown, live: ManagedObject): number | undefined {
+  const want = (spec as { replicas?: unknown } | undefined)?.replicas;
+  const now = (live as { spec?: { replicas?: unknown } }).spec?.replicas;
+  return typeof want === 'number' && typeof now === 'number' && want !== now ? want : undefined;
+}
+
+/**
+ * Reads the Deployment until its controller observed its generation (status.observedGeneration),
+ * every 200 ms for at most `deadlineMs` (the controller takes milliseconds here); the object as
+ * last read, observed or not (the spec's write then follows all the same).
+ */
+export async function waitObserved(read: ReadDeployment, name: string, signal?: AbortSignal, deadlineMs = 30_000): Promise<ManagedObject | undefined> {
+  const until = Date.now() + deadlineMs;
+  for (;;) {
+    const o = (await read(name)) as (ManagedObject & { metadata?: { generation?: number }; status?: { observedGeneration?: number } }) | undefined;
+    if (o === undefined || (o.status?.observedGeneration ?? 0) >= (o.metadata?.generation ?? 0) || Date.now() >= until || signal?.aborted) return o;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
 /** The step's patch of one Deployment: the test of its resourceVersion, the removals outside spec, the spec whole (or, without an applied spec, the removals under it). */
 export function ownershipPatch(resourceVersion: string, edits: readonly HandEdit[], spec: unknown): EditPatchOp[] {
   const whole = spec !== undefined && touchesSpec(edits);
@@ -193,6 +222,8 @@ export async function undoHandEdits(
     readonly editsOf: (object: ManagedObject) => readonly HandEdit[];
     readonly objectOf: (name: string) => ManagedObject | undefined;
     readonly appliedOf: (name: string) => unknown;
+    /** Waits until the Deployment controller observed the Deployment's generation (the object as written); the object then. */
+    readonly observed: (name: string) => Promise<ManagedObject | undefined>;
   },
   say: (line: string) => void,
 ): Promise<UndoOutcome> {
@@ -207,9 +238,18 @@ export async function undoHandEdits(
       const todo = now.filter(undoable);
       const version = object?.metadata?.resourceVersion;
       if (object === undefined || version === undefined) break;
-      const ops = ownershipPatch(version, todo, specToWrite(io.appliedOf(name), object));
+      const spec = specToWrite(io.appliedOf(name), object);
+      const ops = ownershipPatch(version, todo, spec);
       if (ops.length <= 1) break; // (only the test: nothing this step can write; tofu sets it back)
       try {
+        const replicas = ops.some((o) => o.op === 'replace') ? replicasFirst(spec, object) : undefined;
+        if (replicas !== undefined) {
+          await io.patch(name, [{ op: 'test', path: '/metadata/resourceVersion', value: version }, { op: 'replace', path: '/spec/replicas', value: replicas }], FIELD_MANAGER);
+          const scaled = await io.observed(name);
+          const after = scaled?.metadata?.resourceVersion;
+          if (after === undefined) break;
+          ops[0] = { op: 'test', path: '/metadata/resourceVersion', value: after };
+        }
         await io.patch(name, ops, FIELD_MANAGER);
         for (const e of todo) {
           removed.push(e);

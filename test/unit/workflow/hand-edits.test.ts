@@ -249,7 +249,7 @@ describe('undoHandEdits', () => {
     const lines: string[] = [];
     const out = await undoHandEdits(
       [edit('/spec/template/spec/tolerations'), edit('/metadata/annotations/x'), edit('/metadata/labels/y', 'web')],
-      { patch: async (name, ops) => patches.push([name, ops]), read: async () => undefined, editsOf: () => [], objectOf: () => ({ metadata: { resourceVersion: '7' } }), appliedOf: () => undefined },
+      { patch: async (name, ops) => patches.push([name, ops]), read: async () => undefined, editsOf: () => [], objectOf: () => ({ metadata: { resourceVersion: '7' } }), appliedOf: () => undefined, observed: async () => undefined },
       (l) => lines.push(l),
     );
     expect(patches).toEqual([
@@ -269,7 +269,7 @@ describe('undoHandEdits', () => {
     const account = { ...setBack, field: 'spec.template.spec.serviceAccountName', inTemplate: true };
     const out = await undoHandEdits(
       [setBack, account, edit('/spec/strategy/rollingUpdate'), edit('/metadata/annotations/x')],
-      { patch: async (name, ops) => patches.push([name, ops]), read: async () => undefined, editsOf: () => [], objectOf: () => live, appliedOf: (name) => (name === 'mail' ? applied : undefined) },
+      { patch: async (name, ops) => patches.push([name, ops]), read: async () => undefined, editsOf: () => [], objectOf: () => live, appliedOf: (name) => (name === 'mail' ? applied : undefined), observed: async () => undefined },
       () => {},
     );
     const written = { ...applied.spec, template: { ...applied.spec.template, metadata: { labels: { a: 'b' }, annotations: { 'kubectl.kubernetes.io/restartedAt': 't1' } } } };
@@ -281,6 +281,31 @@ describe('undoHandEdits', () => {
     // a set-back edit of the pod template replaces the pod too: its rollout step follows
     expect(out.templateChanged).toEqual(['mail']);
     expect(out.removed).toHaveLength(4);
+  });
+
+  it('GIVEN a spec written whole that changes the replicas (kubectl scale, and a RollingUpdate strategy) THEN the replicas are written first, alone, and the spec once the controller observed them', async () => {
+    const { undoHandEdits } = await import('../../../src/workflow/undo-hand-edits.js');
+    const calls: string[] = [];
+    const applied = { spec: { replicas: 1, strategy: { type: 'Recreate' } } };
+    const live = { metadata: { name: 'mail', resourceVersion: '8' }, spec: { replicas: 2, strategy: { type: 'RollingUpdate' } } };
+    const scaled = { kind: 'Deployment', name: 'mail', node: 'mail', field: 'spec.replicas', writer: 'kubectl (scale)', action: 'set-back' as const, inTemplate: false };
+    await undoHandEdits(
+      [scaled, { ...scaled, field: 'spec.strategy.type', writer: 'kubectl-patch' }],
+      {
+        patch: async (_name, ops) => calls.push(`patch ${JSON.stringify(ops)}`),
+        read: async () => undefined,
+        editsOf: () => [],
+        objectOf: () => live,
+        appliedOf: () => applied,
+        observed: async () => (calls.push('observed'), { metadata: { resourceVersion: '9' } }),
+      },
+      () => {},
+    );
+    expect(calls).toEqual([
+      `patch ${JSON.stringify([{ op: 'test', path: '/metadata/resourceVersion', value: '8' }, { op: 'replace', path: '/spec/replicas', value: 1 }])}`,
+      'observed',
+      `patch ${JSON.stringify([{ op: 'test', path: '/metadata/resourceVersion', value: '9' }, { op: 'replace', path: '/spec', value: applied.spec }])}`,
+    ]);
   });
 
   it('GIVEN the Deployment written in between (the test of its resourceVersion fails) THEN it reads it again and removes what is there now', async () => {
@@ -298,6 +323,7 @@ describe('undoHandEdits', () => {
         editsOf: () => [edit('/metadata/annotations/x'), edit('/metadata/annotations/z')],
         objectOf: () => ({ metadata: { resourceVersion: '7' } }),
         appliedOf: () => undefined,
+        observed: async () => undefined,
       },
       () => {},
     );
@@ -309,7 +335,7 @@ describe('undoHandEdits', () => {
     await expect(
       undoHandEdits(
         [edit('/metadata/annotations/x')],
-        { patch: async () => Promise.reject(Object.assign(new Error('HTTP 422'), { code: 422 })), read: async () => ({ metadata: { resourceVersion: '9' } }), editsOf: () => [edit('/metadata/annotations/x')], objectOf: () => ({ metadata: { resourceVersion: '7' } }), appliedOf: () => undefined },
+        { patch: async () => Promise.reject(Object.assign(new Error('HTTP 422'), { code: 422 })), read: async () => ({ metadata: { resourceVersion: '9' } }), editsOf: () => [edit('/metadata/annotations/x')], objectOf: () => ({ metadata: { resourceVersion: '7' } }), appliedOf: () => undefined, observed: async () => undefined },
         () => {},
       ),
     ).rejects.toThrow('HTTP 422');

@@ -38,6 +38,12 @@ describe('summarizePlan', () => {
     ]);
   });
 
+  it('GIVEN only an edit that is set back (kubectl scale) and no change of tofu\'s THEN it is a change: the ownership step writes it back before tofu plans, and the apply records its verified plan', () => {
+    const scaled = { kind: 'Deployment', name: 'alpha', node: 'alpha', field: 'spec.replicas', writer: 'kubectl (scale)', action: 'set-back' as const, inTemplate: false };
+    expect(summarizePlan(all!, [], false, undefined, { handEdits: [scaled] }).changes).toBe(true);
+    expect(summarizePlan(all!, [], false, undefined, { handEdits: [{ ...scaled, action: 'keep' as const }] }).changes).toBe(false);
+  });
+
   it('GIVEN a new tag THEN the node is pushed, its Deployment updated and its pod replaced', () => {
     const s = summarizePlan(all!, [
       change('image-alpha_push_832904CE', ['delete', 'create']),
