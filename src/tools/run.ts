@@ -275,8 +275,9 @@ let runGuard: Promise<RunGuard | undefined> | undefined;
  * that a run started (the rollout step's `deploy rollout`, under tofu) keeps the outer run's
  * mark, whose guardian already watches it, and starts none; so does any process whose
  * inherited mark names a deploy that still runs. It reads the process's own environment, not
- * a caller's: the mark says which process this is a child of. Without /proc (not Linux), or
- * when `sh` cannot be started, children carry no mark and nothing is watched.
+ * a caller's: the mark says which process this is a child of. Without /proc (not Linux)
+ * children carry no mark and nothing is watched; when `sh` fails to start, they carry it and
+ * only the next deploy's reaper will find them.
  */
 function guardRun(): Promise<RunGuard | undefined> {
   runGuard ??= startRunGuard().catch(() => undefined);
@@ -299,9 +300,8 @@ async function startRunGuard(): Promise<RunGuard | undefined> {
   // session (detached: setsid), so that a terminal's Ctrl-C reaches deploy and tofu as before
   // and not it; unref'd both, so that it keeps no run from ending
   const guardian = startDetached(spawn, guardianArgs(mark.text), 'pipe');
-  if (guardian === undefined) return undefined;
-  guardian.stdin?.on('error', () => {});
-  (guardian.stdin as { unref?: () => void } | null)?.unref?.();
+  guardian?.stdin?.on('error', () => {});
+  (guardian?.stdin as { unref?: () => void } | null | undefined)?.unref?.();
   // the backstop, in the background: a guardian with stdin at end of file for each run whose
   // deploy and guardian were both killed
   void findStaleRunMarks(mark)
