@@ -9,6 +9,10 @@
  * - within 30 s no process of the run is left: none of its process tree (followed while it
  *   ran: tofu, the providers, the local-exec shells, skopeo, `deploy rollout`, the guardian)
  *   and none that inherited the environment marker this test gave the run;
+ * - a run that got as far as tofu had its run guardian (src/tools/run-guardian.ts): on this
+ *   machine tofu and its providers also die of their broken pipes soon after deploy (with the
+ *   guardian left out, 3 + 16 kills at various moments left nothing after 5 s), so the
+ *   leftover check alone would not show a missing guardian;
  * - a lock the run left is reported stale, naming the killed PID, and
  *   `deploy state unlock --force-stale` frees it;
  * and after the loop the next apply converges (exit 0) and the plan after it has no changes.
@@ -25,6 +29,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeployHarness, images } from './harness.js';
 import { followTree, markedProcesses, stillRunning, type Proc } from './processes.js';
+import { GUARDIAN_NAME } from '../../src/tools/run-guardian.js';
 import { repoRoot, type BuiltImage } from '../integration/images-scripts.js';
 import { seededRandom } from '../support/seeded-random.js';
 
@@ -54,6 +59,8 @@ interface Kill {
   readonly leftovers: readonly string[];
   /** The names of the processes seen in its tree while it ran. */
   readonly tree: ReadonlySet<string>;
+  /** Its run guardian was seen in its tree (src/tools/run-guardian.ts). */
+  readonly guardian: boolean;
 }
 
 /** One `bin/deploy apply`, killed with SIGKILL after `delayMs`, and the wait for its processes to end. */
@@ -113,6 +120,7 @@ async function killedApply(h: DeployHarness, index: number, plan: string, args: 
     cleanMs,
     leftovers: leftovers.map((p) => `${p.pid} ${p.comm}`),
     tree: new Set([...seen.values()].map((p) => p.comm)),
+    guardian: [...tree.argv().values()].some((argv) => argv.includes(GUARDIAN_NAME)),
   };
 }
 
@@ -178,6 +186,9 @@ describe(`kill -9 of deploy apply at random moments (seed ${SEED}, DEPLOY_TEST_S
       }
       expect(k.signal, `${why}: the deploy process was not killed by the SIGKILL:\n${tail}`).toBe('SIGKILL');
       expect(k.leftovers, `${why}: processes of the killed run still running after ${CLEAN_WITHIN_MS} ms`).toEqual([]);
+      // here tofu and the providers also die of their broken pipes soon after deploy (without
+      // the guardian too, in the runs measured): so the guardian must have been there, and gone
+      if (k.tree.has('tofu')) expect(k.guardian, `${why}: tofu ran, but no run guardian was seen in the run's tree`).toBe(true);
       const line = await stateLine(h, why);
       if (/STALE/.test(line)) {
         // the lock the killed run held: reported stale with its holder, freed by --force-stale

@@ -72,17 +72,23 @@ export async function stillRunning(seen: Iterable<Proc>): Promise<Proc[]> {
 
 /**
  * Follows the process tree below `pid` every 200 ms until `stop()`, which returns every
- * process seen in it (keyed by PID and start time).
+ * process seen in it (keyed by PID and start time); `argv()` the command line of each, as
+ * first seen.
  */
-export function followTree(pid: number): { stop: () => Map<string, Proc> } {
+export function followTree(pid: number): { stop: () => Map<string, Proc>; argv: () => Map<string, readonly string[]> } {
   const seen = new Map<string, Proc>();
+  const argv = new Map<string, readonly string[]>();
   let polling = false;
   const poll = setInterval(() => {
     if (polling) return;
     polling = true;
     void processTable()
-      .then((t) => {
-        for (const p of descendantsOf(pid, t)) seen.set(`${p.pid}:${p.start}`, p);
+      .then(async (t) => {
+        for (const p of descendantsOf(pid, t)) {
+          const key = `${p.pid}:${p.start}`;
+          seen.set(key, p);
+          if (!argv.has(key)) argv.set(key, (await readFile(`/proc/${p.pid}/cmdline`, 'utf8').catch(() => '')).split('\0'));
+        }
       })
       .finally(() => (polling = false));
   }, 200);
@@ -91,5 +97,6 @@ export function followTree(pid: number): { stop: () => Map<string, Proc> } {
       clearInterval(poll);
       return seen;
     },
+    argv: () => argv,
   };
 }
