@@ -11,7 +11,7 @@
  *   and none that inherited the environment marker this test gave the run;
  * - a run that got as far as tofu had its run guardian (src/tools/run-guardian.ts): on this
  *   machine tofu and its providers also die of their broken pipes soon after deploy (with the
- *   guardian left out, 3 + 16 kills at various moments left nothing after 5 s), so the
+ *   guardian left out, 12 kills at various moments left nothing after 5 s), so the
  *   leftover check alone would not show a missing guardian;
  * - a lock the run left is reported stale, naming the killed PID, and
  *   `deploy state unlock --force-stale` frees it;
