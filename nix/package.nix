@@ -30,6 +30,7 @@
 , opentofu
 , skopeo
 , kubectl
+, gnugrep
 , tofuProviders ? (p: [ p.kubernetes p.null p.random p.external ])
 , npmDepsHash ? lib.fakeHash
 , providerPatches ? true
@@ -76,8 +77,9 @@ buildNpmPackage {
   nativeBuildInputs = [ makeWrapper ];
 
   postInstall = ''
+    # gnugrep: the run guardian (src/tools/run-guardian.ts) finds a run's processes with grep -z
     wrapProgram $out/bin/deploy \
-      --prefix PATH : ${lib.makeBinPath [ tofu skopeo kubectl nodejs_24 ]} \
+      --prefix PATH : ${lib.makeBinPath [ tofu skopeo kubectl nodejs_24 gnugrep ]} \
       --set-default DEPLOY_TOFU ${tofu}/bin/tofu \
       --set-default DEPLOY_SKOPEO ${skopeo}/bin/skopeo \
       --set-default DEPLOY_KUBECTL ${kubectl}/bin/kubectl

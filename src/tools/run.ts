@@ -15,7 +15,15 @@
  * signals the whole foreground group) does not reach it directly; the first abort is
  * forwarded as exactly ONE SIGINT, and then the wrapper waits, up to `interruptGraceMs`, for
  * the child to exit by itself before it is killed.
+ *
+ * No process outlives its run (issue 50): every child carries the run's mark in its
+ * environment (run-mark.ts), which tofu and everything it starts inherit, and the first child
+ * of a deploy process starts the run guardian (run-guardian.ts), which ends every process with
+ * the mark once deploy is gone, even after a kill -9; and the reaper, which ends what runs
+ * killed together with their guardian left behind (stale-runs.ts). A run that starts no
+ * process (the verified no-op plan) starts neither. docs/decisions.md says why this way.
  */
+import type { ChildProcess, SpawnOptions } from 'node:child_process';
 import type { ResultPromise } from 'execa';
 import { InterruptedError, ToolError } from '../errors.js';
 import { isDirectory } from './file-checks.js';
@@ -100,6 +108,7 @@ export async function runTool(file: string, args: readonly string[], opts: RunOp
   // execa and its dependencies are ~140 modules: loaded at the first process, so a run that
   // starts none (the verified no-op plan, status) does not pay for them (bench/README.md, P10)
   const { execa } = await import('execa');
+  const mark = await guardRun();
   if (opts.signal?.aborted) {
     throw new InterruptedError(`${program} was not started: the run was interrupted`);
   }
@@ -128,7 +137,7 @@ export async function runTool(file: string, args: readonly string[], opts: RunOp
   let subprocess: ResultPromise;
   try {
     subprocess = execa(file, [...args], {
-      env: opts.env as Record<string, string> | undefined,
+      env: withRunMark(opts.env, mark),
       extendEnv: opts.extendEnv ?? true,
       cwd: opts.cwd,
       input: opts.input,
@@ -245,6 +254,82 @@ export async function runTool(file: string, args: readonly string[], opts: RunOp
     throw new ToolError(withTail(`${command} failed (${describeEnd(out)})`, out.tail), { cause: result });
   }
   return out;
+}
+
+/** `env` with the run's mark over it (with `extendEnv`, execa puts it over the process environment). */
+function withRunMark(env: RunOptions['env'], mark: RunGuard | undefined): Record<string, string> | undefined {
+  if (mark === undefined) return env as Record<string, string> | undefined;
+  return { ...(env as Record<string, string> | undefined), [mark.variable]: mark.text };
+}
+
+/** The mark this process's children carry, and the variable that carries it. */
+interface RunGuard {
+  readonly variable: string;
+  readonly text: string;
+}
+
+let runGuard: Promise<RunGuard | undefined> | undefined;
+
+/**
+ * The run's mark, and its guardian started: once per process, at its first child. A deploy
+ * that a run started (the rollout step's `deploy rollout`, under tofu) keeps the outer run's
+ * mark, whose guardian already watches it, and starts none; so does any process whose
+ * inherited mark names a deploy that still runs. It reads the process's own environment, not
+ * a caller's: the mark says which process this is a child of. Without /proc (not Linux)
+ * children carry no mark and nothing is watched; when `sh` fails to start, they carry it and
+ * only the next deploy's reaper will find them.
+ */
+function guardRun(): Promise<RunGuard | undefined> {
+  runGuard ??= startRunGuard().catch(() => undefined);
+  return runGuard;
+}
+
+async function startRunGuard(): Promise<RunGuard | undefined> {
+  if (process.platform !== 'linux') return undefined;
+  const { markOwnerRuns, newRunMark, ownPidNamespace, parseRunMark, RUN_MARK_VAR } = await import('./run-mark.js');
+  const inherited = parseRunMark(process.env[RUN_MARK_VAR]);
+  if (inherited && inherited.pidns === ownPidNamespace() && markOwnerRuns(inherited)) return { variable: RUN_MARK_VAR, text: inherited.text };
+  const mark = newRunMark();
+  if (mark === undefined) return undefined;
+  const [{ spawn }, { guardianArgs }, { findStaleRunMarks }] = await Promise.all([
+    import('node:child_process'),
+    import('./run-guardian.js'),
+    import('./stale-runs.js'),
+  ]);
+  // its stdin a pipe deploy never writes to, closed by the kernel however deploy ends; its own
+  // session (detached: setsid), so that a terminal's Ctrl-C reaches deploy and tofu as before
+  // and not it; unref'd both, so that it keeps no run from ending
+  const guardian = startDetached(spawn, guardianArgs(mark.text), 'pipe');
+  guardian?.stdin?.on('error', () => {});
+  (guardian?.stdin as { unref?: () => void } | null | undefined)?.unref?.();
+  // the backstop, in the background: a guardian with stdin at end of file for each run whose
+  // deploy and guardian were both killed
+  void findStaleRunMarks(mark)
+    .then((stale) => {
+      for (const s of stale) startDetached(spawn, guardianArgs(s.text), 'ignore');
+    })
+    .catch(() => {});
+  return { variable: RUN_MARK_VAR, text: mark.text };
+}
+
+function startDetached(
+  spawn: (file: string, args: readonly string[], options: SpawnOptions) => ChildProcess,
+  args: readonly string[],
+  stdin: 'pipe' | 'ignore',
+): ChildProcess | undefined {
+  try {
+    const child = spawn('/bin/sh', args, {
+      detached: true,
+      stdio: [stdin, 'ignore', 'ignore'],
+      // nothing of deploy's environment (it holds no mark, so it never finds itself)
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    });
+    child.on('error', () => {});
+    child.unref();
+    return child;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Resolves once no process of the group `pgid` is left (or at `until`, a time in ms). */

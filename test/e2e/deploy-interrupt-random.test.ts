@@ -25,11 +25,12 @@
  * message); DEPLOY_TEST_RUNS changes the number of runs per verb (default 20).
  */
 import { randomUUID } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeployHarness, images } from './harness.js';
+import { followTree, markedProcesses, stillRunning } from './processes.js';
 import { repoRoot, type BuiltImage } from '../integration/images-scripts.js';
 import { seededRandom } from '../support/seeded-random.js';
 
@@ -39,60 +40,6 @@ const DEPLOY = join(repoRoot, 'bin', 'deploy');
 const STATE_KEY = 'e2e-all';
 /** The variable every process of one run inherits (tofu, its providers, the rollout steps). */
 const MARK = 'DEPLOY_E2E_INTERRUPT_RUN';
-
-interface Proc {
-  readonly pid: number;
-  readonly ppid: number;
-  /** Start time in clock ticks since boot: a PID and its start time name one process. */
-  readonly start: string;
-  readonly state: string;
-  readonly comm: string;
-}
-
-/** Every process now running, from /proc/<pid>/stat. */
-async function processTable(): Promise<Map<number, Proc>> {
-  const table = new Map<number, Proc>();
-  for (const name of await readdir('/proc').catch(() => [])) {
-    if (!/^\d+$/.test(name)) continue;
-    const stat = await readFile(`/proc/${name}/stat`, 'utf8').catch(() => '');
-    const close = stat.lastIndexOf(')');
-    if (close < 0) continue;
-    const comm = stat.slice(stat.indexOf('(') + 1, close);
-    // after "pid (comm) ": state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt
-    // cmajflt utime stime cutime cstime priority nice num_threads itrealvalue starttime (proc(5))
-    const f = stat.slice(close + 2).split(' ');
-    table.set(Number(name), { pid: Number(name), ppid: Number(f[1]), start: f[19] ?? '', state: f[0] ?? '', comm });
-  }
-  return table;
-}
-
-/** The processes below `root` in `table`. */
-function descendantsOf(root: number, table: Map<number, Proc>): Proc[] {
-  const out: Proc[] = [];
-  const queue = [root];
-  while (queue.length > 0) {
-    const parent = queue.shift()!;
-    for (const p of table.values()) {
-      if (p.ppid === parent) {
-        out.push(p);
-        queue.push(p.pid);
-      }
-    }
-  }
-  return out;
-}
-
-/** The live (not zombie) processes whose environment holds MARK=<mark>. */
-async function markedProcesses(mark: string): Promise<Proc[]> {
-  const table = await processTable();
-  const out: Proc[] = [];
-  for (const p of table.values()) {
-    if (p.state === 'Z') continue;
-    const env = await readFile(`/proc/${p.pid}/environ`, 'utf8').catch(() => '');
-    if (env.split('\0').includes(`${MARK}=${mark}`)) out.push(p);
-  }
-  return out;
-}
 
 interface Run {
   readonly verb: 'apply' | 'destroy';
@@ -156,17 +103,7 @@ async function interruptedRun(h: DeployHarness, verb: Run['verb'], index: number
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += String(d)));
   // the run's process tree, followed while it runs: its children are re-parented once it ends
-  const seen = new Map<string, Proc>();
-  let polling = false;
-  const poll = setInterval(() => {
-    if (polling || child.pid === undefined) return;
-    polling = true;
-    void processTable()
-      .then((t) => {
-        for (const p of descendantsOf(child.pid!, t)) seen.set(`${p.pid}:${p.start}`, p);
-      })
-      .finally(() => (polling = false));
-  }, 200);
+  const tree = followTree(child.pid!);
   let sent = false;
   let lastLine = '';
   let phase = '';
@@ -181,18 +118,14 @@ async function interruptedRun(h: DeployHarness, verb: Run['verb'], index: number
   const r = await child;
   ended = true;
   clearTimeout(timer);
-  clearInterval(poll);
+  const seen = tree.stop();
   const durationMs = Date.now() - started;
   // nothing the run started may outlive it (deploy waits for tofu's whole process group): a
   // second for an orphan's last moments, then every one still there is a leftover
   let leftovers: string[] = [];
   for (let tries = 0; tries < 4; tries++) {
-    const now = await processTable();
-    const alive = [...seen.values()].filter((p) => {
-      const q = now.get(p.pid);
-      return q !== undefined && q.start === p.start && q.state !== 'Z';
-    });
-    const marked = await markedProcesses(mark);
+    const alive = await stillRunning(seen.values());
+    const marked = await markedProcesses(MARK, mark);
     leftovers = [...new Set([...alive, ...marked].map((p) => `${p.pid} ${p.comm}`))];
     if (leftovers.length === 0) break;
     await new Promise((res) => setTimeout(res, 300));
