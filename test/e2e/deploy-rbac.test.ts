@@ -67,8 +67,12 @@ describe('a deployer bound only to the role of deploy rbac', () => {
     const rules = objects.flatMap((o) => o.rules ?? []);
     expect(rules.flatMap((x: any) => [...x.verbs, ...x.resources, ...x.apiGroups]).filter((w: string) => w === '*')).toEqual([]);
     const cluster = objects.find((o) => o.kind === 'ClusterRole');
-    // by name, but for the list of CRDs the provider reads schemas from
-    expect(cluster.rules.filter((x: any) => x.resourceNames?.length !== 1).map((x: any) => [x.verbs, x.resources])).toEqual([[['list'], ['customresourcedefinitions']]]);
+    // by name, but for the list of CRDs the provider reads schemas from, and the list of
+    // PersistentVolumes (what becomes of a claim's data: their names are the provisioner's)
+    expect(cluster.rules.filter((x: any) => x.resourceNames?.length !== 1).map((x: any) => [x.verbs, x.resources])).toEqual([
+      [['list'], ['customresourcedefinitions']],
+      [['list'], ['persistentvolumes']],
+    ]);
     const ns = await h.getJson(['get', 'namespace', h.namespace], admin);
     expect(ns.metadata.labels).toMatchObject({ 'pod-security.kubernetes.io/enforce': 'baseline' });
   });
