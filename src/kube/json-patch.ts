@@ -6,5 +6,5 @@
 
 /** The rollback's operations. */
 export type UndoPatchOp = { op: 'replace' | 'test'; path: string; value: unknown };
-/** A JSON patch operation of the writes deploy makes: the rollback's, the ownership step's removals. */
-export type JsonPatchOp = UndoPatchOp | { op: 'remove'; path: string };
+/** A JSON patch operation of the writes deploy makes: the rollback's, the ownership step's (removals, a spec written whole, map entries set again). */
+export type JsonPatchOp = UndoPatchOp | { op: 'remove'; path: string } | { op: 'add'; path: string; value: unknown };

@@ -41,7 +41,7 @@ export interface ListedObject {
 }
 
 /** JSON patch operations of the ownership step. */
-export type EditPatchOp = { op: 'test'; path: string; value: unknown } | { op: 'remove'; path: string } | { op: 'replace'; path: string; value: unknown };
+export type EditPatchOp = { op: 'test'; path: string; value: unknown } | { op: 'remove'; path: string } | { op: 'replace' | 'add'; path: string; value: unknown };
 
 /** Writes a JSON patch to a Deployment of the target's namespace as `fieldManager`; the object as it is after. */
 export type PatchDeployment = (name: string, ops: readonly EditPatchOp[], fieldManager: string) => Promise<unknown>;
@@ -198,11 +198,24 @@ export async function waitObserved(read: ReadDeployment, name: string, signal?: 
   }
 }
 
-/** The step's patch of one Deployment: the test of its resourceVersion, the removals outside spec, the spec whole (or, without an applied spec, the removals under it). */
-export function ownershipPatch(resourceVersion: string, edits: readonly HandEdit[], spec: unknown): EditPatchOp[] {
+/**
+ * The step's patch of one Deployment: the test of its resourceVersion, the removals outside
+ * spec, the graph's labels and annotations that another writer changed or removed set again to
+ * the applied value (the provider takes a manifest's labels and annotations as computed, so
+ * tofu never sets them back: found by the generated drift test), and the spec whole (or,
+ * without an applied spec, the removals under it).
+ */
+export function ownershipPatch(resourceVersion: string, edits: readonly HandEdit[], spec: unknown, appliedMetadata?: unknown): EditPatchOp[] {
   const whole = spec !== undefined && touchesSpec(edits);
   const pointers = edits.filter((e) => e.action === 'remove' && e.pointer !== undefined && !(whole && e.pointer.startsWith('/spec/'))).map((e) => e.pointer!);
   const ops = removalPatch(resourceVersion, pointers);
+  for (const e of edits) {
+    const m = e.action === 'set-back' ? /^metadata\.(labels|annotations)\[(.+)\]$/.exec(e.field) : null;
+    if (m === null) continue;
+    const value = (appliedMetadata as Record<string, Record<string, unknown> | undefined> | undefined)?.[m[1]!]?.[m[2]!];
+    // (`add` sets a map entry whether or not it is there)
+    if (typeof value === 'string') ops.push({ op: 'add', path: `/metadata/${m[1]}/${m[2]!.replaceAll('~', '~0').replaceAll('/', '~1')}`, value });
+  }
   return whole ? [...ops, { op: 'replace', path: '/spec', value: spec }] : ops;
 }
 
@@ -238,8 +251,9 @@ export async function undoHandEdits(
       const todo = now.filter(undoable);
       const version = object?.metadata?.resourceVersion;
       if (object === undefined || version === undefined) break;
-      const spec = specToWrite(io.appliedOf(name), object);
-      const ops = ownershipPatch(version, todo, spec);
+      const applied = io.appliedOf(name);
+      const spec = specToWrite(applied, object);
+      const ops = ownershipPatch(version, todo, spec, (applied as { metadata?: unknown } | undefined)?.metadata);
       if (ops.length <= 1) break; // (only the test: nothing this step can write; tofu sets it back)
       try {
         const replicas = ops.some((o) => o.op === 'replace') ? replicasFirst(spec, object) : undefined;

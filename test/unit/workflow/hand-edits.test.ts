@@ -308,6 +308,17 @@ describe('undoHandEdits', () => {
     ]);
   });
 
+  it("GIVEN a label of the graph's changed and an annotation of the graph's removed on the Deployment THEN the patch sets both again to the applied values (tofu takes a manifest's labels as computed: it would not)", async () => {
+    const { ownershipPatch } = await import('../../../src/workflow/undo-hand-edits.js');
+    const setBack = (field: string) => ({ kind: 'Deployment', name: 'mail', node: 'mail', field, writer: 'kubectl-replace', action: 'set-back' as const, inTemplate: false });
+    const ops = ownershipPatch('5', [setBack('metadata.labels[app.kubernetes.io/managed-by]'), setBack('metadata.annotations[team]'), setBack('metadata.labels[gone]')], undefined, { labels: { 'app.kubernetes.io/managed-by': 'deploy' }, annotations: { team: 'ops' } });
+    expect(ops).toEqual([
+      { op: 'test', path: '/metadata/resourceVersion', value: '5' },
+      { op: 'add', path: '/metadata/labels/app.kubernetes.io~1managed-by', value: 'deploy' },
+      { op: 'add', path: '/metadata/annotations/team', value: 'ops' },
+    ]);
+  });
+
   it('GIVEN the Deployment written in between (the test of its resourceVersion fails) THEN it reads it again and removes what is there now', async () => {
     const { undoHandEdits } = await import('../../../src/workflow/undo-hand-edits.js');
     const versions: unknown[] = [];
