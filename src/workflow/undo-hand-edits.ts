@@ -26,13 +26,14 @@
  */
 import type { GraphDocument } from '../contract/graph-document.js';
 import { readFile } from 'node:fs/promises';
+import { sleep } from '../deadline.js';
 import { join } from 'node:path';
 import { names } from '../config/names.js';
 import type { TargetModel } from '../config/target-model.js';
 import { FIELD_MANAGER } from '../contract/field-managers.js';
 import { GRAPH_FILE, nodeResourceOf } from '../contract/graph-ids.js';
 import type { TofuResource } from '../contract/tofu-state.js';
-import { findHandEdits, KEPT_TEMPLATE_ANNOTATIONS, shortHandEdit, type HandEdit, type ManagedObject, type ObjectUnderGraph } from './hand-edits.js';
+import { findHandEdits, KEPT_TEMPLATE_ANNOTATIONS, shortHandEdit, undoes, type HandEdit, type ManagedObject, type ObjectUnderGraph } from './hand-edits.js';
 
 /** A target's object as one LIST read it (target-objects.ts lists them). */
 export interface ListedObject {
@@ -143,7 +144,7 @@ export interface UndoOutcome {
 
 /** The edits the step undoes: every Deployment edit but the kept ones. */
 export function undoable(e: HandEdit): boolean {
-  return e.kind === 'Deployment' && e.action !== 'keep';
+  return e.kind === 'Deployment' && undoes(e);
 }
 
 /** Whether the step writes the Deployment's spec whole for these edits (any of them under spec). */
@@ -194,7 +195,7 @@ export async function waitObserved(read: ReadDeployment, name: string, signal?: 
   for (;;) {
     const o = (await read(name)) as (ManagedObject & { metadata?: { generation?: number }; status?: { observedGeneration?: number } }) | undefined;
     if (o === undefined || (o.status?.observedGeneration ?? 0) >= (o.metadata?.generation ?? 0) || Date.now() >= until || signal?.aborted) return o;
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200, signal);
   }
 }
 

@@ -18,7 +18,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LAST_ROLLOUT_ANNOTATION } from '../../src/rollout/last-rollout.js';
 import { seededRandom } from '../support/seeded-random.js';
-import { DeployHarness, images } from '../e2e/harness.js';
+import { DeployHarness, deploymentShape, images } from '../e2e/harness.js';
 
 let random: () => number = seededRandom(0);
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
@@ -126,10 +126,7 @@ describe(`generated drift: ${ROUNDS} rounds of random hand edits, seed ${SEED} (
   const dropped: string[] = [];
   const made: string[] = [];
 
-  const shapeOf = (d: any) => {
-    const { [LAST_ROLLOUT_ANNOTATION]: _l, 'deployment.kubernetes.io/revision': _r, ...annotations } = d.metadata.annotations ?? {};
-    return { spec: d.spec, labels: d.metadata.labels, annotations };
-  };
+  const shapeOf = deploymentShape;
   const editsOf = (run: any) => ((run.json?.targets?.[0]?.nodes ?? []).find((n: any) => n.node === 'web')?.handEdits ?? []).map((e: any) => `${e.kind} ${e.field} ${e.writer} ${e.action}`).sort();
 
   async function make(e: Edit): Promise<boolean> {

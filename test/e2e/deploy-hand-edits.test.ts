@@ -14,9 +14,8 @@
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LAST_ROLLOUT_ANNOTATION } from '../../src/rollout/last-rollout.js';
 import { repoRoot, type BuiltImage } from '../integration/images-scripts.js';
-import { DeployHarness, images, type DeployRun } from './harness.js';
+import { DeployHarness, deploymentShape, images, type DeployRun } from './harness.js';
 
 interface Edit {
   readonly name: string;
@@ -149,11 +148,7 @@ const EDITS: readonly Edit[] = [
 
 let good: BuiltImage;
 
-/** What the graph's apply made of a Deployment: its spec, labels and annotations but the controller's and the rollout step's. */
-function shapeOf(d: any) {
-  const { [LAST_ROLLOUT_ANNOTATION]: _l, 'deployment.kubernetes.io/revision': _r, ...annotations } = d.metadata.annotations ?? {};
-  return { spec: d.spec, labels: d.metadata.labels, annotations };
-}
+const shapeOf = deploymentShape;
 
 function matches(field: string | RegExp, actual: string): boolean {
   return typeof field === 'string' ? field === actual : field.test(actual);

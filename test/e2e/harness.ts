@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { inject } from 'vitest';
+import { LAST_ROLLOUT_ANNOTATION } from '../../src/rollout/last-rollout.js';
 import { requireTool } from '../../src/tools/discover.js';
 import { buildImage, freePort, registry, repoRoot, type BuiltImage } from '../integration/images-scripts.js';
 
@@ -183,4 +184,13 @@ export async function sampleArgv(seen: Set<string>): Promise<void> {
     const cmd = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
     if (cmd) seen.add(cmd.replaceAll('\0', ' '));
   }
+}
+
+/**
+ * What the graph's apply made of a Deployment, to compare after an apply: its spec, labels and
+ * annotations but the controller's revision and the rollout step's last-rollout annotation.
+ */
+export function deploymentShape(d: any) {
+  const { [LAST_ROLLOUT_ANNOTATION]: _l, 'deployment.kubernetes.io/revision': _r, ...annotations } = d.metadata.annotations ?? {};
+  return { spec: d.spec, labels: d.metadata.labels, annotations };
 }
