@@ -75,6 +75,17 @@ export interface HandEdit {
   readonly inTemplate: boolean;
 }
 
+/**
+ * Whether the edit is of a Deployment's spec: undoing it is a write of the spec, which may start,
+ * stop or replace pods (replicas, the template, the strategy, the selector), so the node's
+ * rollout step follows it and waits for the pod to be ready (law 11). One rule for every field
+ * of the spec, not a list of the fields that move pods: a write the controller acts on is
+ * waited for.
+ */
+export function inSpec(e: Pick<HandEdit, 'kind' | 'field'>): boolean {
+  return e.kind === 'Deployment' && (e.field === 'spec' || e.field.startsWith('spec.'));
+}
+
 /** What an API object carries that this module reads. */
 export interface ManagedObject {
   readonly metadata?: {

@@ -287,6 +287,7 @@ function claimUpdateWords(fields: readonly string[] | undefined): string {
 function podWords(fate: PodFate | undefined): string {
   if (fate?.kind === 'replaced') return `replace its pod (${fate.causes.join('; ')}) and wait for it to be ready`;
   if (fate?.kind === 'kept') return 'keep its pod (its pod template does not change): the rollout step only checks that it is ready';
+  if (fate?.kind === 'waited') return `keep its pod template, and wait for its pod to be ready (${fate.fields.join(', ')} set back: the Deployment controller may start or stop its pod)`;
   return 'replace its pod and wait for it to be ready';
 }
 

@@ -21,7 +21,7 @@ import type { PlanResult } from '../tools/tofu.js';
 import { refuseClaimLosses, refuseClaimRisks } from './claim-guard.js';
 import { claimRisksOf, type ClaimRisk } from './claim-risk.js';
 import { planDestroy } from './destroy-plan.js';
-import type { HandEdit } from './hand-edits.js';
+import { inSpec, type HandEdit } from './hand-edits.js';
 import { planPushingGoneTags } from './missing-tags.js';
 import { movedTags, type MovedTag } from './moved-tags.js';
 import type { NoopCheckContext } from './noop/check-context.js';
@@ -133,10 +133,11 @@ export async function planTarget(parts: Pick<TargetParts, 'readTargetObjects' | 
   }
   // The Deployments others wrote are made the applied ones before tofu plans
   // (undo-hand-edits.ts): its plan then starts from an object equal to its state, and its apply
-  // ends as planned. A pod template changed so is a new pod: the node's rollout step is
-  // replaced, and waits for it (law 11). A plan says what the apply will do, with the same -replace.
+  // ends as planned. A spec written so (hand-edits.ts inSpec: replicas, the template, anything
+  // the controller acts on) may start or replace pods: the node's rollout step is replaced, and
+  // waits for its pod (law 11). A plan says what the apply will do, with the same -replace.
   const removable = edits.filter(undoable);
-  let replaceRollouts = rolloutAddresses(graphDoc, [...new Set(removable.filter((e) => e.inTemplate && e.node !== undefined).map((e) => e.node!))]);
+  let replaceRollouts = rolloutAddresses(graphDoc, [...new Set(removable.filter((e) => inSpec(e) && e.node !== undefined).map((e) => e.node!))]);
   // (the edits the step wrote back: resolved before tofu plans)
   const undoneByStep = new Set<HandEdit>();
   if (mode === 'apply' && removable.length > 0 && typeof seen !== 'string') {
@@ -160,7 +161,7 @@ export async function planTarget(parts: Pick<TargetParts, 'readTargetObjects' | 
         cause: err,
       });
     });
-    replaceRollouts = rolloutAddresses(graphDoc, outcome.templateChanged);
+    replaceRollouts = rolloutAddresses(graphDoc, outcome.specWritten);
     for (const e of outcome.removed) undoneByStep.add(e);
     // the fingerprint before tofu's refresh, taken again: the step changed the objects
     if (fingerprintBefore !== undefined) {

@@ -11,7 +11,7 @@
  * path in the template.
  */
 import type { TemplateChange, TemplateScalar } from '../contract/planned-change.js';
-import { undoes, type HandEdit } from './hand-edits.js';
+import { inSpec, undoes, type HandEdit } from './hand-edits.js';
 
 /** A path of the template (as template-changes.ts writes it) that an operator knows by another name, and how its value reads. */
 interface KnownField {
@@ -67,6 +67,12 @@ export type PodFate =
   | { readonly kind: 'replaced'; readonly causes: readonly string[] }
   /** the rollout step runs again with the same template: the running pod is only checked */
   | { readonly kind: 'kept' }
+  /**
+   * the template stays, but the ownership step writes other fields of the spec back (the
+   * replicas, the strategy): the controller may start or stop pods, and the step waits for the
+   * node's pod to be ready; `fields` those set back
+   */
+  | { readonly kind: 'waited'; readonly fields: readonly string[] }
   /** the plan does not say enough to tell (no template read from the plan) */
   | { readonly kind: 'unknown' };
 
@@ -89,7 +95,10 @@ export function podFateOf(deploymentUpdated: boolean, templateChanges: readonly 
     }
   }
   if (editsUndone.length > 0) causes.push(`${editsUndone.length === 1 ? 'a hand edit' : `${editsUndone.length} hand edits`} of its pod template ${editsUndone.length === 1 ? 'is' : 'are'} undone`);
-  if (causes.length === 0) return { kind: 'kept' };
+  if (causes.length === 0) {
+    const spec = [...new Set(handEdits.filter((e) => inSpec(e) && !e.inTemplate && undoes(e)).map((e) => e.field))];
+    return spec.length > 0 ? { kind: 'waited', fields: spec } : { kind: 'kept' };
+  }
   const shown = causes.length > MAX_CAUSES ? [...causes.slice(0, MAX_CAUSES - 1), `${causes.length - (MAX_CAUSES - 1)} more fields of its pod template change`] : causes;
   return { kind: 'replaced', causes: shown };
 }

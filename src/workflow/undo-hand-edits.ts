@@ -33,7 +33,7 @@ import type { TargetModel } from '../config/target-model.js';
 import { FIELD_MANAGER } from '../contract/field-managers.js';
 import { GRAPH_FILE, nodeResourceOf } from '../contract/graph-ids.js';
 import type { TofuResource } from '../contract/tofu-state.js';
-import { findHandEdits, KEPT_TEMPLATE_ANNOTATIONS, shortHandEdit, undoes, type HandEdit, type ManagedObject, type ObjectUnderGraph } from './hand-edits.js';
+import { findHandEdits, inSpec, KEPT_TEMPLATE_ANNOTATIONS, shortHandEdit, undoes, type HandEdit, type ManagedObject, type ObjectUnderGraph } from './hand-edits.js';
 
 /** A target's object as one LIST read it (target-objects.ts lists them). */
 export interface ListedObject {
@@ -138,8 +138,11 @@ function comparePointersDescending(a: string, b: string): number {
 export interface UndoOutcome {
   /** The edits undone, per node. */
   readonly removed: readonly HandEdit[];
-  /** Nodes whose pod template changed: their pod is replaced, and their rollout step must follow. */
-  readonly templateChanged: readonly string[];
+  /**
+   * Nodes whose Deployment spec the step wrote (hand-edits.ts inSpec): their pods may be started,
+   * stopped or replaced, and their rollout step must follow and wait for the pod.
+   */
+  readonly specWritten: readonly string[];
 }
 
 /** The edits the step undoes: every Deployment edit but the kept ones. */
@@ -149,7 +152,7 @@ export function undoable(e: HandEdit): boolean {
 
 /** Whether the step writes the Deployment's spec whole for these edits (any of them under spec). */
 function touchesSpec(edits: readonly HandEdit[]): boolean {
-  return edits.some((e) => e.field === 'spec' || e.field.startsWith('spec.'));
+  return edits.some(inSpec);
 }
 
 /**
@@ -242,7 +245,7 @@ export async function undoHandEdits(
   say: (line: string) => void,
 ): Promise<UndoOutcome> {
   const removed: HandEdit[] = [];
-  const templateChanged = new Set<string>();
+  const specWritten = new Set<string>();
   const byObject = new Map<string, HandEdit[]>();
   for (const e of edits) if (undoable(e)) byObject.set(e.name, [...(byObject.get(e.name) ?? []), e]);
   for (const [name, first] of byObject) {
@@ -266,11 +269,9 @@ export async function undoHandEdits(
           ops[0] = { op: 'test', path: '/metadata/resourceVersion', value: after };
         }
         await io.patch(name, ops, FIELD_MANAGER);
-        for (const e of todo) {
-          removed.push(e);
-          if (e.inTemplate && e.node !== undefined) templateChanged.add(e.node);
-        }
+        removed.push(...todo);
         const node = todo[0]?.node ?? name;
+        if (replicas !== undefined || ops.some((o) => o.path === '/spec' || o.path.startsWith('/spec/'))) specWritten.add(node);
         const whole = ops.some((o) => o.op === 'replace');
         say(`${node}: undid ${todo.length} hand edit${todo.length === 1 ? '' : 's'} of its Deployment${whole ? ' (its spec written whole, as last applied)' : ''} (${todo.map(shortHandEdit).join('; ')})`);
         break;
@@ -282,7 +283,7 @@ export async function undoHandEdits(
       }
     }
   }
-  return { removed, templateChanged: [...templateChanged].sort() };
+  return { removed, specWritten: [...specWritten].sort() };
 }
 
 /** A JSON patch whose test failed (422) or a write conflict (409): the object moved since it was read. */

@@ -96,11 +96,17 @@ function marked(mark: string): number[] {
 }
 
 /** The live guardians of this mark (by their command line: `sh -c ... deploy-run-guardian <mark>`). */
+/**
+ * The guardians of `mark`. A guardian's command substitution (`$(grep ...)`) and its `sleep`
+ * run in a fork of its `sh`, which shows the same command line until it execs or ends: such a
+ * child of a guardian is not a second guardian (the CI run of stop 51 counted one).
+ */
 function guardians(mark: string): number[] {
-  return pidsNow().filter((pid) => {
+  const shells = pidsNow().filter((pid) => {
     const argv = read(`/proc/${pid}/cmdline`)?.toString().split('\0') ?? [];
     return argv.includes(GUARDIAN_NAME) && argv.includes(mark) && stat(pid)?.state !== 'Z';
   });
+  return shells.filter((pid) => !shells.includes(stat(pid)?.ppid ?? -1));
 }
 
 function alive(pid: number): boolean {

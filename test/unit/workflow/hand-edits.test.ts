@@ -256,7 +256,7 @@ describe('undoHandEdits', () => {
       ['mail', [{ op: 'test', path: '/metadata/resourceVersion', value: '7' }, { op: 'remove', path: '/spec/template/spec/tolerations' }, { op: 'remove', path: '/metadata/annotations/x' }]],
       ['web', [{ op: 'test', path: '/metadata/resourceVersion', value: '7' }, { op: 'remove', path: '/metadata/labels/y' }]],
     ]);
-    expect(out.templateChanged).toEqual(['mail']);
+    expect(out.specWritten).toEqual(['mail']);
     expect(lines[0]).toBe('mail: undid 2 hand edits of its Deployment (/spec/template/spec/tolerations by kubectl-set; /metadata/annotations/x by kubectl-set)');
   });
 
@@ -278,8 +278,8 @@ describe('undoHandEdits', () => {
     ]);
     // the applied manifest itself is not changed
     expect((applied.spec.template.metadata as any).annotations).toBeUndefined();
-    // a set-back edit of the pod template replaces the pod too: its rollout step follows
-    expect(out.templateChanged).toEqual(['mail']);
+    // a spec written replaces or starts pods: its rollout step follows
+    expect(out.specWritten).toEqual(['mail']);
     expect(out.removed).toHaveLength(4);
   });
 
@@ -289,7 +289,7 @@ describe('undoHandEdits', () => {
     const applied = { spec: { replicas: 1, strategy: { type: 'Recreate' } } };
     const live = { metadata: { name: 'mail', resourceVersion: '8' }, spec: { replicas: 2, strategy: { type: 'RollingUpdate' } } };
     const scaled = { kind: 'Deployment', name: 'mail', node: 'mail', field: 'spec.replicas', writer: 'kubectl (scale)', action: 'set-back' as const, inTemplate: false };
-    await undoHandEdits(
+    const out = await undoHandEdits(
       [scaled, { ...scaled, field: 'spec.strategy.type', writer: 'kubectl-patch' }],
       {
         patch: async (_name, ops) => calls.push(`patch ${JSON.stringify(ops)}`),
@@ -306,6 +306,19 @@ describe('undoHandEdits', () => {
       'observed',
       `patch ${JSON.stringify([{ op: 'test', path: '/metadata/resourceVersion', value: '9' }, { op: 'replace', path: '/spec', value: applied.spec }])}`,
     ]);
+    // no template edit, but a spec written (the replicas start or stop pods): the rollout step follows
+    expect(out.specWritten).toEqual(['mail']);
+  });
+
+  it('GIVEN only labels and annotations outside spec undone THEN no rollout step follows (no pod changes)', async () => {
+    const { undoHandEdits } = await import('../../../src/workflow/undo-hand-edits.js');
+    const out = await undoHandEdits(
+      [edit('/metadata/annotations/x'), edit('/metadata/labels/y')],
+      { patch: async () => undefined, read: async () => undefined, editsOf: () => [], objectOf: () => ({ metadata: { resourceVersion: '7' } }), appliedOf: () => undefined, observed: async () => undefined },
+      () => {},
+    );
+    expect(out.removed).toHaveLength(2);
+    expect(out.specWritten).toEqual([]);
   });
 
   it("GIVEN a label of the graph's changed and an annotation of the graph's removed on the Deployment THEN the patch sets both again to the applied values (tofu takes a manifest's labels as computed: it would not)", async () => {

@@ -39,6 +39,13 @@ describe('podFateOf', () => {
     expect(podFateOf(true, [], [edit('keep')])).toEqual({ kind: 'kept' });
   });
 
+  it('GIVEN a hand edit of the spec outside the template undone (kubectl scale) THEN the template is kept but the pod is waited for, the field named', () => {
+    const scaled: HandEdit = { kind: 'Deployment', name: 'a', node: 'a', field: 'spec.replicas', writer: 'kubectl (scale)', action: 'set-back', inTemplate: false };
+    expect(podFateOf(false, undefined, [scaled])).toEqual({ kind: 'waited', fields: ['spec.replicas'] });
+    // a label of the Deployment is no write of the spec: nothing moves
+    expect(podFateOf(false, undefined, [{ ...scaled, field: 'metadata.labels[x]' }])).toEqual({ kind: 'kept' });
+  });
+
   it('GIVEN no template read from the plan for an updated Deployment THEN unknown', () => {
     expect(podFateOf(true, undefined)).toEqual({ kind: 'unknown' });
   });
