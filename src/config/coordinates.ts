@@ -3,12 +3,12 @@
  * with zod. They never come from the group plan. Secret files are referred to by path only:
  * their contents never enter the graph (the tools read them at run time).
  */
-import { isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
 import { DURATION_RULES, durationProblem, parseDuration, type Duration, type DurationRule } from './duration.js';
 import { labelProblem } from './names.js';
 import { parseMaxUnavailable, type MaxUnavailable } from './max-unavailable.js';
 import type { InputIssue } from '../errors.js';
+import { absoluteFile } from './file-path.js';
 
 import { COORDINATES, type CoordinateFlags } from './coordinate-table.js';
 import { resolveSpireCoordinates, type SpireCoordinates } from './spire-coordinates.js';
@@ -62,10 +62,14 @@ function pick(flag: string | undefined, envValue: string | undefined): string | 
   return envValue === '' ? undefined : envValue;
 }
 
-/** Flags override the environment. Returns every problem at once. */
+/**
+ * Flags override the environment. Returns every problem at once. The files named (kubeconfig,
+ * registry CA, SSH key) come back absolute, by file-path.ts's rule against `cwd`.
+ */
 export function resolveCoordinates(
   flags: CoordinateFlags,
   env: NodeJS.ProcessEnv,
+  cwd: string = process.cwd(),
 ): { ok: true; value: Coordinates } | { ok: false; issues: InputIssue[] } {
   const where: Record<string, string> = {};
   for (const c of COORDINATES) where[c.key] = `${c.env} (or ${c.flag.split(' ')[0]})`;
@@ -89,18 +93,25 @@ export function resolveCoordinates(
     maxUnavailable: parseMaxUnavailable(pick(flags.maxUnavailable, env.DEPLOY_MAX_UNAVAILABLE)),
     registryTlsVerify: tls === 'false' || tls === '0' || tls === 'no' ? false : tls === 'true' || tls === '1' || tls === 'yes' ? true : undefined,
   };
+  const files: InputIssue[] = [];
+  if (raw.kubeconfig !== undefined) {
+    const k = absoluteFile(raw.kubeconfig, { cwd, env });
+    if (k.ok) raw.kubeconfig = k.path;
+    else files.push({ where: where.kubeconfig!, message: k.problem });
+  }
   const parsed = coordinatesSchema.safeParse(raw);
-  const spire = resolveSpireCoordinates(env);
+  const spire = resolveSpireCoordinates(env, cwd);
   const order = stopWithinRollout(raw.stopTimeout, raw.rolloutTimeout);
-  const ca = registryCaFile(env, raw.registryTlsVerify);
-  if (order) return { ok: false, issues: [...(parsed.success ? [] : issuesOf(parsed.error.issues)), { where: where.stopTimeout!, message: order }, ...ca.issues, ...(spire.ok ? [] : spire.issues)] };
-  if (parsed.success && spire.ok && ca.issues.length === 0) {
+  const ca = registryCaFile(env, raw.registryTlsVerify, cwd);
+  if (order) return { ok: false, issues: [...(parsed.success ? [] : issuesOf(parsed.error.issues)), { where: where.stopTimeout!, message: order }, ...files, ...ca.issues, ...(spire.ok ? [] : spire.issues)] };
+  if (parsed.success && spire.ok && ca.issues.length === 0 && files.length === 0) {
     return { ok: true, value: { ...parsed.data, ...(ca.file !== undefined ? { registryCaFile: ca.file } : {}), ...(spire.value !== undefined ? { spire: spire.value } : {}) } };
   }
   return {
     ok: false,
     issues: [
       ...(parsed.success ? [] : issuesOf(parsed.error.issues)),
+      ...files,
       ...ca.issues,
       ...(spire.ok ? [] : spire.issues),
     ],
@@ -121,10 +132,12 @@ export function resolveCoordinates(
  * (K8S_REGISTRY_TLS_VERIFY=false) is refused: one of the two settings is a mistake, and which
  * one cannot be guessed.
  */
-function registryCaFile(env: NodeJS.ProcessEnv, tlsVerify: boolean | undefined): { file?: string; issues: InputIssue[] } {
+function registryCaFile(env: NodeJS.ProcessEnv, tlsVerify: boolean | undefined, cwd: string): { file?: string; issues: InputIssue[] } {
   const given = env[REGISTRY_CA_ENV];
   if (given === undefined || given === '') return { issues: [] };
-  const file = isAbsolute(given) ? given : resolve(given);
+  const absolute = absoluteFile(given, { cwd, env });
+  if (!absolute.ok) return { issues: [{ where: REGISTRY_CA_ENV, message: absolute.problem }] };
+  const file = absolute.path;
   if (tlsVerify === false) {
     return { issues: [{ where: REGISTRY_CA_ENV, message: `${given} is set while K8S_REGISTRY_TLS_VERIFY=false turns the registry's certificate checks off: unset one of the two` }] };
   }

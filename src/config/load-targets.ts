@@ -3,7 +3,7 @@
  * targets: reads the plan and the coordinates and reports the problems of both at once
  * (ConfigError, exit 2). Used by synth, plan, apply and destroy.
  */
-import { resolve } from 'node:path';
+import { requireAbsoluteFile } from './file-path.js';
 import { defaultGraphsDir } from '../paths.js';
 import type { CoordinateFlags } from './coordinate-table.js';
 import type { Coordinates } from './coordinates.js';
@@ -31,9 +31,9 @@ export interface RunPlace {
  */
 export async function loadTargets(inputs: TargetInputs, place: RunPlace): Promise<{ targets: TargetModel[]; groupTargets: string[]; coordinates: Coordinates }> {
   const { readGroupPlan, loadCoordinates, buildTargets, targetsOf } = await import('./load.js');
-  const file = resolve(place.cwd, inputs.plan);
+  const file = requireAbsoluteFile(inputs.plan, place, '--plan');
   // read both, then report the problems of both at once
-  const [plan, coords] = await Promise.allSettled([readGroupPlan(file), Promise.resolve().then(() => loadCoordinates(inputs, place.env))]);
+  const [plan, coords] = await Promise.allSettled([readGroupPlan(file), Promise.resolve().then(() => loadCoordinates(inputs, place.env, place.cwd))]);
   if (plan.status === 'rejected' && coords.status === 'rejected') {
     const { ConfigError } = await import('../errors.js');
     const a = plan.reason as InstanceType<typeof ConfigError>;
@@ -49,5 +49,5 @@ export async function loadTargets(inputs: TargetInputs, place: RunPlace): Promis
 
 /** --out, else the state directory's graphs/. */
 export function graphsDir(inputs: Pick<TargetInputs, 'out'>, place: RunPlace): string {
-  return inputs.out ? resolve(place.cwd, inputs.out) : defaultGraphsDir(place.env);
+  return inputs.out ? requireAbsoluteFile(inputs.out, place, '--out') : defaultGraphsDir(place.env);
 }

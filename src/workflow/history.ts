@@ -4,7 +4,7 @@
  * themselves (consecutive versions compared), so it works from any machine that reaches the
  * backend; the run reports stay with the run that wrote them.
  */
-import { resolve } from 'node:path';
+import { requireAbsoluteFile } from '../config/file-path.js';
 import type { BackendCoordinates } from '../config/backend-coordinates.js';
 import { readGroupPlan, targetsOf } from '../config/load.js';
 import { names } from '../config/names.js';
@@ -53,7 +53,7 @@ export interface HistoryResult {
 }
 
 export async function readHistory(target: string, inputs: HistoryInputs, ctx: RunContext): Promise<HistoryResult> {
-  const plan = await readGroupPlan(resolve(ctx.cwd, inputs.plan));
+  const plan = await readGroupPlan(requireAbsoluteFile(inputs.plan, ctx, '--plan'));
   const stateKey = names.stateKey(plan.group, target);
   const source = openReadOnlySource(inputs.backend, ctx.signal);
   try {

@@ -2,7 +2,7 @@
  * plan / apply / destroy over every chosen target: run each, one after the other, and decide
  * the exit code. Returns what each target did; src/cli/verb-report.ts says it on stdout.
  */
-import { resolve } from 'node:path';
+import { requireAbsoluteFile } from '../config/file-path.js';
 import { allowedReplacements } from '../config/allowed-replacements.js';
 import { graphsDir, loadTargets, type TargetInputs } from '../config/load-targets.js';
 import type { BackendCoordinates } from '../config/backend-coordinates.js';
@@ -61,8 +61,9 @@ export async function runVerb(mode: Mode, flags: VerbInputs, ctx: RunContext): P
   const progress = (line: string) => view.note(line);
   // The SPIRE steps' key, by path only: each target's run stages its own copy. Without the
   // SPIRE coordinates a set SSH_PRIVATE_KEY_FILE still serves to retire an earlier hand-off.
-  const keyText = coords.spire?.sshPrivateKeyFile ?? (ctx.env.SSH_PRIVATE_KEY_FILE || undefined);
-  const sshPrivateKeyFile = keyText === undefined ? undefined : resolve(ctx.cwd, keyText);
+  // (the coordinates' paths are absolute already: config/file-path.ts)
+  const keyText = ctx.env.SSH_PRIVATE_KEY_FILE || undefined;
+  const sshPrivateKeyFile = coords.spire?.sshPrivateKeyFile ?? (keyText === undefined ? undefined : requireAbsoluteFile(keyText, ctx, 'SSH_PRIVATE_KEY_FILE'));
   const results: VerbTargetResult[] = [];
   // Targets one after the other: each has its own state and namespace, and a failure of
   // one should be read before the next one changes anything.
@@ -108,3 +109,4 @@ async function nodeCopiesOf(model: TargetModel, groupTargets: readonly string[],
     source.close();
   }
 }
+

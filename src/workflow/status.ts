@@ -3,7 +3,7 @@
  * no lock taken) against what the cluster runs (two list requests per namespace), per node.
  * Read-only. The exit code says whether every node is ready on the image its state holds.
  */
-import { resolve } from 'node:path';
+import { requireAbsoluteFile } from '../config/file-path.js';
 import type { BackendCoordinates } from '../config/backend-coordinates.js';
 import { readGroupPlan, targetsOf } from '../config/load.js';
 import { names } from '../config/names.js';
@@ -62,12 +62,14 @@ export interface StatusResult {
 const STATUS_REQUEST_MS = 5_000;
 
 export async function readStatus(inputs: StatusInputs, ctx: RunContext): Promise<StatusResult> {
-  const planFile = resolve(ctx.cwd, inputs.plan);
+  const planFile = requireAbsoluteFile(inputs.plan, ctx, '--plan');
   const plan = await readGroupPlan(planFile);
   const known = targetsOf(plan);
   const { chosen, issues } = chooseTargets(known, inputs.target, plan.group);
   if (issues.length > 0) throw new ConfigError(`unknown target for group "${plan.group}"`, issues, { hint: 'name a target of the plan (or leave --target out for "all")' });
-  const env = inputs.kubeconfig ? { ...ctx.env, KUBE_CONFIG_PATH: resolve(ctx.cwd, inputs.kubeconfig) } : ctx.env;
+  // the one rule for a named file (config/file-path.ts), for the flag and the variable alike
+  const kubeconfigText = inputs.kubeconfig || ctx.env.KUBE_CONFIG_PATH || undefined;
+  const env = kubeconfigText === undefined ? ctx.env : { ...ctx.env, KUBE_CONFIG_PATH: requireAbsoluteFile(kubeconfigText, ctx, inputs.kubeconfig ? '--kubeconfig' : 'KUBE_CONFIG_PATH') };
   // started now, so it overlaps the state reads; the full client only for a kubeconfig the
   // fast reads do not cover (an auth-provider, a socks5 proxy: src/kube/kube-read.ts)
   const apiReady = import('../kube/kube-read.js').then(async (r) => {

@@ -9,7 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireTool } from '../../src/tools/discover.js';
@@ -112,6 +112,22 @@ describe('a registry with TLS from its own CA and basic auth (K8S_REGISTRY_CA_FI
     expect(r.json.targets[0].changes, r.stdout).toBe(false);
     const again = await h.deploy('plan', plan, ['--target', 'all'], { ...env, K8S_REGISTRY_CA_FILE: moved });
     expect(again.json.targets[0].verifiedNoop, again.stderr).toBe(true);
+  });
+
+  it('GIVEN every file named relative to another working directory (the group plan, --kubeconfig, K8S_REGISTRY_CA_FILE) THEN the check and tofu both find them: a full plan (tofu\'s provider reads the kubeconfig from the graph directory) and an apply exit 0 (issue 46)', async () => {
+    const cwd = join(h.dir, 'elsewhere', 'deeper');
+    await mkdir(cwd, { recursive: true });
+    await copyFile(h.env.KUBE_CONFIG_PATH!, join(h.dir, 'elsewhere', 'admin.kubeconfig'));
+    const rel = (file: string) => relative(cwd, file);
+    const relEnv = { ...env, K8S_REGISTRY_CA_FILE: rel(caFile), KUBE_CONFIG_PATH: '' };
+    const args = ['--target', 'all', '--kubeconfig', '../admin.kubeconfig'];
+    const full = await h.deploy('plan', rel(plan), args, { ...relEnv, DEPLOY_FAST_PLAN: 'off' }, { cwd });
+    expect(full.exitCode, full.stderr).toBe(0);
+    expect(full.json.targets[0].changes, full.stdout).toBe(false);
+    const a = await h.deploy('apply', rel(plan), args, { ...relEnv, DEPLOY_FAST_PLAN: 'off' }, { cwd });
+    expect(a.exitCode, a.stderr).toBe(0);
+    const status = await h.deploy('status', rel(plan), ['--target', 'all', '--kubeconfig', '../admin.kubeconfig'], relEnv, { cwd });
+    expect(status.exitCode, status.stderr).toBe(0);
   });
 
   it('GIVEN a CA that did not sign the registry certificate THEN the plan fails naming K8S_REGISTRY_CA_FILE, and nothing changes', async () => {

@@ -77,10 +77,11 @@ export class DeployHarness {
   }
 
   /** Runs `bin/deploy <verb> --plan <file> [--json] ...` (JSON parsed unless `json: false`). */
-  async deploy(verb: string, plan: string, args: string[] = [], env: NodeJS.ProcessEnv = {}, opts: { json?: boolean } = {}): Promise<DeployRun> {
+  async deploy(verb: string, plan: string, args: string[] = [], env: NodeJS.ProcessEnv = {}, opts: { json?: boolean; cwd?: string } = {}): Promise<DeployRun> {
     const json = opts.json ?? true;
     const r = await execa(join(repoRoot, 'bin', 'deploy'), [verb, '--plan', plan, ...(json ? ['--json'] : []), ...args], {
       env: { ...this.env, ...env },
+      ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}),
       reject: false,
       timeout: 900_000,
     });
