@@ -1,24 +1,33 @@
 /**
- * The generated drift test (issue 45): random hand edits of a node's Deployment, made as an
- * operator's tools make them, and after each round the promise of law 13 checked whole:
+ * The generated drift test (issue 45): random hand edits of the objects deploy owns in a target
+ * (a node's Deployment, its /var/lib claim and ServiceAccount, the NetworkPolicy, the labels and
+ * annotations of the namespace), made as an operator's tools make them, and after each round the
+ * promise of law 13 checked whole:
  *   - the fast plan and the full plan (DEPLOY_FAST_PLAN=off) name the same hand edits, at least one;
  *   - one apply exits 0;
- *   - the Deployment's spec, labels and annotations equal what the graph's apply made;
+ *   - every owned object's spec, labels and annotations equal what the graph's apply made;
  *   - the pod is Ready, with the same machine ID and the same /var/lib;
  *   - the next plan is verified.
- * An edit is one operation (change, remove or add) at a random path of the live object's spec,
- * labels or annotations, written with a random patch type (JSON patch, merge, strategic merge,
+ * An edit is one operation (change, remove or add) at a random path of a random owned object's
+ * editable parts (OWNED), written with a random patch type (JSON patch, merge, strategic merge,
  * a get-and-replace, or a server-side apply) under a random field manager; one to three edits a
  * round. What the API server refuses, or accepts without a change to the object, is dropped and
- * counted. The seed is printed; DEPLOY_DRIFT_SEED replays it, DEPLOY_DRIFT_ROUNDS sets the rounds.
- * Two suites define rounds with it: test/e2e/deploy-drift-generated.test.ts in `npm test` (25
- * rounds of a seed that passed here, so that CI checks the property on the same cases), and
- * test/drift/drift.test.ts, `npm run test:drift` (a new seed each run, 200 rounds: the search).
+ * counted. About one round in four makes its edits while an apply of the other node (mail,
+ * given another image) runs: that apply must exit 0 and record nothing as verified, and the next
+ * plan is a full one naming them. The seed is printed; DEPLOY_DRIFT_SEED replays it,
+ * DEPLOY_DRIFT_ROUNDS sets the rounds. Two suites define rounds with it:
+ * test/e2e/deploy-drift-generated.test.ts in `npm test` (25 rounds of a seed that passed here,
+ * so that CI checks the property on the same cases), and test/drift/drift.test.ts, `npm run
+ * test:drift` (a new seed each run, 200 rounds: the search).
  */
+import { execa } from 'execa';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { names } from '../../src/config/names.js';
 import { LAST_ROLLOUT_ANNOTATION } from '../../src/rollout/last-rollout.js';
 import { seededRandom } from '../support/seeded-random.js';
-import { DeployHarness, deploymentShape, images } from '../e2e/harness.js';
+import { repoRoot } from '../integration/images-scripts.js';
+import { DeployHarness, images } from '../e2e/harness.js';
 
 let random: () => number = seededRandom(0);
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
@@ -26,32 +35,82 @@ const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
 type Step = string | number;
 type Json = unknown;
 
-/** Fields that are the cluster's, deploy's own, or kept by rule (hand-edits.ts): never edited here. */
+/**
+ * Labels and annotations that are the cluster's, or kept by rule (hand-edits.ts: the provider
+ * ignores keys under kubernetes.io/ that the graph does not set): never edited, never compared.
+ * The graph's own app.kubernetes.io/ labels and the namespace's pod-security.kubernetes.io/
+ * levels are deploy's, and edited.
+ */
+function clusterKey(key: string): boolean {
+  return key === LAST_ROLLOUT_ANNOTATION || (key.includes('kubernetes.io/') && !key.startsWith('app.kubernetes.io/') && !key.startsWith('pod-security.kubernetes.io/'));
+}
+
+/** Fields of the spec that are the cluster's or kept by rule (hand-edits.ts): never edited here. */
 const NOT_EDITED = [
-  /^metadata\.annotations\.deployment\.kubernetes\.io\/revision$/,
-  new RegExp(`^metadata\\.annotations\\.${LAST_ROLLOUT_ANNOTATION.replaceAll('.', '\\.').replaceAll('/', '\\/')}$`),
   /^spec\.template\.metadata\.annotations\.kubectl\.kubernetes\.io\/restartedAt$/,
   // the selector and its labels: immutable, or a Deployment that selects no pod of its own
   /^spec\.selector\b/,
   /^spec\.template\.metadata\.labels\.app\.kubernetes\.io\/name$/,
 ];
 
+/** An object deploy owns in the target: how kubectl names it, and the parts the generator edits. */
+interface Owned {
+  readonly resource: string;
+  readonly name: string;
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly namespaced: boolean;
+  /** The editable parts: a path from the object's root (labels and annotations are edited even when absent). */
+  readonly roots: readonly Step[][];
+  /** How often it is picked, against the others. */
+  readonly weight: number;
+}
+
+const LABELS: Step[] = ['metadata', 'labels'];
+const ANNOTATIONS: Step[] = ['metadata', 'annotations'];
+
+/**
+ * The owned objects of the test's target, for node `web`. The claim's spec is not edited: a
+ * bound claim's spec is immutable but for its size, and a claim grown by hand cannot shrink
+ * (the API server refuses it), so no apply could make it the graph's again.
+ */
+function ownedObjects(namespace: string): Owned[] {
+  return [
+    { resource: 'deployment', name: names.deployment('web'), apiVersion: 'apps/v1', kind: 'Deployment', namespaced: true, roots: [['spec'], LABELS, ANNOTATIONS], weight: 4 },
+    { resource: 'persistentvolumeclaim', name: names.stateClaim('web'), apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespaced: true, roots: [LABELS, ANNOTATIONS], weight: 1 },
+    { resource: 'serviceaccount', name: names.serviceAccount('web'), apiVersion: 'v1', kind: 'ServiceAccount', namespaced: true, roots: [LABELS, ANNOTATIONS, ['automountServiceAccountToken']], weight: 1 },
+    { resource: 'networkpolicy', name: names.networkPolicy(), apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', namespaced: true, roots: [['spec'], LABELS, ANNOTATIONS], weight: 1 },
+    { resource: 'namespace', name: namespace, apiVersion: 'v1', kind: 'Namespace', namespaced: false, roots: [LABELS, ANNOTATIONS], weight: 1 },
+  ];
+}
+
+/** What must equal the graph's after an apply: everything but status and the cluster's metadata. */
+function shapeOf(o: any): Json {
+  const { metadata, status: _s, apiVersion: _a, kind: _k, ...rest } = o;
+  const own = (m: Record<string, string> | undefined) => Object.fromEntries(Object.entries(m ?? {}).filter(([k]) => !clusterKey(k)));
+  return { labels: own(metadata.labels), annotations: own(metadata.annotations), ...rest };
+}
+
 const isObject = (v: Json): v is Record<string, Json> => v !== null && typeof v === 'object' && !Array.isArray(v);
 const text = (path: readonly Step[]) => path.map((s) => (typeof s === 'number' ? `[${s}]` : s)).join('.').replaceAll('.[', '[');
 const pointer = (path: readonly Step[]) => `/${path.map((s) => String(s).replaceAll('~', '~0').replaceAll('/', '~1')).join('/')}`;
 
-/** Every node under spec and the Deployment's labels and annotations, with its path. */
-function nodesOf(object: Json): { path: Step[]; value: Json }[] {
-  const out: { path: Step[]; value: Json }[] = [];
+/** Every node under the object's editable parts, with its path (a label or annotation map that is absent, as an empty one). */
+function nodesOf(object: Json, owned: Owned): { path: Step[]; value: Json; absent?: boolean }[] {
+  const out: { path: Step[]; value: Json; absent?: boolean }[] = [];
   const visit = (v: Json, path: Step[]) => {
-    if (path.length > 0 && !NOT_EDITED.some((r) => r.test(path.join('.')))) out.push({ path, value: v });
+    const key = path.at(-1);
+    const meta = path.length === 3 && path[0] === 'metadata';
+    if (meta && typeof key === 'string' && clusterKey(key)) return;
+    if (!NOT_EDITED.some((r) => r.test(path.join('.')))) out.push({ path, value: v });
     if (Array.isArray(v)) v.forEach((x, i) => visit(x, [...path, i]));
     else if (isObject(v)) for (const [k, x] of Object.entries(v)) visit(x, [...path, k]);
   };
-  const o = object as { spec?: Json; metadata?: { labels?: Json; annotations?: Json } };
-  visit(o.spec, ['spec']);
-  if (o.metadata?.labels) visit(o.metadata.labels, ['metadata', 'labels']);
-  if (o.metadata?.annotations) visit(o.metadata.annotations, ['metadata', 'annotations']);
+  for (const root of owned.roots) {
+    const v = getAt(object, root);
+    if (v === undefined && root[0] === 'metadata') out.push({ path: root, value: {}, absent: true });
+    else if (v !== undefined) visit(v, root);
+  }
   return out;
 }
 
@@ -60,6 +119,8 @@ function getAt(v: Json, path: readonly Step[]): Json {
 }
 
 function setAt(v: Json, path: readonly Step[], value: Json | undefined): void {
+  // (a label or annotation map that is absent is made on the way)
+  for (let i = 1; i < path.length; i++) if (getAt(v, path.slice(0, i)) === undefined) (getAt(v, path.slice(0, i - 1)) as Record<string, Json>)[path[i - 1] as string] = {};
   const parent = getAt(v, path.slice(0, -1)) as Record<string, Json> | Json[];
   const last = path.at(-1)!;
   if (Array.isArray(parent)) {
@@ -70,6 +131,7 @@ function setAt(v: Json, path: readonly Step[], value: Json | undefined): void {
 }
 
 interface Edit {
+  readonly owned: Owned;
   readonly op: 'change' | 'remove' | 'add';
   readonly path: Step[];
   readonly value?: Json;
@@ -81,28 +143,39 @@ interface Edit {
 function otherValue(v: Json): Json {
   if (typeof v === 'number') return pick([0, 1, 2, 3, 5, 7, 9, 15].filter((n) => n !== v));
   if (typeof v === 'boolean') return !v;
-  if (typeof v === 'string') return pick(['drift', 'Always', 'IfNotPresent', 'RollingUpdate', '0', 'x-1'].filter((s) => s !== v));
+  // (privileged and baseline: a namespace's pod-security level lowered by hand)
+  if (typeof v === 'string') return pick(['drift', 'Always', 'IfNotPresent', 'RollingUpdate', '0', 'x-1', 'privileged', 'baseline'].filter((s) => s !== v));
   return pick(['drift', 1, true]);
 }
 
-function randomEdit(object: Json, round: number, i: number): Edit {
+function pickOwned(all: readonly Owned[]): Owned {
+  let r = random() * all.reduce((n, o) => n + o.weight, 0);
+  for (const o of all) if ((r -= o.weight) < 0) return o;
+  return all[0]!;
+}
+
+function randomEdit(owned: Owned, object: Json, round: number, i: number): Edit | undefined {
   const manager = `drift-${Math.floor(random() * 1000)}`;
-  const nodes = nodesOf(object);
+  const nodes = nodesOf(object, owned);
   const op = pick(['change', 'change', 'remove', 'add'] as const);
   if (op === 'add') {
     const maps = nodes.filter((n) => isObject(n.value));
+    if (maps.length === 0) return undefined;
     const at = pick(maps);
     const key = `drift-${round}-${i}`;
-    return { op, path: [...at.path, key], value: pick(['a', 'b', '1']), how: pick(['json', 'merge', 'strategic', 'replace', 'apply'] as const), manager };
+    return { owned, op, path: [...at.path, key], value: pick(['a', 'b', '1']), how: pick(['json', 'merge', 'strategic', 'replace', 'apply'] as const), manager };
   }
   if (op === 'remove') {
-    const at = pick(nodes);
+    const present = nodes.filter((n) => !n.absent);
+    if (present.length === 0) return undefined;
+    const at = pick(present);
     // (server-side apply removes only what its manager owns: not a remover here)
-    return { op, path: at.path, how: pick(['json', 'merge', 'replace'] as const), manager };
+    return { owned, op, path: at.path, how: pick(['json', 'merge', 'replace'] as const), manager };
   }
   const leaves = nodes.filter((n) => n.value === null || typeof n.value !== 'object');
+  if (leaves.length === 0) return undefined;
   const at = pick(leaves);
-  return { op, path: at.path, value: otherValue(at.value), how: pick(['json', 'merge', 'strategic', 'replace', 'apply'] as const), manager };
+  return { owned, op, path: at.path, value: otherValue(at.value), how: pick(['json', 'merge', 'strategic', 'replace', 'apply'] as const), manager };
 }
 
 /** The smallest document that sets (or, with null, removes) `path` in a merge patch: a list on the way is given whole. */
@@ -118,91 +191,137 @@ function mergeDoc(object: Json, next: Json, path: readonly Step[], removing: boo
 export function defineDriftRounds(defaults: { readonly seed: number; readonly rounds: number }): void {
   const SEED = Number(process.env.DEPLOY_DRIFT_SEED ?? defaults.seed);
   const ROUNDS = Number(process.env.DEPLOY_DRIFT_ROUNDS ?? defaults.rounds);
-describe(`generated drift: ${ROUNDS} rounds of random hand edits, seed ${SEED} (DEPLOY_DRIFT_SEED replays)`, () => {
-  let h: DeployHarness;
-  let plan = '';
-  let shape: Json;
-  let machineId = '';
-  const dropped: string[] = [];
-  const made: string[] = [];
+  describe(`generated drift: ${ROUNDS} rounds of random hand edits, seed ${SEED} (DEPLOY_DRIFT_SEED replays)`, () => {
+    let h: DeployHarness;
+    /** The two group plans (mail's image differs) and the one last applied. */
+    const plans: string[] = [];
+    let applied = 0;
+    let owned: Owned[] = [];
+    const shapes = new Map<Owned, Json>();
+    let machineId = '';
+    const dropped: string[] = [];
+    const made: string[] = [];
 
-  const shapeOf = deploymentShape;
-  const editsOf = (run: any) => ((run.json?.targets?.[0]?.nodes ?? []).find((n: any) => n.node === 'web')?.handEdits ?? []).map((e: any) => `${e.kind} ${e.field} ${e.writer} ${e.action}`).sort();
+    const read = (o: Owned) => h.getJson(['get', o.resource, o.name], o.namespaced ? {} : { namespace: null });
+    // every hand edit the plan names, of the target and of web (mail's objects are not edited)
+    const editsOf = (run: any) => {
+      const t = run.json?.targets?.[0];
+      const web = (t?.nodes ?? []).find((n: any) => n.node === 'web');
+      return [...(t?.handEdits ?? []), ...(web?.handEdits ?? [])].map((e: any) => `${e.kind} ${e.field} ${e.writer} ${e.action}`).sort();
+    };
 
-  async function make(e: Edit): Promise<boolean> {
-    const before = await h.getJson(['get', 'deployment', 'web']);
-    const next = structuredClone(before);
-    setAt(next, e.path, e.op === 'remove' ? undefined : e.value);
-    const removing = e.op === 'remove';
-    let r;
-    if (e.how === 'json') {
-      const op = removing ? { op: 'remove', path: pointer(e.path) } : { op: e.op === 'add' ? 'add' : 'replace', path: pointer(e.path), value: e.value };
-      r = await h.kubectl(['patch', 'deployment', 'web', '--type=json', `--field-manager=${e.manager}`, '-p', JSON.stringify([op])]);
-    } else if (e.how === 'merge' || e.how === 'strategic') {
-      r = await h.kubectl(['patch', 'deployment', 'web', `--type=${e.how}`, `--field-manager=${e.manager}`, '-p', JSON.stringify(mergeDoc(before, next, e.path, removing))]);
-    } else if (e.how === 'replace') {
-      r = await h.kubectl(['replace', `--field-manager=${e.manager}`, '-f', '-'], { input: JSON.stringify(next) });
-    } else {
-      const doc = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: h.namespace }, ...(mergeDoc(before, next, e.path, false) as object) };
-      r = await h.kubectl(['apply', '--server-side', '--force-conflicts', `--field-manager=${e.manager}`, '-f', '-'], { input: JSON.stringify(doc) });
+    async function make(e: Edit): Promise<boolean> {
+      const o = e.owned;
+      const before = await read(o);
+      const next = structuredClone(before);
+      setAt(next, e.path, e.op === 'remove' ? undefined : e.value);
+      const removing = e.op === 'remove';
+      const at = o.namespaced ? {} : { namespace: null };
+      let r;
+      if (e.how === 'json') {
+        const op = removing ? { op: 'remove', path: pointer(e.path) } : { op: e.op === 'add' ? 'add' : 'replace', path: pointer(e.path), value: e.value };
+        r = await h.kubectl(['patch', o.resource, o.name, '--type=json', `--field-manager=${e.manager}`, '-p', JSON.stringify([op])], at);
+      } else if (e.how === 'merge' || e.how === 'strategic') {
+        r = await h.kubectl(['patch', o.resource, o.name, `--type=${e.how}`, `--field-manager=${e.manager}`, '-p', JSON.stringify(mergeDoc(before, next, e.path, removing))], at);
+      } else if (e.how === 'replace') {
+        r = await h.kubectl(['replace', `--field-manager=${e.manager}`, '-f', '-'], { ...at, input: JSON.stringify(next) });
+      } else {
+        const metadata = { name: o.name, ...(o.namespaced ? { namespace: h.namespace } : {}) };
+        const doc = { apiVersion: o.apiVersion, kind: o.kind, ...(mergeDoc(before, next, e.path, false) as object) } as { metadata?: object };
+        doc.metadata = { ...(doc.metadata ?? {}), ...metadata };
+        r = await h.kubectl(['apply', '--server-side', '--force-conflicts', `--field-manager=${e.manager}`, '-f', '-'], { ...at, input: JSON.stringify(doc) });
+      }
+      const what = `${o.kind} ${o.name}: ${e.op} ${text(e.path)}${e.value === undefined ? '' : ` = ${JSON.stringify(e.value)}`} by ${e.how} as ${e.manager}`;
+      if (r.exitCode !== 0) {
+        dropped.push(`${what}: refused (${r.stderr.split('\n')[0]})`);
+        return false;
+      }
+      if (JSON.stringify(shapeOf(await read(o))) === JSON.stringify(shapeOf(before))) {
+        dropped.push(`${what}: accepted, no change`);
+        return false;
+      }
+      made.push(what);
+      return true;
     }
-    const what = `${e.op} ${text(e.path)}${e.value === undefined ? '' : ` = ${JSON.stringify(e.value)}`} by ${e.how} as ${e.manager}`;
-    if (r.exitCode !== 0) {
-      dropped.push(`${what}: refused (${r.stderr.split('\n')[0]})`);
-      return false;
-    }
-    const after = await h.getJson(['get', 'deployment', 'web']);
-    if (JSON.stringify(shapeOf(after)) === JSON.stringify(shapeOf(before))) {
-      dropped.push(`${what}: accepted, no change`);
-      return false;
-    }
-    made.push(what);
-    return true;
-  }
 
-  beforeAll(async () => {
-    random = seededRandom(SEED);
-    console.log(`drift: seed ${SEED}, ${ROUNDS} rounds (DEPLOY_DRIFT_SEED=${SEED} replays)`);
-    h = await DeployHarness.create('drift');
-    const good = await images.good();
-    plan = await h.writePlan('group', { web: { image: good }, mail: { image: good } });
-    const first = await h.deploy('apply', plan, ['--target', 'all']);
-    expect(first.exitCode, first.stderr).toBe(0);
-    shape = shapeOf(await h.getJson(['get', 'deployment', 'web']));
-    machineId = await h.exec('web', 'cat /etc/machine-id');
-    await h.exec('web', 'echo kept > /var/lib/drift-marker');
-  });
-  afterAll(async () => {
-    console.log(`drift: seed ${SEED}: ${made.length} edits made, ${dropped.length} dropped by the API server\n  made: ${made.join('\n  made: ')}\n  dropped: ${dropped.join('\n  dropped: ')}`);
-    await h?.cleanup();
-  });
-
-  for (let round = 1; round <= ROUNDS; round++) {
-    it(`round ${round} (seed ${SEED})`, async () => {
+    /** One to three edits that the API server takes (up to 12 tries); what they were. */
+    async function editSome(round: number): Promise<string[]> {
       const edits: string[] = [];
       for (let i = 0, wanted = 1 + Math.floor(random() * 3), tries = 0; edits.length < wanted && tries < 12; tries++, i++) {
-        const e = randomEdit(await h.getJson(['get', 'deployment', 'web']), round, i);
-        if (await make(e)) edits.push(made.at(-1)!);
+        const o = pickOwned(owned);
+        const e = randomEdit(o, await read(o), round, i);
+        if (e !== undefined && (await make(e))) edits.push(made.at(-1)!);
       }
-      if (edits.length === 0) return; // every try refused: nothing to check this round (counted above)
-      const where = `seed ${SEED}, round ${round}: ${edits.join('; ')}`;
-      const fast = await h.deploy('plan', plan, ['--target', 'all']);
-      const full = await h.deploy('plan', plan, ['--target', 'all'], { DEPLOY_FAST_PLAN: 'off' });
-      expect(fast.exitCode, `${where}\n${fast.stderr}`).toBe(0);
-      expect(full.exitCode, `${where}\n${full.stderr}`).toBe(0);
-      expect(fast.json.targets[0].verifiedNoop, where).toBeUndefined();
-      expect(editsOf(fast).length, `${where}: the plan names no hand edit\n${fast.stdout}`).toBeGreaterThan(0);
-      expect(editsOf(full), `${where}: the fast and the full plan differ`).toEqual(editsOf(fast));
-      const a = await h.deploy('apply', plan, ['--target', 'all']);
-      expect(a.exitCode, `${where}\n${a.stderr}`).toBe(0);
-      expect(shapeOf(await h.getJson(['get', 'deployment', 'web'])), where).toEqual(shape);
-      const pod = await h.podOf('web');
-      expect(pod.status.conditions.find((c: any) => c.type === 'Ready')?.status, where).toBe('True');
-      expect(await h.exec('web', 'cat /etc/machine-id'), where).toBe(machineId);
-      expect(await h.exec('web', 'cat /var/lib/drift-marker'), where).toBe('kept');
-      const next = await h.deploy('plan', plan, ['--target', 'all']);
-      expect(next.json.targets[0].verifiedNoop, `${where}\n${next.stderr}`).toBe(true);
+      return edits;
+    }
+
+    /**
+     * The edits made while an apply of the other plan (mail's other image) runs, once it reached
+     * tofu apply: that apply exits 0 and records nothing as verified (the edits came after its
+     * plan). Returns the edits, and the other plan is the applied one from then on.
+     */
+    async function editDuringApply(round: number, where: string): Promise<string[]> {
+      const other = 1 - applied;
+      const child = execa(join(repoRoot, 'bin', 'deploy'), ['apply', '--plan', plans[other]!, '--json', '--target', 'all'], { env: h.env, reject: false, timeout: 900_000 });
+      let edited: Promise<string[]> | undefined;
+      child.stderr!.on('data', (b: Buffer) => {
+        if (edited === undefined && String(b).includes('] tofu apply')) edited = editSome(round);
+      });
+      const r = await child;
+      expect(edited, `${where}: the apply never reached tofu apply: ${r.stderr}`).toBeDefined();
+      const edits = await edited!;
+      expect(r.exitCode, `${where}: the apply during the edits\n${r.stderr}`).toBe(0);
+      applied = other;
+      if (edits.length > 0) expect(r.stderr, where).toContain('not recorded as verified (the next plan is a full one)');
+      return edits;
+    }
+
+    beforeAll(async () => {
+      random = seededRandom(SEED);
+      console.log(`drift: seed ${SEED}, ${ROUNDS} rounds (DEPLOY_DRIFT_SEED=${SEED} replays)`);
+      h = await DeployHarness.create('drift');
+      const good = await images.good();
+      const changed = await images.goodWith('e2e=drift');
+      plans.push(await h.writePlan('group', { web: { image: good }, mail: { image: good } }));
+      plans.push(await h.writePlan('group-mail-changed', { web: { image: good }, mail: { image: changed } }));
+      const first = await h.deploy('apply', plans[0]!, ['--target', 'all']);
+      expect(first.exitCode, first.stderr).toBe(0);
+      owned = ownedObjects(h.namespace);
+      for (const o of owned) shapes.set(o, shapeOf(await read(o)));
+      machineId = await h.exec('web', 'cat /etc/machine-id');
+      await h.exec('web', 'echo kept > /var/lib/drift-marker');
     });
-  }
-});
+    afterAll(async () => {
+      console.log(`drift: seed ${SEED}: ${made.length} edits made, ${dropped.length} dropped by the API server\n  made: ${made.join('\n  made: ')}\n  dropped: ${dropped.join('\n  dropped: ')}`);
+      await h?.cleanup();
+    });
+
+    for (let round = 1; round <= ROUNDS; round++) {
+      it(`round ${round} (seed ${SEED})`, async () => {
+        const during = random() < 0.25;
+        const where0 = `seed ${SEED}, round ${round}${during ? ' (edits during an apply of mail)' : ''}`;
+        const edits = during ? await editDuringApply(round, where0) : await editSome(round);
+        if (edits.length === 0) return; // every try refused: nothing to check this round (counted above)
+        const plan = plans[applied]!;
+        const where = `${where0}: ${edits.join('; ')}`;
+        const fast = await h.deploy('plan', plan, ['--target', 'all']);
+        const full = await h.deploy('plan', plan, ['--target', 'all'], { DEPLOY_FAST_PLAN: 'off' });
+        expect(fast.exitCode, `${where}\n${fast.stderr}`).toBe(0);
+        expect(full.exitCode, `${where}\n${full.stderr}`).toBe(0);
+        expect(fast.json.targets[0].verifiedNoop, where).toBeUndefined();
+        if (during) expect(fast.stderr, where).toContain('full plan: ');
+        expect(editsOf(fast).length, `${where}: the plan names no hand edit\n${fast.stdout}`).toBeGreaterThan(0);
+        expect(editsOf(full), `${where}: the fast and the full plan differ`).toEqual(editsOf(fast));
+        const a = await h.deploy('apply', plan, ['--target', 'all']);
+        expect(a.exitCode, `${where}\n${a.stderr}`).toBe(0);
+        for (const o of owned) expect(shapeOf(await read(o)), `${where}: ${o.kind} ${o.name}`).toEqual(shapes.get(o));
+        const pod = await h.podOf('web');
+        expect(pod.status.conditions.find((c: any) => c.type === 'Ready')?.status, where).toBe('True');
+        expect(await h.exec('web', 'cat /etc/machine-id'), where).toBe(machineId);
+        expect(await h.exec('web', 'cat /var/lib/drift-marker'), where).toBe('kept');
+        const next = await h.deploy('plan', plan, ['--target', 'all']);
+        expect(next.json.targets[0].verifiedNoop, `${where}\n${next.stderr}`).toBe(true);
+      });
+    }
+  });
 }
