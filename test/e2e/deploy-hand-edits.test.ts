@@ -299,4 +299,43 @@ describe('hand edits (issues 34, 45): the plan names them, the apply undoes them
       expect(next.json.targets[0].verifiedNoop, next.stderr).toBe(true);
     });
   });
+
+  // The other objects deploy owns (issue 45): each edit named with its object, field and writer
+  // (never a claim "grown" for a metadata edit, never a bare "namespace: update" for a security
+  // downgrade), set back by one apply, and the next plan verified
+  const others: readonly { name: string; kind: string; get: (h: DeployHarness) => string[]; make: (h: DeployHarness) => Promise<unknown>; field: string; writer: RegExp; scope?: null }[] = [
+    {
+      name: "the namespace's pod-security enforce level lowered to privileged (kubectl label --overwrite)",
+      kind: 'Namespace',
+      get: (h) => ['get', 'namespace', h.namespace],
+      make: (h) => h.kubectlOk(['label', '--overwrite', 'namespace', h.namespace, 'pod-security.kubernetes.io/enforce=privileged'], { namespace: null }),
+      field: 'metadata.labels[pod-security.kubernetes.io/enforce]',
+      writer: /^kubectl-label$/,
+      scope: null,
+    },
+    { name: 'an annotation added to the claim (kubectl annotate)', kind: 'PersistentVolumeClaim', get: () => ['get', 'pvc', 'web-state'], make: (h) => h.kubectlOk(['annotate', 'pvc', 'web-state', 'team=ops']), field: 'metadata.annotations[team]', writer: /^kubectl-annotate$/ },
+    { name: 'a label added to the NetworkPolicy (kubectl label)', kind: 'NetworkPolicy', get: () => ['get', 'networkpolicy', 'same-namespace-only'], make: (h) => h.kubectlOk(['label', 'networkpolicy', 'same-namespace-only', 'debug=1']), field: 'metadata.labels[debug]', writer: /^kubectl-label$/ },
+  ];
+  for (const edit of others) {
+    it(`${edit.name}: the plan names the ${edit.kind}, its field and its writer; one apply sets it back; the next plan is verified`, async () => {
+      const shapeOfOther = (o: any) => ({ labels: o.metadata.labels, annotations: Object.fromEntries(Object.entries<string>(o.metadata.annotations ?? {}).filter(([k]) => !k.includes('kubernetes.io/'))), spec: o.spec });
+      const opts = edit.scope === null ? { namespace: null } : {};
+      const before = shapeOfOther(await h.getJson(edit.get(h), opts));
+      await edit.make(h);
+      const p = await h.deploy('plan', plan, ['--target', 'all']);
+      expect(p.exitCode, p.stderr).toBe(0);
+      const t = p.json.targets[0];
+      const named = [...(t.handEdits ?? []), ...t.nodes.flatMap((n: any) => n.handEdits ?? [])];
+      expect(named.some((e: any) => e.kind === edit.kind && e.field === edit.field && edit.writer.test(e.writer) && e.action === 'set-back'), `${edit.name}: ${json(named)}`).toBe(true);
+      const text = await h.deploy('plan', plan, ['--target', 'all'], {}, { json: false });
+      expect(text.stdout, edit.name).toContain(edit.field);
+      expect(text.stdout, edit.name).not.toMatch(/grow its \/var\/lib claim/);
+      const a = await h.deploy('apply', plan, ['--target', 'all']);
+      expect(a.exitCode, a.stderr).toBe(0);
+      expect(shapeOfOther(await h.getJson(edit.get(h), opts)), edit.name).toEqual(before);
+      expect((await h.podOf('web')).status.conditions.find((c: any) => c.type === 'Ready')?.status).toBe('True');
+      const next = await h.deploy('plan', plan, ['--target', 'all']);
+      expect(next.json.targets[0].verifiedNoop, next.stderr).toBe(true);
+    });
+  }
 });
