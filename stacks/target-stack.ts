@@ -1,5 +1,5 @@
 /**
- * The graph of one (group, target): ../shared DESIGN.md "The graph of one target".
+ * The graph of one (group, target): docs/architecture.md "Data flow and the graph of one target".
  * Order: RuntimeClass read -> pushes -> digests; namespace after the pushes -> NetworkPolicy
  * -> claims, service accounts -> Deployments -> rollout steps. With the SPIRE coordinates:
  * namespace -> SPIRE identity (RBAC, ConfigMap spire-agent, hand-off) -> Deployments, whose

@@ -19,7 +19,7 @@ const NETWORK_ERROR = /^(ECONN|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENETUNREACH|ENOTFOUN
 const CONNECTION_LOST = /Connection terminated|timeout exceeded when trying to connect|connection error|Cannot use a pool after calling end|Client was closed/i;
 
 /**
- * Deadlines (DESIGN.md law 2). A request waits at most LOCK_WAIT_MS for another server's
+ * Deadlines (law 2, docs/glossary.md). A request waits at most LOCK_WAIT_MS for another server's
  * transaction on the same key and CONNECT_MS for a connection; a statement runs at most
  * STATEMENT_MS; a transaction left idle by a frozen server is ended after IDLE_TX_MS, so it
  * cannot hold a key forever. Past any of them the client gets a 503 and tofu retries.

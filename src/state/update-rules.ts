@@ -18,7 +18,7 @@ export type UpdateDecision =
 
 /**
  * Whether an update may replace the current version. State never goes backwards
- * (DESIGN.md law 7): a lower serial, the same serial with other bytes, or another lineage
+ * (law 7, docs/glossary.md): a lower serial, the same serial with other bytes, or another lineage
  * over a non-empty state would each throw away what the current version records.
  * Pure: no storage, no clock.
  */

@@ -1,10 +1,10 @@
 /**
- * The `/var/lib` claims a plan deletes or replaces, and the rule that guards them (DESIGN law
- * 10, issue 17): a claim of a node that stays in the target is never deleted or replaced
- * unless `--allow-volume-replacement <node>` names the node. A node that leaves the target, and
+ * The `/var/lib` claims a plan deletes or replaces, and the rule that guards them (law 10 of
+ * docs/glossary.md, issue 17): a claim of a node that stays in the target is never deleted or
+ * replaced unless `--allow-volume-replacement <node>` names the node. A node that leaves the target, and
  * a destroy, take their claims with them, and say so in a line of their own. A claim already at
  * risk in the cluster (being deleted, gone, Lost, on a Released or Failed volume: claim-risk.ts,
- * DESIGN law 18) is a loss of its own, refused by the same rule, with how to keep the data. Pure.
+ * law 18) is a loss of its own, refused by the same rule, with how to keep the data. Pure.
  */
 import { DeployError, ExitCode } from '../errors.js';
 import { names } from '../config/names.js';

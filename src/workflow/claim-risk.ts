@@ -1,8 +1,9 @@
 /**
- * The /var/lib claims whose data is at risk now, judged from what the cluster holds (DESIGN
- * law 18, issue 50). claim-guard.ts finds the claims a *plan* deletes or replaces; this finds
- * the claims already on their way out, which no plan shows: tofu refreshes a claim that is being
- * deleted as it is, and a claim that is gone as "create". Pure: the objects in, the risks out.
+ * The /var/lib claims whose data is at risk now, judged from what the cluster holds (law 18 of
+ * docs/glossary.md, issue 50). claim-guard.ts finds the claims a *plan* deletes or replaces;
+ * this finds the claims already on their way out, which no plan shows: tofu refreshes a claim
+ * that is being deleted as it is, and a claim that is gone as "create". Pure: the objects in,
+ * the risks out.
  *
  * The mechanism reads the fields the API gives, not a list of scenarios: for each node that stays
  * in the target, its claim and the PersistentVolume behind it, and
