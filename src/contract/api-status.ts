@@ -155,6 +155,7 @@ const STATUS_SUMMARY = /^API response status: /;
 const ERROR_SUMMARY = /^Kubernetes API Error: (\S*) (\S*) \[(.*)\]$/s;
 const CONFLICT_SUMMARY = /^There was a field manager conflict when trying to apply the manifest for "(?:([^"/]*)\/)?([^"]*)"$/;
 const EXISTS_SUMMARY = /^Cannot create resource that already exists$/;
+const EXISTS_DETAIL = /^resource "(?:[^"/]*\/)?([^"]*)" already exists$/;
 
 /**
  * The API failures the provider relayed in these diagnostics (those of a kubernetes_manifest;
@@ -167,7 +168,11 @@ export function apiFailuresRelayed<D extends RelayedDiagnostic>(diagnostics: rea
     const d = diagnostics[i]!;
     const conflict = CONFLICT_SUMMARY.exec(d.summary);
     if (conflict) out.push({ failure: { ...NOTHING, code: 409, reason: 'Conflict', message: d.detail.split('\n')[0]!, name: conflict[2] || undefined }, diagnostics: [d] });
-    else if (EXISTS_SUMMARY.test(d.summary)) out.push({ failure: { ...NOTHING, code: 409, reason: 'AlreadyExists', message: d.detail }, diagnostics: [d] });
+    else if (EXISTS_SUMMARY.test(d.summary)) {
+      const name = EXISTS_DETAIL.exec(d.detail)?.[1];
+      // (the provider's own check, a read that found the object: no 409 was answered)
+      out.push({ failure: { ...NOTHING, reason: 'AlreadyExists', message: d.detail, name: name || undefined }, diagnostics: [d] });
+    }
     else if (STATUS_SUMMARY.test(d.summary)) {
       const group = relayedStatus(diagnostics, i);
       out.push(group);
