@@ -115,7 +115,7 @@ export function apiFailureOf(code: number | undefined, body: unknown, retryAfter
   };
 }
 
-/** No answer within the client's deadline (src/deadline.ts DeadlineError, an aborted request). */
+/** No answer within the client's deadline (src/deadline.ts DeadlineError, a TimeoutError). */
 export function apiNoAnswer(message: string): ApiFailure {
   return { ...NOTHING, message, noAnswer: true };
 }
@@ -172,8 +172,7 @@ export function apiFailuresRelayed<D extends RelayedDiagnostic>(diagnostics: rea
       const name = EXISTS_DETAIL.exec(d.detail)?.[1];
       // (the provider's own check, a read that found the object: no 409 was answered)
       out.push({ failure: { ...NOTHING, reason: 'AlreadyExists', message: d.detail, name: name || undefined }, diagnostics: [d] });
-    }
-    else if (STATUS_SUMMARY.test(d.summary)) {
+    } else if (STATUS_SUMMARY.test(d.summary)) {
       const group = relayedStatus(diagnostics, i);
       out.push(group);
       i += group.diagnostics.length - 1;

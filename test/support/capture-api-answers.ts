@@ -269,9 +269,9 @@ async function captureServerError(): Promise<void> {
 }
 
 /** A create, again until the answer has the status (a new webhook configuration takes a moment to be seen). */
-async function retryCreate(body: unknown, status: number, query = ''): Promise<Answer> {
+async function retryCreate(body: unknown, status: number): Promise<Answer> {
   return until(`HTTP ${status} for a create`, async () => {
-    const a = await call('POST', `${configmaps}${query}`, { body });
+    const a = await call('POST', configmaps, { body });
     if (a.status === status) return a;
     if (a.status >= 200 && a.status < 300) await ok('DELETE', `${configmaps}/${(body as { metadata: { name: string } }).metadata.name}`);
     log(`(waiting for the webhook: HTTP ${a.status})`);
@@ -385,10 +385,10 @@ async function captureProviderRelay(): Promise<void> {
     const versions = readFileSync(join(import.meta.dirname, '..', '..', 'toolchain', 'versions.env'), 'utf8');
     const tofu = join(cacheDir(), 'tofu', /^TOFU_VERSION=(\S+)$/m.exec(versions)![1]!, 'tofu');
     const env = { ...process.env, TF_CLI_CONFIG_FILE: join(cacheDir(), 'tofu-patched.rc'), TF_IN_AUTOMATION: '1' };
-    execFileSync(tofu, ['init', '-input=false', '-no-color'], { cwd: dir, env, stdio: ['ignore', 'ignore', 'inherit'] });
+    execFileSync(tofu, ['init', '-input=false', '-no-color'], { cwd: dir, env, stdio: ['ignore', 'ignore', 'inherit'], timeout: 120_000 });
     let out = '';
     try {
-      out = execFileSync(tofu, ['apply', '-json', '-auto-approve', '-input=false'], { cwd: dir, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+      out = execFileSync(tofu, ['apply', '-json', '-auto-approve', '-input=false'], { cwd: dir, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 300_000 });
     } catch (err) {
       out = String((err as { stdout?: unknown }).stdout ?? '');
     }
