@@ -1,41 +1,52 @@
 /**
- * The words of a failed Kubernetes API request: shared by the full client (kube-api.ts) and the
- * fast reads of `deploy status` and the check (kube-read.ts), without loading
- * @kubernetes/client-node.
+ * A failed Kubernetes API request of deploy's own, in deploy's words: shared by the full client
+ * (kube-api.ts) and the fast reads of `deploy status` and the check (kube-read.ts), without
+ * loading @kubernetes/client-node. Both throw the answer as `{code|statusCode, body}` (the
+ * client's ApiException adds `headers`); the class and the advice come from that answer's
+ * Status (src/contract/api-status.ts), never from the words of its message.
  */
-import { z } from 'zod';
 import { ToolError } from '../errors.js';
-import { statusCode } from '../deadline.js';
-import { FORBIDDEN_HINT, forbiddenIn, forbiddenWords } from '../contract/forbidden.js';
+import { DeadlineError, statusCode } from '../deadline.js';
+import { adviseApiFailure, apiFailureOf, apiNoAnswer, type ApiAdvice, type ApiFailure, type EditedField } from '../contract/api-status.js';
 
-/** A Status body's message (meta/v1 Status), when the body is one. */
-const statusMessageSchema = z.looseObject({ message: z.string().optional() });
-
-/** What the API server answered, briefly (ApiException carries the Status body). */
-export function describeApiError(err: unknown): string {
-  const e = err as { code?: number; body?: unknown; message?: string };
-  let body = '';
-  if (typeof e?.body === 'string') {
-    let status: unknown;
-    try {
-      status = JSON.parse(e.body);
-    } catch {
-      status = undefined;
-    }
-    const parsed = statusMessageSchema.safeParse(status);
-    body = (parsed.success ? parsed.data.message : undefined) ?? e.body;
-  } else if (e?.body && typeof e.body === 'object') body = (e.body as { message?: string }).message ?? '';
+/**
+ * The API failure a client error carries: an answer (a status code, the Status body), or no
+ * answer within the client's deadline (DeadlineError; the watch's and AbortSignal.timeout's
+ * TimeoutError). Undefined for anything else: a refused connection, an unknown host, a TLS
+ * failure, an abort by the operator.
+ */
+export function apiFailureOfError(err: unknown): ApiFailure | undefined {
+  const e = err as { body?: unknown; headers?: unknown; name?: unknown; message?: unknown } | undefined;
   const code = statusCode(err);
-  return `${code ? `HTTP ${code}: ` : ''}${body || e?.message || String(err)}`.split('\n')[0]!.slice(0, 500);
+  if (code !== undefined) return apiFailureOf(code, e?.body, retryAfterOf(e?.headers));
+  if (err instanceof DeadlineError || e?.name === 'TimeoutError') return apiNoAnswer(String(e?.message ?? err));
+  return undefined;
 }
 
-/** Turns a failed request into the tool error of the rollout (exit code 3). */
+function retryAfterOf(headers: unknown): string | undefined {
+  const h = headers as Record<string, unknown> | undefined;
+  const v = h?.['retry-after'] ?? h?.['Retry-After'];
+  return typeof v === 'string' ? v : undefined;
+}
+
+/** What happened and what to do, for a failed request; `edits`: the hand edits deploy found, to name an invalid field's writer. */
+export function adviseApiError(err: unknown, edits: readonly EditedField[] = []): ApiAdvice | undefined {
+  const failure = apiFailureOfError(err);
+  return failure && adviseApiFailure(failure, edits);
+}
+
+/** What the API server answered, briefly: `HTTP 422: <the Status's message>` (for logs and one-line reports). */
+export function describeApiError(err: unknown): string {
+  const failure = apiFailureOfError(err);
+  const code = failure?.code;
+  const message = (failure?.noAnswer ? '' : failure?.message) || (err as { message?: string } | undefined)?.message || String(err);
+  return `${code ? `HTTP ${code}: ` : ''}${message}`.split('\n')[0]!.slice(0, 500);
+}
+
+/** Turns a failed request into the tool error of the rollout (exit code 3), with its class's advice. */
 export function apiToolError(what: string, server: string, err: unknown): ToolError {
-  const refused = statusCode(err) === 403 ? forbiddenIn(describeApiError(err)) : [];
-  if (refused.length > 0) {
-    // a 403: the permission the identity lacks, as tofu's are said (src/contract/forbidden.ts)
-    return new ToolError(`${what} failed against the API server ${server}: ${refused.map(forbiddenWords).join('; ')}`, { hint: FORBIDDEN_HINT, cause: err });
-  }
+  const advice = adviseApiError(err);
+  if (advice) return new ToolError(`${what} failed against the API server ${server}: ${advice.what}`, { hint: advice.hint, cause: err });
   return new ToolError(`${what} failed against the API server ${server}: ${describeApiError(err)}`, {
     hint: 'Check that the cluster is up and KUBE_CONFIG_PATH points at it (`kubectl --kubeconfig "$KUBE_CONFIG_PATH" get nodes`).',
     cause: err,

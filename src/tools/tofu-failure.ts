@@ -1,13 +1,16 @@
 /**
  * What a failed or interrupted tofu command says: the TofuError (exit 3) with the diagnostics
  * and the resources that failed, and the InterruptedError (exit 130) that says what state
- * tofu left. Pure: the words only, from what the -json stream and the run reported.
+ * tofu left. Pure: the words only, from what the -json stream and the run reported. An answer
+ * of the API server that the kubernetes provider relayed is said, and advised on, by its class
+ * (src/contract/api-status.ts: its status and reason, never its words).
  */
 import { InterruptedError, ToolError, type ErrorDetails } from '../errors.js';
 import { INSTALL_HINTS } from './discover.js';
 import type { RunResult } from './run.js';
 import { describeGraphAddress } from '../contract/graph-ids.js';
 import { FORBIDDEN_HINT, forbiddenIn, forbiddenWords } from '../contract/forbidden.js';
+import { adviseApiFailure, apiFailuresRelayed, isQuotaRefusal, QUOTA_HINT, type ApiAdvice } from '../contract/api-status.js';
 import { causedByTheInterrupt, formatDiagnostic, type TofuDiagnostic } from './tofu-events.js';
 
 /** A failed tofu command: its diagnostics and the resources that failed. */
@@ -38,12 +41,41 @@ export interface FailureFacts {
 /** tofu exited with a failure (or saved no state): a TofuError naming what failed. */
 export function tofuFailure(facts: FailureFacts, r: RunResult): TofuError {
   const errors = facts.diagnostics.filter((d) => d.severity === 'error');
-  // a 403: the permission the identity lacks, in words that name the role (src/contract/forbidden.ts)
-  const refused = forbiddenIn(errors.map((d) => `${d.summary}\n${d.detail}`).join('\n'));
-  const message = [describeFailure(facts, r, errors), ...refused.map((f) => `  ${forbiddenWords(f)}`)].join('\n');
+  const api = apiAnswers(errors);
+  // what the provider passed on as text only (its typed resources): a 403 of the RBAC
+  // authorizer names the permission the identity lacks (src/contract/forbidden.ts)
+  const text = api.others.map((d) => `${d.summary}\n${d.detail}`).join('\n');
+  const refused = forbiddenIn(text);
+  const message = [describeFailure(facts, r, errors, api.said), ...refused.map((f) => `  ${forbiddenWords(f)}`)].join('\n');
   return new TofuError(message, errors, facts.failed, {
-    hint: facts.stateNotes.length ? 'push the saved state as shown before anything else, then run the command again' : refused.length > 0 ? FORBIDDEN_HINT : failureHint(facts.verb, errors),
+    hint: facts.stateNotes.length
+      ? 'push the saved state as shown before anything else, then run the command again'
+      : (api.advice?.hint ?? (refused.length > 0 ? FORBIDDEN_HINT : isQuotaRefusal(text) ? QUOTA_HINT : failureHint(facts.verb, api.others))),
   });
+}
+
+/** The API server's answers the provider relayed (a kubernetes_manifest's), and the other diagnostics. */
+interface ApiAnswers {
+  /** Each relayed answer's first diagnostic, said as its class says it; the rest of its diagnostics are in it. */
+  readonly said: ReadonlyMap<TofuDiagnostic, TofuDiagnostic | null>;
+  /** The advice of the first answer of a known class. */
+  readonly advice: ApiAdvice | undefined;
+  readonly others: readonly TofuDiagnostic[];
+}
+
+function apiAnswers(errors: readonly TofuDiagnostic[]): ApiAnswers {
+  const said = new Map<TofuDiagnostic, TofuDiagnostic | null>();
+  let advice: ApiAdvice | undefined;
+  for (const { failure, diagnostics } of apiFailuresRelayed(errors)) {
+    const a = adviseApiFailure(failure);
+    // (a Status without its reason, as the provider relays one without details: listed as it came)
+    if (a.class === 'other') continue;
+    advice ??= a;
+    const [first, ...rest] = diagnostics;
+    said.set(first!, { ...first!, summary: a.what, detail: '' });
+    for (const d of rest) said.set(d, null);
+  }
+  return { said, advice, others: errors.filter((d) => !said.has(d)) };
 }
 
 /**
@@ -77,14 +109,16 @@ export function tofuInterrupted(facts: FailureFacts, cause: InterruptedError, ki
   });
 }
 
-function describeFailure(facts: FailureFacts, r: RunResult, errors: readonly TofuDiagnostic[]): string {
+/** The message: what failed where, each error (an API answer the provider relayed as one line, in its class's words). */
+function describeFailure(facts: FailureFacts, r: RunResult, errors: readonly TofuDiagnostic[], said: ApiAnswers['said']): string {
   const lines: string[] = [];
   const end = r.signal ? `killed by ${r.signal}` : `exit code ${r.exitCode}`;
   // the graph's resources by node and part (`mail: image push`), as every message says them
   const names = [...new Set([...facts.failed, ...errors.map((d) => d.address).filter((a): a is string => !!a)].map((a) => describeGraphAddress(a) ?? a))];
   lines.push(`tofu ${facts.verb} failed in ${facts.dir} (${end})${names.length ? ` at ${names.join(', ')}` : ''}:`);
-  for (const d of errors.slice(0, 10)) lines.push(`  - ${formatDiagnostic(d).split('\n').slice(0, 6).join('\n    ')}`);
-  if (errors.length > 10) lines.push(`  - ... and ${errors.length - 10} more errors`);
+  const shown = errors.map((d) => (said.has(d) ? said.get(d) : d)).filter((d): d is TofuDiagnostic => d !== null && d !== undefined);
+  for (const d of shown.slice(0, 10)) lines.push(`  - ${formatDiagnostic(d).split('\n').slice(0, 6).join('\n    ')}`);
+  if (shown.length > 10) lines.push(`  - ... and ${shown.length - 10} more errors`);
   if (errors.length === 0) {
     // no diagnostics: tofu crashed or printed something else; show its stderr tail
     for (const l of r.tail) lines.push(`  | ${l}`);
@@ -106,8 +140,12 @@ function failureHint(verb: string, errors: readonly TofuDiagnostic[]): string {
 }
 
 /**
- * What to do, per class of provider error (the words the kubernetes provider and the API
- * server use). The first that matches wins.
+ * What to do, per class of failure that is not an answer of the API server: the words of
+ * tofu, the provider, skopeo and the network. The API server's answers are classified by their
+ * status and reason (src/contract/api-status.ts; the kubernetes provider relays them for a
+ * kubernetes_manifest), never by words here: a 422's message holds the word "Forbidden". The
+ * typed resources pass on the message only: its RBAC permission and quota words are read in
+ * their one place each (forbidden.ts, api-status.ts isQuotaRefusal). The first that matches wins.
  */
 export const ERROR_CLASSES: readonly { readonly name: string; readonly test: RegExp; readonly hint: string }[] = [
   {
@@ -122,29 +160,9 @@ export const ERROR_CLASSES: readonly { readonly name: string; readonly test: Reg
     hint: "the registry's TLS certificate did not verify: for a registry with a private CA, set K8S_REGISTRY_CA_FILE to the PEM file of the CA that signed it (if it is set, it names another CA); for a plain-http registry, K8S_REGISTRY_TLS_VERIFY=false",
   },
   {
-    name: 'quota',
-    test: /exceeded quota|forbidden: exceeded|LimitRange/i,
-    hint: "the namespace's ResourceQuota or LimitRange refused the object: raise the quota, or ask the cluster's operator",
-  },
-  {
-    name: 'permission',
-    test: /forbidden|\b403\b|Unauthorized|\b401\b/i,
-    hint: "the cluster refused deploy's identity: grant the verb and resource named above to the kubeconfig's user (docs/running-on-your-cluster.md), or use a kubeconfig that has them",
-  },
-  {
     name: 'unreachable',
     test: /connection refused|no such host|i\/o timeout|context deadline exceeded|dial tcp|TLS handshake timeout/i,
     hint: 'the API server (or the registry) named above could not be reached: check the kubeconfig (KUBE_CONFIG_PATH) and the network, then run the command again',
-  },
-  {
-    name: 'conflict',
-    test: /the object has been modified|Operation cannot be fulfilled|\b409\b|conflict/i,
-    hint: 'another writer changed the object while tofu wrote it: run the command again (it plans from what the cluster holds now)',
-  },
-  {
-    name: 'invalid object',
-    test: /is invalid|Invalid value|Unsupported value|Required value|may not specify|\b422\b/i,
-    hint: 'the API server refused the object as written: if it holds a hand edit, `deploy plan` names it and `deploy apply` removes it; otherwise the field named above is wrong for this cluster (its version, its admission rules)',
   },
   {
     name: 'image',

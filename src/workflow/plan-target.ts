@@ -15,7 +15,7 @@ import { names } from '../config/names.js';
 import { GRAPH_FILE, graphPartOf } from '../contract/graph-ids.js';
 import { SUBMISSION_OUTPUT } from '../contract/graph-outputs.js';
 import { DeployError, ExitCode } from '../errors.js';
-import { describeApiError } from '../kube/api-error.js';
+import { adviseApiError, describeApiError } from '../kube/api-error.js';
 import { spireFailure } from '../spire/spire-failure.js';
 import type { PlanResult } from '../tools/tofu.js';
 import { refuseClaimLosses, refuseClaimRisks } from './claim-guard.js';
@@ -156,8 +156,10 @@ export async function planTarget(parts: Pick<TargetParts, 'readTargetObjects' | 
       },
       say,
     ).catch((err: unknown) => {
-      throw new DeployError(`the hand edits of target ${model.target} could not be removed: ${describeApiError(err)}`, ExitCode.tool, {
-        hint: 'nothing else was changed; run deploy plan to see the hand edits, and remove the one named above with kubectl if the API server refuses the object without it',
+      // the API server's answer says what to do (an invalid field names the hand edit there, and its writer)
+      const advice = adviseApiError(err, edits);
+      throw new DeployError(`the hand edits of target ${model.target} could not be removed: ${advice?.what ?? describeApiError(err)}`, ExitCode.tool, {
+        hint: `nothing else was changed; ${advice?.hint ?? 'run deploy plan to see the hand edits, and remove the one named above with kubectl if the API server refuses the object without it'}`,
         cause: err,
       });
     });

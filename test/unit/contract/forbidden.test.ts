@@ -37,12 +37,13 @@ describe('a refused permission', () => {
     expect(err.hint).toContain('have the cluster\'s admin apply `deploy rbac`');
   });
 
-  it('GIVEN deploy\'s own request answered 403 THEN the ToolError names the permission; another status keeps the old words', () => {
+  it('GIVEN deploy\'s own request answered 403 THEN the ToolError names the permission; another status is said by its class (api-status.ts)', () => {
     const refused = apiToolError('Reading Deployment other/web', 'https://k:6443', { code: 403, body: JSON.stringify({ kind: 'Status', message: NAMESPACED, reason: 'Forbidden', code: 403 }) });
     expect(refused.message).toBe(`Reading Deployment other/web failed against the API server https://k:6443: the cluster refused a permission deploy's identity (${USER}) lacks: patch deployments (API group apps) in namespace other; the role from \`deploy rbac\` does not grant it`);
     expect(refused.hint).toContain('deploy rbac');
     const gone = apiToolError('Reading Deployment ns/web', 'https://k:6443', { code: 500, body: '{"message":"etcd"}' });
-    expect(gone.message).toContain('HTTP 500: etcd');
-    expect(gone.hint).toContain('Check that the cluster is up');
+    expect(gone.message).toBe('Reading Deployment ns/web failed against the API server https://k:6443: the API server failed (HTTP 500): etcd');
+    expect(gone.hint).toContain('a failure of the cluster, not of the object');
+    expect(gone.hint).not.toContain('deploy rbac');
   });
 });

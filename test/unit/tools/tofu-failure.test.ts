@@ -3,6 +3,7 @@ import { nameGraphParts, formatDiagnostic } from '../../../src/tools/tofu-events
 import { tofuFailure, tofuInterrupted } from '../../../src/tools/tofu-failure.js';
 import { InterruptedError } from '../../../src/errors.js';
 import type { TofuDiagnostic } from '../../../src/tools/tofu-events.js';
+import { capturedRelay } from '../../support/api-answers.js';
 
 const run = { exitCode: 1, signal: undefined, tail: [] } as any;
 const diag = (summary: string, detail: string, address?: string): TofuDiagnostic => ({ severity: 'error', summary, detail, ...(address ? { address } : {}) }) as TofuDiagnostic;
@@ -31,11 +32,10 @@ describe('tofu errors in deploy\'s words (issue 34)', () => {
   });
 
   it.each([
+    // the typed resources pass on the API server's message only: a 403 of the RBAC authorizer and the quota's are read from it (forbidden.ts, api-status.ts isQuotaRefusal)
     ['permission', 'Failed to create object', 'deployments.apps "mail" is forbidden: User "system:serviceaccount:ci:deployer" cannot patch resource "deployments" in API group "apps" in the namespace "other"', "the cluster refused deploy's identity"],
-    ['quota', 'Failed to create object', 'pods "x" is forbidden: exceeded quota: compute, requested: limits.memory=2Gi', 'ResourceQuota'],
+    ['quota', 'Failed to create object', 'pods "x" is forbidden: exceeded quota: compute, requested: limits.memory=2Gi', 'raise the quota the message names'],
     ['unreachable', 'Failed to construct REST client', 'Get "https://127.0.0.1:6443/api": dial tcp 127.0.0.1:6443: connect: connection refused', 'could not be reached'],
-    ['conflict', 'Error applying', 'Operation cannot be fulfilled on deployments.apps "mail": the object has been modified; please apply your changes to the latest version and try again', 'run the command again'],
-    ['invalid object', 'API response status: Failure', 'Deployment.apps "mail" is invalid: spec.template.spec.volumes[2]: may not specify more than 1 volume type', 'refused the object as written'],
     ['image', 'local-exec provisioner error', 'skopeo copy failed: manifest unknown', 'image push or digest read failed'],
     ['registry certificate', 'External Program Execution Failed', 'Error Message: time="2026-12-03T07:10:00Z" level=fatal msg="Error parsing image name \\"docker://127.0.0.1:5001/ns/web:t1\\": pinging container registry 127.0.0.1:5001: Get \\"https://127.0.0.1:5001/v2/\\": x509: certificate signed by unknown authority"', 'set K8S_REGISTRY_CA_FILE to the PEM file of the CA'],
   ])('GIVEN a %s error THEN its own hint', (_name, summary, detail, hint) => {
@@ -53,6 +53,49 @@ describe('tofu errors in deploy\'s words (issue 34)', () => {
   it('GIVEN an error of no known class THEN the hint says to read the named errors, not a bare "fix what the errors above name"', () => {
     const hint = tofuFailure(facts([diag('Something odd', 'no words we know')]), run).hint ?? '';
     expect(hint).toContain('each names the node and the part of the graph');
+  });
+});
+
+describe("the API server's answers the kubernetes provider relayed (issue 45; test/fixtures/api-answers/provider-relay.jsonl)", () => {
+  const PERMISSION_ADVICE = /deploy rbac|refused deploy's identity|grant the verb/;
+  const relayOf = (address: string) => capturedRelay().filter((d) => d.address === `kubernetes_manifest.${address}`);
+
+  it("GIVEN tofu's diagnostics of the 422 of a Deployment with Recreate and rollingUpdate THEN one line names the field in the invalid class's words, and no permission is advised", () => {
+    const err = tofuFailure(facts(relayOf('invalid')), run);
+    expect(err.message).toContain("  - Error (kubernetes_manifest.invalid): the API server refused Deployment recreate as invalid (Invalid): spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy `type` is 'Recreate'");
+    // its three diagnostics are said in that one line
+    expect(err.message).not.toContain('API response status');
+    expect(err.message).not.toContain('Kubernetes API Error');
+    expect(err.hint).toContain('the field named above is wrong as written');
+    expect(err.hint).not.toMatch(PERMISSION_ADVICE);
+    expect(err.diagnostics).toHaveLength(3);
+  });
+
+  it('GIVEN the same 422 as the typed resources pass it on (its message only, the word "Forbidden" in it) THEN no permission is advised either', () => {
+    const text = relayOf('invalid')[0]!.detail;
+    const err = tofuFailure(facts([diag('Failed to update deployment', text)]), run);
+    expect(err.hint).not.toMatch(PERMISSION_ADVICE);
+    expect(err.message).not.toContain("deploy's identity");
+  });
+
+  it.each([
+    ['quota', 'quota', "the namespace's ResourceQuota refused pods over-quota (Forbidden): pods \"over-quota\" is forbidden: exceeded quota", 'raise the quota the message names'],
+    ['webhook', 'server-error', 'the API server failed (InternalError): Internal error occurred: failed calling webhook', 'admission webhook'],
+    ['exists', 'conflict', 'object taken exists already, and deploy did not create it (AlreadyExists): resource \"api-corpus/taken\" already exists', 'if it is a leftover, delete it'],
+  ])("GIVEN tofu's diagnostics of the %s refusal THEN its class (%s) says it and what to do", (address, _cls, what, hint) => {
+    const err = tofuFailure(facts(relayOf(address)), run);
+    expect(err.message).toContain(`  - Error (kubernetes_manifest.${address}): ${what}`);
+    expect(err.hint).toContain(hint);
+    expect(err.hint).not.toMatch(PERMISSION_ADVICE);
+  });
+
+  it('GIVEN the four refusals of one apply THEN each is one line, and the hint is the first one\'s', () => {
+    const all = capturedRelay();
+    const err = tofuFailure(facts(all), run);
+    expect(err.message.split('\n').filter((l) => l.startsWith('  - Error'))).toHaveLength(4);
+    expect(err.diagnostics).toHaveLength(all.length);
+    const first = all[0]!.address;
+    expect(err.hint).toBe(tofuFailure(facts(all.filter((d) => d.address === first)), run).hint);
   });
 });
 
