@@ -31,6 +31,7 @@ import { join } from 'node:path';
 import { names } from '../config/names.js';
 import type { TargetModel } from '../config/target-model.js';
 import { FIELD_MANAGER } from '../contract/field-managers.js';
+import { apiFailureOfError } from '../kube/api-error.js';
 import { GRAPH_FILE, nodeResourceOf } from '../contract/graph-ids.js';
 import type { TofuResource } from '../contract/tofu-state.js';
 import { findHandEdits, inSpec, KEPT_TEMPLATE_ANNOTATIONS, shortHandEdit, undoes, type HandEdit, type ManagedObject, type ObjectUnderGraph } from './hand-edits.js';
@@ -286,10 +287,14 @@ export async function undoHandEdits(
   return { removed, specWritten: [...specWritten].sort() };
 }
 
-/** A JSON patch whose test failed (422) or a write conflict (409): the object moved since it was read. */
+/**
+ * The object moved since it was read: a write conflict (409), or the patch's test of the
+ * resourceVersion failed (a 422 that names no field: test/fixtures/api-answers/invalid-patch-test.json).
+ * A 422 with causes is the object itself refused (an invalid field): no retry mends it.
+ */
 function isConflict(err: unknown): boolean {
-  const code = (err as { code?: unknown; statusCode?: unknown }).code ?? (err as { statusCode?: unknown }).statusCode;
-  return code === 409 || code === 422;
+  const f = apiFailureOfError(err);
+  return f !== undefined && (f.code === 409 || (f.code === 422 && f.causes.length === 0));
 }
 
 /** The graph file's text (cdk.tf.json) of a graph directory. */

@@ -354,6 +354,31 @@ describe('undoHandEdits', () => {
     expect(versions).toEqual(['7', '9']);
   });
 
+  it('GIVEN the object itself refused (a 422 that names a field, as captured from the API server) THEN no retry: it fails at the first answer', async () => {
+    const { undoHandEdits } = await import('../../../src/workflow/undo-hand-edits.js');
+    const { readFileSync } = await import('node:fs');
+    const captured = JSON.parse(readFileSync(new URL('../../fixtures/api-answers/invalid.json', import.meta.url), 'utf8'));
+    let calls = 0;
+    await expect(
+      undoHandEdits(
+        [edit('/metadata/annotations/x')],
+        {
+          patch: async () => {
+            calls++;
+            throw Object.assign(new Error('HTTP 422'), { code: captured.status, body: captured.body });
+          },
+          read: async () => ({ metadata: { resourceVersion: '9' } }),
+          editsOf: () => [edit('/metadata/annotations/x')],
+          objectOf: () => ({ metadata: { resourceVersion: '7' } }),
+          appliedOf: () => undefined,
+          observed: async () => undefined,
+        },
+        () => {},
+      ),
+    ).rejects.toThrow('HTTP 422');
+    expect(calls).toBe(1);
+  });
+
   it('GIVEN the API server refusing three times THEN it fails (the apply stops before tofu)', async () => {
     const { undoHandEdits } = await import('../../../src/workflow/undo-hand-edits.js');
     await expect(
