@@ -47,7 +47,22 @@ export function changedAttributesOf(type: string, actions: readonly string[], be
   return { changedAttributes: out.filter((c) => c.afterApply !== true).map((c) => c.path) };
 }
 
-function walk(b: Json, a: Json, u: Json, path: string, out: TemplateChange[]): void {
+/** A leaf that differs between two attribute values, in the paths changedAttributesOf writes, and which side lacks it. */
+export interface LeafChange {
+  readonly path: string;
+  readonly absentBefore: boolean;
+  readonly absentAfter: boolean;
+}
+
+/** Every leaf that differs between `before` and `after` (two attribute values of one resource, e.g. its state and its refresh). */
+export function leafChanges(before: Json, after: Json): LeafChange[] {
+  const out: TemplateChange[] = [];
+  const absent = { before: new Set<string>(), after: new Set<string>() };
+  walk(before, after, undefined, '', out, absent);
+  return out.map((c) => ({ path: c.path, absentBefore: absent.before.has(c.path), absentAfter: absent.after.has(c.path) }));
+}
+
+function walk(b: Json, a: Json, u: Json, path: string, out: TemplateChange[], absent?: { readonly before: Set<string>; readonly after: Set<string> }): void {
   const before = scalar(b);
   if (u === true) {
     out.push({ path, ...(before.value !== undefined ? { before: before.value } : {}), afterApply: true });
@@ -55,16 +70,18 @@ function walk(b: Json, a: Json, u: Json, path: string, out: TemplateChange[]): v
   }
   if (isObject(b) && isObject(a)) {
     const marks = isObject(u) ? u : {};
-    for (const k of [...new Set([...Object.keys(b), ...Object.keys(a), ...Object.keys(marks)])].sort()) walk(b[k], a[k], marks[k], path === '' ? k : `${path}.${k}`, out);
+    for (const k of [...new Set([...Object.keys(b), ...Object.keys(a), ...Object.keys(marks)])].sort()) walk(b[k], a[k], marks[k], path === '' ? k : `${path}.${k}`, out, absent);
 
     return;
   }
   if (Array.isArray(b) && Array.isArray(a)) {
     const marks = Array.isArray(u) ? u : [];
-    for (let i = 0; i < Math.max(b.length, a.length, marks.length); i++) walk(b[i], a[i], marks[i], `${path}[${i}]`, out);
+    for (let i = 0; i < Math.max(b.length, a.length, marks.length); i++) walk(b[i], a[i], marks[i], `${path}[${i}]`, out, absent);
     return;
   }
   if (stableJson(b ?? null) === stableJson(a ?? null)) return;
   const after = scalar(a);
+  if (a === undefined && b !== undefined) absent?.after.add(path);
+  if (b === undefined && a !== undefined) absent?.before.add(path);
   out.push({ path, ...(before.value !== undefined ? { before: before.value } : {}), ...(after.value !== undefined ? { after: after.value } : {}) });
 }

@@ -22,6 +22,7 @@ import { refuseClaimLosses, refuseClaimRisks } from './claim-guard.js';
 import { claimRisksOf, type ClaimRisk } from './claim-risk.js';
 import { planDestroy } from './destroy-plan.js';
 import { inSpec, type HandEdit } from './hand-edits.js';
+import { typedDriftEdits } from './typed-drift.js';
 import { planPushingGoneTags } from './missing-tags.js';
 import { movedTags, type MovedTag } from './moved-tags.js';
 import type { NoopCheckContext } from './noop/check-context.js';
@@ -200,7 +201,9 @@ export async function planTarget(parts: Pick<TargetParts, 'readTargetObjects' | 
   // read: for those, the check's fresh reads)
   const planned = mode === 'destroy' ? undefined : movedTags(plan.priorState ?? []);
   const moved = scoped === undefined || planned === undefined ? planned : new Map([...scoped.movedTags, ...[...planned].filter(([node]) => scoped!.nodes.includes(node))]);
-  const summary = summarizePlan(model, plan.changes, plan.hasChanges, claims, { pushedAgain, movedTags: moved, handEdits: edits });
+  // the typed objects' fields someone removed or changed without a field manager: tofu's drift (typed-drift.ts)
+  const drifted = typeof seen === 'string' || mode === 'destroy' ? [] : typedDriftEdits(model, plan.changes, edits, seen.state?.resources ?? [], plan.priorState ?? []);
+  const summary = summarizePlan(model, plan.changes, plan.hasChanges, claims, { pushedAgain, movedTags: moved, handEdits: [...edits, ...drifted] });
   // law 10: the claim of a node that stays goes only when the operator named the node
   if (mode === 'apply') refuseClaimLosses(model, summary.claimLosses);
   // every archive the apply pushes is there, before tofu changes anything (push-archives.ts)
