@@ -20,9 +20,9 @@ export function findDuplicateKeys(text: string): DuplicateKey[] {
     i++; // opening quote
     while (text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
     i++;
-    // Unvalidated on purpose (one of the two casts left in src): the slice is a JSON string
-    // literal the scan above delimited, in a text JSON.parse already accepted.
-    return JSON.parse(text.slice(start, i)) as string;
+    // the slice is a JSON string literal the scan above delimited, in a text JSON.parse already accepted
+    const key: unknown = JSON.parse(text.slice(start, i));
+    return typeof key === 'string' ? key : String(key);
   };
   const value = (path: (string | number)[]): void => {
     ws();

@@ -13,6 +13,7 @@
  * changes its bytes: rendered again. A key that does not match, a missing or unreadable key
  * file: rendered again. Nothing else is trusted.
  */
+import { z } from 'zod';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { readFile, rename, writeFile } from 'node:fs/promises';
@@ -20,6 +21,11 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TargetModel } from '../config/target-model.js';
+
+/** A package.json, for its version. */
+const packageVersionSchema = z.looseObject({ version: z.string().optional() });
+/** The key file beside a graph (KeyFile). */
+const keyFileSchema = z.object({ key: z.string(), graph: z.string() });
 import { stableJson } from '../contract/stable-json.js';
 
 /** The key file, beside cdk.tf.json (not a `*.tf.json`: tofu does not load it). */
@@ -41,7 +47,7 @@ export function rendererIdentity(): string {
   }
   const require = createRequire(import.meta.url);
   for (const pkg of RENDER_PACKAGES) {
-    const { version } = JSON.parse(readFileSync(require.resolve(`${pkg}/package.json`), 'utf8')) as { version?: string };
+    const version = packageVersionSchema.safeParse(JSON.parse(readFileSync(require.resolve(`${pkg}/package.json`), 'utf8'))).data?.version;
     h.update(`${pkg}@${version ?? '?'}\n`);
   }
   identity = h.digest('hex');
@@ -75,8 +81,8 @@ export async function isGraphOf(dir: string, key: string, graphText: string): Pr
   const text = await readFile(join(dir, GRAPH_KEY_FILE), 'utf8').catch(() => undefined);
   if (text === undefined) return false;
   try {
-    const kept = JSON.parse(text) as Partial<KeyFile>;
-    return kept.key === key && kept.graph === sha256(graphText);
+    const kept = keyFileSchema.safeParse(JSON.parse(text));
+    return kept.success && kept.data.key === key && kept.data.graph === sha256(graphText);
   } catch {
     return false;
   }

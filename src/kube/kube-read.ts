@@ -27,6 +27,7 @@
  * legacy oidc / gcp / azure plugins) and a socks5 proxy.
  * https://kubernetes.io/docs/reference/config-api/kubeconfig.v1/
  */
+import { z } from 'zod';
 import { readFileSync } from 'node:fs';
 import { request as httpRequest, type ClientRequest, type IncomingMessage, type OutgoingHttpHeaders, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -37,6 +38,9 @@ import { type Identity, identity, impersonationHeaders } from './kube-identity.j
 import type { ResolvedKubeconfig } from './kubeconfig-file.js';
 import { resolveKubeconfig } from './kubeconfig.js';
 import type { ListResult, WatchClient } from './list-watch.js';
+
+/** One line of a watch: its type (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR) and the object. */
+const watchEventSchema = z.looseObject({ type: z.string(), object: z.unknown() });
 import { connectProxy, connectThroughProxy, proxyAuthorization, proxyFor } from './proxy-tunnel.js';
 
 export interface KubeLister {
@@ -253,8 +257,8 @@ function watchLines(r: JsonRequest, callback: (type: string, obj: unknown) => vo
           rest = rest.slice(nl + 1);
           if (line.trim() === '') continue;
           try {
-            const event = JSON.parse(line) as { type?: unknown; object?: unknown };
-            if (typeof event.type === 'string') callback(event.type, event.object);
+            const event = watchEventSchema.safeParse(JSON.parse(line));
+            if (event.success) callback(event.data.type, event.data.object);
           } catch {
             // a line that is no JSON is left out, as the client's Watch does
           }

@@ -10,6 +10,7 @@
  * the apply cannot be recorded as verified. (managedFields times have a second's precision: a
  * second write by the same foreign writer within the second of its first is not told apart.)
  */
+import { z } from 'zod';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stateDir } from '../../paths.js';
@@ -24,6 +25,18 @@ interface NoopRecord extends Omit<TargetFingerprint, 'foreignWriters'> {
   readonly recordedAt: string;
   readonly recordedBy: 'plan' | 'apply';
 }
+
+/** A record as read back (NoopRecord): checked whole, so the verdict compares typed values. */
+const noopRecordSchema = z.object({
+  version: z.number(),
+  recordedAt: z.string(),
+  recordedBy: z.enum(['plan', 'apply']),
+  inputs: z.string(),
+  graph: z.object({ rest: z.string(), resources: z.record(z.string(), z.string()) }),
+  lineage: z.string(),
+  serial: z.number(),
+  objects: z.record(z.string(), z.string()),
+}) satisfies z.ZodType<NoopRecord>;
 
 function recordFile(ctx: Pick<NoopCheckContext, 'env' | 'model'>): string {
   return join(stateDir(ctx.env), 'noop', `${ctx.model.stateKey}.json`);
@@ -62,11 +75,9 @@ export async function readRecord(ctx: NoopCheckContext): Promise<NoopRecord | un
   const text = await readFile(recordFile(ctx), 'utf8').catch(() => undefined);
   if (text === undefined) return undefined;
   try {
-    // Unvalidated on purpose (one of the two casts left in src): a record this program wrote
-    // itself, and one of another version is dropped on the next line, so an old or damaged one
-    // costs a full plan, never a wrong verdict (the verdict compares it field by field).
-    const r = JSON.parse(text) as NoopRecord;
-    return r.version === RECORD_VERSION ? r : undefined;
+    // an old (another version) or damaged record costs a full plan, never a wrong verdict
+    const r = noopRecordSchema.safeParse(JSON.parse(text));
+    return r.success && r.data.version === RECORD_VERSION ? r.data : undefined;
   } catch {
     return undefined;
   }
