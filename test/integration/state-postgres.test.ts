@@ -7,7 +7,8 @@ import { stateDoc } from '../support/state-backend.js';
 import { ensureBuilt, startServerProcess } from '../support/state-server.js';
 import { type PostgresServer, sharedPostgres, stopSharedPostgres } from '../support/postgres-server.js';
 import { cliSource, newStoreData, type RunBackend, startServedBackend, type StoreData, withStore } from './state-stores.js';
-import { APPLY, KEY, requireTofu, tofu, tofuOk, waitForLock, workDir } from './state-tofu-helpers.js';
+import { until } from '../support/until.js';
+import { APPLY, inProvisioner, KEY, requireTofu, tofu, tofuOk, waitForLock, workDir } from './state-tofu-helpers.js';
 
 // The shared state backend on PostgreSQL, with the real OpenTofu and a real PostgreSQL
 // server: several `deploy state serve` processes on one database are one backend; a server
@@ -146,7 +147,7 @@ describe('the state backend on PostgreSQL: several servers are one backend', () 
       const dirB = await workDir(root, 'killed-server-b', b.env);
       const run = tofu(dirA, [...APPLY, '-var', 'sleep=6'], a.env);
       const holder = await waitForLock(data, KEY);
-      await new Promise((r) => setTimeout(r, 1500)); // inside the provisioner's sleep
+      await inProvisioner(run);
       await a.process!.kill9();
       const killedAt = Date.now();
       const result = await run.done;
@@ -199,7 +200,7 @@ describe('the state backend on PostgreSQL: several servers are one backend', () 
 
       const run = tofu(dir, [...APPLY, '-var', 'sleep=6', '-var', 'run=2'], env);
       await waitForLock(data, KEY);
-      await new Promise((r) => setTimeout(r, 1500)); // tofu has read the state, sleeps in the provisioner
+      await inProvisioner(run); // tofu has read the state, sleeps in the provisioner
       await postgres.stop();
       const get = await fetch(server.address, { headers: auth });
       expect(get.status).toBe(503);
@@ -207,11 +208,10 @@ describe('the state backend on PostgreSQL: several servers are one backend', () 
       expect(await get.text()).toMatch(/unavailable/);
       expect((await fetch(server.address, { method: 'LOCK', headers: auth, body: JSON.stringify({ ID: 'probe' }) })).status).toBe(503);
       // wait until tofu's own save met the outage, then bring the database back
-      const deadline = Date.now() + 60_000;
-      while (!/"kind":"state-storage-failed"[^\n]*"method":"POST"/.test(server.process!.stderr())) {
-        if (Date.now() > deadline) throw new Error(`tofu did not try to save within 60 s:\n${server.process!.stderr()}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await until('tofu\'s save meeting the outage (a state-storage-failed event of a POST)', () => /"kind":"state-storage-failed"[^\n]*"method":"POST"/.test(server.process!.stderr()), {
+        timeoutMs: 60_000,
+        seen: () => `the server's stderr:\n${server.process!.stderr()}`,
+      });
       await postgres.start();
       const result = await run.done;
       expect(result.code, result.out).toBe(0);

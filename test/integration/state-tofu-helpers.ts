@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { cacheDir } from '../../src/paths.js';
 import type { LockInfo } from '../../src/state/lock-info.js';
 import { TOFU_VERSION } from '../../src/tools/versions.js';
+import { until } from '../support/until.js';
 import { type StoreData, withStore } from './state-stores.js';
 
 // The real OpenTofu (built by the integration project's global setup) and the real null and
@@ -48,6 +49,10 @@ output "pw" {
 export interface TofuRun {
   readonly child: ChildProcess;
   readonly done: Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string }>;
+  /** What tofu printed so far (stdout and stderr). */
+  readonly output: () => string;
+  /** Whether tofu has exited. */
+  readonly ended: () => boolean;
 }
 
 export function tofu(dir: string, args: string[], backendEnv: Record<string, string>, timeoutMs = 240_000): TofuRun {
@@ -69,13 +74,28 @@ export function tofu(dir: string, args: string[], backendEnv: Record<string, str
   child.stdout!.on('data', (d) => (out += String(d)));
   child.stderr!.on('data', (d) => (out += String(d)));
   const timer = setTimeout(() => killGroup(child), timeoutMs);
+  let ended = false;
   const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string }>((resolve) =>
     child.once('exit', (code, signal) => {
+      ended = true;
       clearTimeout(timer);
       resolve({ code, signal, out });
     }),
   );
-  return { child, done };
+  return { child, done, output: () => out, ended: () => ended };
+}
+
+/**
+ * Resolves once the null_resource's provisioner runs its `sleep` (tofu prints the command it
+ * executes): tofu then holds the lock, has read the state, and writes nothing until the sleep
+ * ends. Fails naming it, with tofu's output, when tofu ends first or after `timeoutMs`.
+ */
+export async function inProvisioner(run: TofuRun, timeoutMs = 60_000): Promise<void> {
+  await until('tofu running the provisioner\'s sleep (a line "null_resource.step (local-exec): Executing: ...sleep")', () => /null_resource\.step \(local-exec\): Executing: .*sleep/.test(run.output()), {
+    timeoutMs,
+    seen: () => `tofu's output:\n${run.output()}`,
+    failIf: () => (run.ended() ? 'tofu ended first' : undefined),
+  });
 }
 
 /** SIGKILL of tofu and everything it started (as a CI runner stopping the job does). */

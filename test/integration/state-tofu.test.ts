@@ -9,7 +9,7 @@ import { runCli } from '../support/cli.js';
 import { ensureBuilt } from '../support/state-server.js';
 import { stopSharedPostgres } from '../support/postgres-server.js';
 import { cliSource, newStoreData, type RunBackend, STORE_KINDS, startRunBackend, startServedBackend, withStore } from './state-stores.js';
-import { APPLY, KEY, killGroup, requireTofu, tofu, tofuOk, waitForLock, workDir } from './state-tofu-helpers.js';
+import { APPLY, inProvisioner, KEY, killGroup, requireTofu, tofu, tofuOk, waitForLock, workDir } from './state-tofu-helpers.js';
 
 // The state backend with the real OpenTofu (built by the global setup) and the real null and
 // random providers from the offline mirror, on each store: SQLite (the embedded backend of a
@@ -68,8 +68,8 @@ describe.each(STORE_KINDS)('the state backend on %s with the real tofu', (kind) 
       const dir = await workDir(root, `killed-${kind}`, backend.env);
       const run = tofu(dir, [...APPLY, '-var', 'sleep=15'], backend.env);
       const holder = await waitForLock(data, KEY);
-      // let it get into the provisioner, then kill it: no chance to unlock
-      await new Promise((r) => setTimeout(r, 1500));
+      // once it is in the provisioner, kill it: no chance to unlock
+      await inProvisioner(run);
       killGroup(run.child);
       expect((await run.done).signal).toBe('SIGKILL');
       expect((await withStore(data, (s) => s.lockOf(KEY)))?.ID).toBe(holder.ID);

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIGEST_PROGRAM_NAME, digestScript, pushScript } from '../../../stacks/image-scripts.js';
+import { until } from '../../support/until.js';
 
 let dir: string;
 let skopeo: string;
@@ -95,11 +96,14 @@ describe('the pushes of one archive and tag in a run: one upload, no order in th
     const log = join(runDir, 'log');
     const archive = join(dir, 'shared.tar');
     await writeFile(archive, 'x');
-    const started = [];
-    for (const n of nodes) {
-      started.push(execa('/bin/sh', ['-c', pushScript({ name: n.name, archive, tagRef: `r/${n.name}:1`, upload: n.upload }, 'system')], { reject: false, env: { PATH: process.env.PATH, DEPLOY_SKOPEO: slow, DEPLOY_RUN_DIR: runDir, LOG: log, ...env } }));
-      await new Promise((r) => setTimeout(r, 100)); // the first to start is the first node
-    }
+    const start = (n: { name: string; upload: string }) =>
+      execa('/bin/sh', ['-c', pushScript({ name: n.name, archive, tagRef: `r/${n.name}:1`, upload: n.upload }, 'system')], { reject: false, env: { PATH: process.env.PATH, DEPLOY_SKOPEO: slow, DEPLOY_RUN_DIR: runDir, LOG: log, ...env } });
+    // the first to start is the first node: the others start once its skopeo runs
+    const [first, ...others] = nodes;
+    const started = [start(first!)];
+    let logged = '';
+    await until(`the push of ${first!.name} starting skopeo`, async () => (logged = await readFile(log, 'utf8').catch(() => '')).includes(`start r/${first!.name}:1`), { timeoutMs: 10_000, seen: () => `the log: ${JSON.stringify(logged)}` });
+    started.push(...others.map(start));
     const results = await Promise.all(started);
     return { results, log: (await readFile(log, 'utf8')).trimEnd().split('\n') };
   };

@@ -5,6 +5,10 @@
  * was and each target state absent or byte-equal to the source's; a next migrate converges.
  * A second SIGINT, while a release hangs, leaves at once and names the lock and its command.
  * DEPLOY_TEST_SEED replays a failing sequence (the seed is in every message).
+ *
+ * No sleep stands for an event: a run's moments are drawn from its first request at the
+ * source (the source serves at debug level, one line per request), when deploy has loaded and
+ * its signal handling is in place; the second SIGINT goes once deploy said it heard the first.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -16,6 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPLOY_BIN } from '../../support/deploy-bin.js';
 import { stateDoc } from '../../support/state-backend.js';
 import { seededRandom } from '../../support/seeded-random.js';
+import { until } from '../../support/until.js';
 
 const STATES = 60;
 const RUNS = 20;
@@ -27,11 +32,27 @@ interface Served {
   readonly url: string;
   readonly child: ResultPromise;
   readonly dir: string;
+  /** The requests it answered so far (its `state-request` lines: only at DEPLOY_LOG_LEVEL=debug). */
+  readonly requests: () => number;
+  /** The marker keys (`log-mark-<n>`) of the requests counted so far. */
+  readonly marks: ReadonlySet<string>;
 }
 
-async function serve(): Promise<Served> {
+async function serve(logLevel = env.DEPLOY_LOG_LEVEL): Promise<Served> {
   const dir = mkdtempSync(join(tmpdir(), 'migrate-interrupt-'));
-  const child = execa(DEPLOY_BIN, ['state', 'serve', '--listen', '127.0.0.1:0', '--data', dir], { env, reject: false, timeout: 300_000 });
+  const child = execa(DEPLOY_BIN, ['state', 'serve', '--listen', '127.0.0.1:0', '--data', dir], { env: { ...env, DEPLOY_LOG_LEVEL: logLevel }, reject: false, timeout: 300_000 });
+  let requests = 0;
+  const marks = new Set<string>();
+  let partial = '';
+  child.stderr?.on('data', (d: Buffer) => {
+    const lines = (partial + String(d)).split('\n');
+    partial = lines.pop()!;
+    for (const line of lines.filter((l) => l.includes('"kind":"state-request"'))) {
+      requests += 1;
+      const mark = /"key":"(log-mark-\d+)"/.exec(line)?.[1];
+      if (mark) marks.add(mark);
+    }
+  });
   const url = await new Promise<string>((resolve, reject) => {
     child.stdout?.on('data', (d: Buffer) => {
       const m = String(d).match(/http:\/\/[\d.:]+/);
@@ -39,7 +60,7 @@ async function serve(): Promise<Served> {
     });
     void child.then((r) => reject(new Error(`deploy state serve ended before it listened: ${r.stderr}`)));
   });
-  return { url, child, dir };
+  return { url, child, dir, requests: () => requests, marks };
 }
 
 async function http(url: string, method = 'GET', body?: Buffer): Promise<{ status: number; body: Buffer }> {
@@ -53,12 +74,38 @@ async function lockedKeys(base: string): Promise<string[]> {
   return states.filter((s) => s.lock).map((s) => s.key);
 }
 
-/** A `deploy state migrate` process, and whether it has ended. */
+/** A `deploy state migrate` process, whether it has ended, and its stderr so far. */
 function migrate(from: string, to: string, extra: string[] = []) {
   const child = execa(DEPLOY_BIN, ['state', 'migrate', '--from', from, '--to', to, ...extra], { env, reject: false, timeout: 60_000 });
   let ended = false;
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => (stderr += String(d)));
   void child.then(() => (ended = true));
-  return Object.assign(child, { ended: () => ended });
+  return Object.assign(child, { ended: () => ended, stderrSoFar: () => stderr });
+}
+
+let markers = 0;
+
+/**
+ * The requests `s` has answered, once the line of every request made so far has come: a server
+ * logs a request after it answered it, so the test's own last request may not be counted yet
+ * when its answer is here. A marker request's line comes after all of theirs.
+ */
+async function requestsSettled(s: Served): Promise<number> {
+  const mark = `log-mark-${(markers += 1)}`;
+  await http(`${s.url}/${mark}`);
+  await until(`the log line of the marker request ${mark}`, () => s.marks.has(mark), { timeoutMs: 10_000 });
+  return s.requests();
+}
+
+/** Resolves when `run` has made its first request to `source`: deploy has loaded and handles signals. */
+async function firstRequest(source: Served, before: number, run: ReturnType<typeof migrate>): Promise<void> {
+  await until('the migrate\'s first request at the source', () => source.requests() > before, {
+    timeoutMs: 30_000,
+    intervalMs: 2,
+    failIf: () => (run.ended() ? 'the migrate ended first' : undefined),
+    seen: () => run.stderrSoFar(),
+  });
 }
 
 describe('deploy state migrate, interrupted', () => {
@@ -67,7 +114,7 @@ describe('deploy state migrate, interrupted', () => {
   const bytes = new Map<string, Buffer>();
 
   beforeAll(async () => {
-    [source, target] = await Promise.all([serve(), serve()]);
+    [source, target] = await Promise.all([serve('debug'), serve()]);
     for (const [i, key] of keys.entries()) {
       const body = stateDoc(1 + (i % 4), `c0ffee00-0000-4000-8000-${String(i).padStart(12, '0')}`, { resources: 3 });
       expect((await http(`${source.url}/${key}`, 'POST', body)).status).toBe(200);
@@ -106,9 +153,12 @@ describe('deploy state migrate, interrupted', () => {
   }
 
   it(`GIVEN 60 states WHEN each of ${RUNS} runs gets one SIGINT at a random moment THEN exit 130, no lock left, every state intact, and the next run converges`, async () => {
-    // how long a whole run takes here: the moments are drawn within it
+    // how long a whole run takes here, from its first request: the moments are drawn within it
+    const requestsBefore = await requestsSettled(source);
+    const first = migrate(source.url, target.url);
+    await firstRequest(source, requestsBefore, first);
     const whole = Date.now();
-    const full = await migrate(source.url, target.url);
+    const full = await first;
     expect(full.exitCode, full.stderr).toBe(0);
     // the host's load changes under the test: a run that ends before its signal shortens the
     // span the next moments are drawn in (the first run may have been the slow one)
@@ -119,12 +169,15 @@ describe('deploy state migrate, interrupted', () => {
     let interrupted = 0;
     for (let run = 0; interrupted < RUNS && run < RUNS * 3; run += 1) {
       await emptyTarget();
-      // from 150 ms on: before that Node has not run deploy's first line (its default action
-      // ends the process on the signal, and nothing has started)
-      const delay = Math.round(150 + next() * Math.max(0, span - 250));
-      const why = `seed ${SEED}, run ${run}, SIGINT after ${delay} ms of ~${span} ms`;
-      const began = Date.now();
+      // from the run's first request at the source on: before it, deploy may still be loading,
+      // and a signal then ends it at once, as the shell would (bin/deploy.js), with nothing to say
+      const delay = Math.round(next() * span);
+      const why = `seed ${SEED}, run ${run}, SIGINT ${delay} ms after the first request of ~${span} ms`;
+      const before = await requestsSettled(source);
       const child = migrate(source.url, target.url);
+      await firstRequest(source, before, child);
+      const began = Date.now();
+      // the moment drawn: what the test varies, not a wait for something to happen
       await new Promise((r) => setTimeout(r, delay));
       const signalled = !child.ended() && child.kill('SIGINT');
       const r = await child;
@@ -192,7 +245,13 @@ describe('deploy state migrate, interrupted', () => {
       // the copy is written and read back; then the release of the target's lock hangs
       await asked;
       child.kill('SIGINT');
-      await new Promise((r) => setTimeout(r, 500));
+      // a second signal before the first is heard may be merged with it (a pending signal is not queued twice)
+      await until('deploy hearing the first SIGINT ("SIGINT received" on stderr)', () => child.stderrSoFar().includes('SIGINT received'), {
+        timeoutMs: 10_000,
+        failIf: () => (child.ended() ? 'the migrate ended first' : undefined),
+        seen: () => child.stderrSoFar(),
+      });
+      // (that it went on waiting for the release is shown below: it is there to hear the second)
       expect(child.ended(), 'the first SIGINT waits for the release').toBe(false);
       const second = Date.now();
       child.kill('SIGINT');

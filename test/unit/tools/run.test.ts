@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ExitCode, InterruptedError, ToolError } from '../../../src/errors.js';
 import { MAX_ERROR_LINES, runTool } from '../../../src/tools/run.js';
+import { until } from '../../support/until.js';
 
 const fixtures = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
 const node = process.execPath;
@@ -181,7 +182,8 @@ describe('runTool', () => {
       const err = await running;
       expect(err).toBeInstanceOf(InterruptedError);
       expect(lines.filter((l) => l.startsWith('received interrupt'))).toEqual(['received interrupt 1']);
-      await new Promise((r) => setTimeout(r, 300)); // let the grandchild write what it got
+      // the grandchild has written all it got once it has ended (with 'process', it outlives the child)
+      await until('the grandchild\'s end ("grandchild exit" in its log)', () => readFileSync(log, 'utf8').includes('grandchild exit'), { timeoutMs: 10_000, seen: () => readFileSync(log, 'utf8') });
       const seen = readFileSync(log, 'utf8').split('\n').filter((l) => l.startsWith('grandchild interrupt'));
       expect(seen).toEqual(expected === 1 ? ['grandchild interrupt 1'] : []);
     });

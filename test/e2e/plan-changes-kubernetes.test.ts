@@ -3,26 +3,24 @@
  * plans of `kubernetes_manifest` changes, made by the REAL OpenTofu and kubernetes provider
  * against the running local cluster (test/cluster/): its values are dynamically typed
  * (`manifest`, `object`: cty's [type, value] pairs in msgpack), with unknowns deep inside
- * `object` after a change. Skipped when the cluster's admin kubeconfig is not there.
+ * `object` after a change. In the e2e project, whose global setup brings the cluster up and
+ * provides its kubeconfig (`clusterEnv`); kubectl is found as deploy finds it (the build
+ * cache, then PATH). A missing kubeconfig or kubectl fails the suite, naming it.
  *
  * Creates only the namespace plan-reader-<random> and objects in it; deletes the namespace at
  * the end, whatever happened.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LogEvent } from '../../src/log.js';
 import { readPlanChanges } from '../../src/tools/plan-changes.js';
 import { applyPlan, initGraph, planGraph, showPlan, type TofuOptions } from '../../src/tools/tofu.js';
+import { DeployHarness } from './harness.js';
 
-const KUBECONFIG = '/root/.local/state/k8s-deployer/cluster/admin.kubeconfig';
-const namespace = `plan-reader-${randomBytes(3).toString('hex')}`;
-// the providers from the offline mirror; the cluster's API not through any proxy
-const env = { ...process.env, HTTPS_PROXY: 'http://127.0.0.1:9', HTTP_PROXY: 'http://127.0.0.1:9', NO_PROXY: '*', KUBE_CONFIG_PATH: KUBECONFIG };
-const kubectl = (...args: string[]) => execFileSync('kubectl', ['--kubeconfig', KUBECONFIG, ...args], { encoding: 'utf8', timeout: 60_000 });
+let h: DeployHarness;
+let namespace = '';
+const kubectl = (...args: string[]) => h.kubectlOk(args, { namespace: null });
 
 const configMap = (name: string, data: Record<string, string>) => ({ manifest: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, labels: { app: 'plan-reader' } }, data } });
 
@@ -40,14 +38,19 @@ async function bothReaders(opts: TofuOptions, planFile: string) {
   return { inProcess: await readPlanChanges(planFile), shown: await showPlan(opts, planFile) };
 }
 
-describe.skipIf(!existsSync(KUBECONFIG))('kubernetes_manifest plans: the in-process reader equals tofu show -json', () => {
+describe('kubernetes_manifest plans: the in-process reader equals tofu show -json', () => {
   let opts: TofuOptions;
   const warned: LogEvent[] = [];
   const logger = { warn: (e: LogEvent) => warned.push(e) };
 
   beforeAll(async () => {
-    kubectl('create', 'namespace', namespace);
-    opts = { dir: mkdtempSync(join(tmpdir(), 'plan-kubernetes-')), env, timeoutMs: 240_000 };
+    h = await DeployHarness.create('plan-reader');
+    namespace = h.namespace;
+    if (!h.env.KUBE_CONFIG_PATH) throw new Error('the e2e global setup provided no KUBE_CONFIG_PATH (the cluster\'s cluster.env): is the cluster up?');
+    await kubectl('create', 'namespace', namespace);
+    // the providers from the offline mirror; the cluster's API not through any proxy
+    const env = { ...h.env, HTTPS_PROXY: 'http://127.0.0.1:9', HTTP_PROXY: 'http://127.0.0.1:9', NO_PROXY: '*' };
+    opts = { dir: h.dir, env, timeoutMs: 240_000 };
     writeGraph(
       opts.dir,
       {
@@ -60,9 +63,9 @@ describe.skipIf(!existsSync(KUBECONFIG))('kubernetes_manifest plans: the in-proc
     await initGraph(opts);
   });
 
-  afterAll(() => {
-    // whatever the tests left: the namespace and all in it
-    kubectl('delete', 'namespace', namespace, '--ignore-not-found', '--wait=false');
+  afterAll(async () => {
+    // whatever the tests left: the namespace and all in it, and the graph's directory
+    await h?.cleanup();
   });
 
   it('a first plan: creates, with object unknown and an output known only after the apply', async () => {
@@ -74,7 +77,7 @@ describe.skipIf(!existsSync(KUBECONFIG))('kubernetes_manifest plans: the in-proc
     expect(inProcess.changes.map((c) => `${c.address} ${c.actions.join('+')}`)).toEqual(['kubernetes_manifest.gone create', 'kubernetes_manifest.named create', 'kubernetes_manifest.settings create']);
     expect(inProcess.outputs).toEqual({ uid: { sensitive: false }, level: { value: 'info', sensitive: false } });
     await applyPlan({ ...opts, planFile: plan.planFile });
-    expect(kubectl('get', 'configmap', 'settings', '-n', namespace, '-o', 'jsonpath={.data.level}')).toBe('info');
+    expect(await kubectl('get', 'configmap', 'settings', '-n', namespace, '-o', 'jsonpath={.data.level}')).toBe('info');
   });
 
   it('updates in place, a replace (a new name), a delete and a create', async () => {
@@ -104,7 +107,7 @@ describe.skipIf(!existsSync(KUBECONFIG))('kubernetes_manifest plans: the in-proc
     const settings = plan.priorState?.find((r) => r.name === 'settings');
     expect((settings?.instances?.[0]?.attributes?.manifest as { value?: { data?: unknown } } | undefined)?.value?.data).toEqual({ level: 'info', size: '10' });
     await applyPlan({ ...opts, planFile: plan.planFile });
-    expect(kubectl('get', 'configmap', 'second-name', '-n', namespace, '-o', 'jsonpath={.data.a}')).toBe('b');
+    expect(await kubectl('get', 'configmap', 'second-name', '-n', namespace, '-o', 'jsonpath={.data.a}')).toBe('b');
   });
 
   it('a destroy plan', async () => {
