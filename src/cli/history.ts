@@ -54,7 +54,7 @@ export function registerHistory(program: Command, ctx: CliContext): void {
     .addHelpText('after', HISTORY_HELP + '\n' + EXIT_CODES_HELP)
     .action(async (positional: string | undefined, flags: { plan: string; target?: string[]; namespace?: string; last?: number; json?: boolean }) => {
       const target = oneTarget(positional, flags.target);
-      const { readHistory } = await import('../workflow/history.js');
+      const { readHistory } = await import('../workflow/status/history.js');
       const { parseBackendCoordinates } = await import('../config/backend-coordinates.js');
       const { reportHistory } = await import('./history-report.js');
       reportHistory(ctx, await readHistory(target, { plan: flags.plan, last: flags.last, namespace: namespaceToCheck(flags.namespace, ctx.env), backend: parseBackendCoordinates(ctx.env) }, ctx), flags.json);

@@ -4,8 +4,8 @@
  * destroy removed; then the targets run. With --json, one document instead.
  */
 import { formatRolloutSummary } from '../rollout/report-format.js';
-import { heldBackLine } from '../workflow/held-back.js';
-import { formatTargetSummary } from '../workflow/plan-summary.js';
+import { heldBackLine } from '../workflow/summary/held-back-nodes.js';
+import { formatTargetSummary } from '../workflow/summary/plan-summary.js';
 import type { VerbResult } from '../workflow/run-verb.js';
 import type { CliContext } from './context.js';
 

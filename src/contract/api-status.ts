@@ -62,7 +62,7 @@ export interface ApiAdvice {
   readonly hint: string;
 }
 
-/** A hand edit as deploy found it (src/workflow/hand-edits.ts HandEdit): the field and its writer. */
+/** A hand edit as deploy found it (src/workflow/drift/hand-edits.ts HandEdit): the field and its writer. */
 export interface EditedField {
   readonly kind: string;
   readonly name: string;

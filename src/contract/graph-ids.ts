@@ -1,7 +1,7 @@
 /**
  * The construct IDs of a target's graph (stacks/target-stack.ts, stacks/node.ts,
  * stacks/spire-identity.ts) and the way back from a resource's name to what it belongs to
- * (src/workflow/plan-summary.ts, claim-guard.ts, destroy-plan.ts, node-copies.ts).
+ * (src/workflow/summary/plan-summary.ts, claim-guard.ts, destroy-plan.ts, node-copies.ts).
  *
  * CDKTF names a resource after its construct path, `<construct>_<part>_<8 hex of its hash>`
  * (cdktf/lib/private/unique.js, makeUniqueId): `image-<node>_push_0A1B2C3D`.

@@ -30,7 +30,7 @@ export interface PlannedResourceChange {
   readonly replacePaths?: readonly string[];
   /**
    * A Deployment's pod template as the plan changes it (`manifest.spec.template`, before and
-   * after): each leaf that differs, what the pod's fate follows from (workflow/pod-fate.ts).
+   * after): each leaf that differs, what the pod's fate follows from (workflow/summary/pod-fate.ts).
    * Present, maybe empty, only when both sides have a template.
    */
   readonly templateChanges?: readonly TemplateChange[];

@@ -23,7 +23,7 @@ export async function getState(store: StateStore, key: string, url: URL, ifNoneM
     if (!Number.isSafeInteger(serial) || serial < 0) throw new HttpProblem(400, `serial "${serialParam}" is not a non-negative integer`);
   }
   // a reader that kept what it read of this very version (the verified no-op check's state
-  // view: src/workflow/state-view.ts): 304, without reading the body from the store
+  // view: src/workflow/drift/cached-target-state.ts): 304, without reading the body from the store
   if (serial === undefined && ifNoneMatch !== undefined) {
     const latest = await store.latest(key);
     if (latest !== undefined && !latest.deleted && ifNoneMatch.split(',').some((tag) => tag.trim() === `"${latest.sha256}"`)) {

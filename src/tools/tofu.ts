@@ -14,7 +14,7 @@
  * - tofu-plan-json.ts: a saved plan's changes and planned outputs (`tofu show -json`).
  *
  * A destroy is a destroy plan (`planGraph({ destroy: true })`) and its apply (`applyPlan`);
- * src/workflow/destroy-plan.ts decides how that plan is made.
+ * src/workflow/target/destroy-plan.ts decides how that plan is made.
  */
 import { isAbsolute, join } from 'node:path';
 import { z } from 'zod';

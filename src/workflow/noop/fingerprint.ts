@@ -14,7 +14,7 @@ import { clusterIdentityText } from '../../kube/kubeconfig.js';
 import { cacheDir, stateDir } from '../../paths.js';
 import { findProviderConfig } from '../../tools/providers.js';
 import { stableJson } from '../../contract/stable-json.js';
-import { readTargetObjects, type TargetObjects } from '../target-objects.js';
+import { readTargetObjects, type TargetObjects } from '../drift/target-objects.js';
 import type { NoopCheckContext } from './check-context.js';
 
 /** Annotations only the cluster and the rollout step write; no plan reads them. */

@@ -16,10 +16,10 @@ import type { RolloutOutcome, RolloutReport } from '../../../src/rollout/report.
 import type { PlanResult, TofuEvent } from '../../../src/tools/tofu.js';
 import type { TargetFingerprint } from '../../../src/workflow/noop/fingerprint.js';
 import type { NoopVerdict } from '../../../src/workflow/noop/verdict.js';
-import type { TargetObjects } from '../../../src/workflow/target-objects.js';
-import type { TargetParts } from '../../../src/workflow/target-parts.js';
-import type { TargetRunOptions } from '../../../src/workflow/target-run.js';
-import type { TargetSession } from '../../../src/workflow/target-session.js';
+import type { TargetObjects } from '../../../src/workflow/drift/target-objects.js';
+import type { TargetParts } from '../../../src/workflow/target/target-wiring.js';
+import type { TargetRunOptions } from '../../../src/workflow/target/target-types.js';
+import type { TargetSession } from '../../../src/workflow/target/target-session.js';
 import type { RunView } from '../../../src/workflow/view/run-view.js';
 import { samplePlan } from '../../support/cli.js';
 
