@@ -143,7 +143,7 @@ function pushedDigestFile(node: string): string {
  * strings on stdout). After a push of this run (the read is deferred to the apply then), the
  * digest that push wrote, without asking the registry again; otherwise (a plan) the digest
  * the tag points at now, which the plan compares with the recorded one (a moved tag) and
- * which fails with "manifest unknown" when the tag is gone (src/workflow/missing-tags.ts).
+ * which fails with "manifest unknown" when the tag is gone (src/workflow/target/missing-tags.ts).
  */
 export function digestScript(registryTls: RegistryTls): string {
   const tls = tlsOption(registryTls, 'plain');
