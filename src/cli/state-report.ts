@@ -7,7 +7,7 @@ import { judgeHolder } from '../state/lock-holder.js';
 import { describeLock, type LockInfo } from '../state/lock-info.js';
 import type { KeyOutcome, MigrateResult } from '../state/migrate.js';
 import type { KeptLock, ReleasedLock } from '../state/operator.js';
-import type { StateSummary, VersionMeta } from '../state/store.js';
+import type { StateSummary, VersionMeta } from '../state/store/store.js';
 import type { CliContext } from './context.js';
 import { table } from './table.js';
 

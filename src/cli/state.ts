@@ -104,7 +104,7 @@ export function registerState(program: Command, ctx: CliContext): void {
     .addHelpText('after', SERVE_HELP + DATA_DIR_HELP)
     .action(async (opts: { listen: string; data?: string; maxBodyMb: number }) => {
       ctx.held.exact = true; // it takes no lock (the locks it keeps are its clients')
-      const { serveState } = await import('../state/serve.js');
+      const { serveState } = await import('../state/server/serve.js');
       await serveState({ ...opts, env: ctx.env, signal: ctx.signal, logger: ctx.logger(), onServing: (url) => ctx.stdout.write(`${url}\n`) });
     });
 

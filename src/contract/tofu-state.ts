@@ -51,7 +51,7 @@ export const tofuStateSchema = z.looseObject({
 export type TofuState = z.output<typeof tofuStateSchema>;
 
 /**
- * The same document as the state backend judges an update by (src/state/update-rules.ts): its
+ * The same document as the state backend judges an update by (src/state/store/update-rules.ts): its
  * version, serial and lineage, required, and whether it holds anything (the resources'
  * instances and the outputs are counted, never read: the backend stores the document byte for
  * byte, so it does not refuse one for a resource it would not read).

@@ -27,10 +27,10 @@ import { describeLock, type LockInfo } from './lock-info.js';
 import { runIdentity } from './run-lock.js';
 import { parseStateHeader, type StateHeader } from './state-document.js';
 import type { StateAccess } from './operator.js';
-import { DataDirSource } from './data-dir-source.js';
-import { HttpSource } from './http-source.js';
-import type { StateSource } from './state-source.js';
-import { sha256Hex } from './store.js';
+import { DataDirSource } from './source/data-dir-source.js';
+import { HttpSource } from './source/http-source.js';
+import type { StateSource } from './source/state-source.js';
+import { sha256Hex } from './store/store.js';
 import { randomUUID } from 'node:crypto';
 
 export interface MigrateOptions {

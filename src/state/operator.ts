@@ -8,12 +8,12 @@ import { shq } from '../contract/shell.js';
 import type { HeldLocks } from './held-locks.js';
 import { describeJudgement, judgeHolder, type HostFacts } from './lock-holder.js';
 import { describeLock, noSuchLock, type LockInfo } from './lock-info.js';
-import { isDatabaseUrl } from './open-store.js';
+import { isDatabaseUrl } from './store/open-store.js';
 import { redactState } from './redact.js';
-import { DataDirSource } from './data-dir-source.js';
-import { openStateSource } from './open-state-source.js';
-import type { StateSource } from './state-source.js';
-import type { StateSummary, VersionMeta } from './store.js';
+import { DataDirSource } from './source/data-dir-source.js';
+import { openStateSource } from './source/open-state-source.js';
+import type { StateSource } from './source/state-source.js';
+import type { StateSummary, VersionMeta } from './store/store.js';
 
 /** What the operator verbs read: the environment (DEPLOY_RUN_ID) and the run's signal. */
 export interface StateAccess {

@@ -90,8 +90,8 @@ export async function runVerb(mode: Mode, flags: VerbInputs, ctx: RunContext): P
  */
 async function nodeCopiesOf(model: TargetModel, groupTargets: readonly string[], planned: readonly TargetModel[], backend: BackendCoordinates, ctx: RunContext, progress: (line: string) => void): Promise<NodeCopy[]> {
   const { findNodeCopies } = await import('./guard/node-copies.js');
-  const { openStateSource } = await import('../state/open-state-source.js');
-  const { DataDirSource } = await import('../state/data-dir-source.js');
+  const { openStateSource } = await import('../state/source/open-state-source.js');
+  const { DataDirSource } = await import('../state/source/data-dir-source.js');
   const source = openStateSource(backend, ctx.signal);
   try {
     // no database yet (a first run on this machine): no state to read, and none to create

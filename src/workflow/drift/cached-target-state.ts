@@ -6,7 +6,7 @@
  * Why kept: tofu's state is large (the kubernetes_manifest resources hold the whole typed
  * object, mostly nulls): 35 MB for a 200-node group, where the readers use about 1 MB. Fetching,
  * hashing and parsing it was about a second of that group's verified no-op plan. The backend
- * names each version by its sha256 (ETag, src/state/state-routes.ts); this machine keeps the view
+ * names each version by its sha256 (ETag, src/state/server/state-routes.ts); this machine keeps the view
  * of the last version it read (`<DEPLOY_STATE_DIR>/noop/<state key>.state-view.json`) and asks
  * for the state with `If-None-Match`: a 304 means the version is the one the view was made of.
  * Only an ETag that is a sha256 is kept (another backend's weak or opaque tags are not trusted);
@@ -129,7 +129,7 @@ export function keptViewFile(ctx: Pick<StateReadContext, 'env' | 'model'>): stri
 
 /** The target's state from its backend (undefined: none yet), through the view kept on this machine when it is still the state's. */
 export async function readState(ctx: StateReadContext): Promise<StateView | undefined> {
-  const { backendRequest, httpFailure } = await import('../../state/http-client.js');
+  const { backendRequest, httpFailure } = await import('../../state/source/http-client.js');
   const url = new URL(ctx.backend.address);
   const kept = await readKeptView(ctx);
   const res = await backendRequest('GET', url, {

@@ -7,7 +7,7 @@
  */
 import type { TargetModel } from '../../config/target-model.js';
 import { names } from '../../config/names.js';
-import type { StateSource } from '../../state/state-source.js';
+import type { StateSource } from '../../state/source/state-source.js';
 import { readStateNodes } from '../status/nodes-in-state.js';
 
 export interface NodeCopy {

@@ -5,9 +5,9 @@
  */
 import type { BackendCoordinates } from '../../config/backend-coordinates.js';
 import { DeployError, ExitCode } from '../../errors.js';
-import { DataDirSource } from '../../state/data-dir-source.js';
-import { openStateSource } from '../../state/open-state-source.js';
-import type { StateSource } from '../../state/state-source.js';
+import { DataDirSource } from '../../state/source/data-dir-source.js';
+import { openStateSource } from '../../state/source/open-state-source.js';
+import type { StateSource } from '../../state/source/state-source.js';
 
 /** The source of the run's states; a data directory with no database is an error naming it (exit 2). */
 export function openReadOnlySource(backend: BackendCoordinates, signal: AbortSignal): StateSource {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { keptViewFile, readState, stateView, type StateReadContext } from '../../../../src/workflow/drift/cached-target-state.js';
-import { startStateServer } from '../../../../src/state/server.js';
+import { startStateServer } from '../../../../src/state/server/server.js';
 import { call, startTestBackend, type TestBackend } from '../../../support/state-backend.js';
 
 const lineage = 'a3b1c2d4-0000-4000-8000-000000000002';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../../src/config/load.js';
-import type { StateSource } from '../../../../src/state/state-source.js';
+import type { StateSource } from '../../../../src/state/source/state-source.js';
 import { findNodeCopies } from '../../../../src/workflow/guard/node-copies.js';
 import { readStateNodes } from '../../../../src/workflow/status/nodes-in-state.js';
 import { samplePlan } from '../../../support/cli.js';

@@ -1,12 +1,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Logger } from '../log.js';
+import type { Logger } from '../../log.js';
 import { checkBasicAuth, type Credentials } from './credentials.js';
 import { HttpProblem, readBody, type Reply, send } from './http-exchange.js';
 import { type ListenAddress, urlHost } from './listen-address.js';
-import { checkStateKey } from './state-key.js';
+import { checkStateKey } from '../state-key.js';
 import { ADMIN_PREFIX, adminRoute, deleteState, getState, lockState, unlockState, updateState } from './state-routes.js';
-import { type StateStore, StoreUnavailableError } from './store.js';
+import { type StateStore, StoreUnavailableError } from '../store/store.js';
 
 /** Default largest request body: a state of a few hundred nodes is a few MB. */
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;

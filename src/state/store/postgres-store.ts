@@ -1,7 +1,7 @@
 import type { Pool, PoolClient, PoolConfig } from 'pg';
-import type { Logger } from '../log.js';
+import type { Logger } from '../../log.js';
 import { JudgedStateStore, type KeyWrite } from './judged-store.js';
-import type { LockInfo } from './lock-info.js';
+import type { LockInfo } from '../lock-info.js';
 import { type StateStore, type StateSummary, type StoredState, StoreUnavailableError, type VersionMeta } from './store.js';
 import { lockInfoOf, schemaStep, VERSION_COLUMNS as COLUMNS, versionMetaOf as toMeta, type VersionRow } from './store-rows.js';
 

@@ -3,7 +3,7 @@
  * directory read directly, or its http backend. Apart from the interface (state-source.ts), so
  * that the two sources import the interface and nothing imports them both but this file.
  */
-import type { BackendCoordinates } from '../config/backend-coordinates.js';
+import type { BackendCoordinates } from '../../config/backend-coordinates.js';
 import { DataDirSource } from './data-dir-source.js';
 import { HttpSource } from './http-source.js';
 import type { StateSource } from './state-source.js';

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { HttpBackendCoordinates } from '../config/backend-coordinates.js';
-import { stateAddress } from '../contract/state-address.js';
-import { ConfigError, ToolError } from '../errors.js';
+import type { HttpBackendCoordinates } from '../../config/backend-coordinates.js';
+import { stateAddress } from '../../contract/state-address.js';
+import { ConfigError, ToolError } from '../../errors.js';
 import { backendRequest, CLEANUP_TIMEOUT_MS, httpFailure, type LockAnswer, requestLock, requestUnlock } from './http-client.js';
-import { shq } from '../contract/shell.js';
-import { noSuchLock, type LockInfo } from './lock-info.js';
-import { ADMIN_PREFIX } from './server.js';
+import { shq } from '../../contract/shell.js';
+import { noSuchLock, type LockInfo } from '../lock-info.js';
+import { ADMIN_PREFIX } from '../server/server.js';
 import type { StateSource } from './state-source.js';
-import { requireStateKey } from './state-key.js';
-import type { StateSummary, VersionMeta } from './store.js';
+import { requireStateKey } from '../state-key.js';
+import type { StateSummary, VersionMeta } from '../store/store.js';
 
 /**
  * Talks to a remote backend at a base address. As for `deploy plan|apply|destroy`, the state

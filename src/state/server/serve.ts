@@ -1,11 +1,11 @@
-import { ConfigError, hintOf, type InputIssue, ToolError } from '../errors.js';
+import { ConfigError, hintOf, type InputIssue, ToolError } from '../../errors.js';
 import { credentialsFromEnv, PASSWORD_ENV, USERNAME_ENV } from './credentials.js';
 import { parseListenAddress } from './listen-address.js';
-import { describeLocation, openStore, resolveStoreLocation } from './open-store.js';
-import { defaultStateDataDir } from '../config/backend-coordinates.js';
+import { describeLocation, openStore, resolveStoreLocation } from '../store/open-store.js';
+import { defaultStateDataDir } from '../../config/backend-coordinates.js';
 import { startStateServer } from './server.js';
-import type { Logger } from '../log.js';
-import type { StateStore } from './store.js';
+import type { Logger } from '../../log.js';
+import type { StateStore } from '../store/store.js';
 
 export interface ServeOptions {
   readonly listen: string;

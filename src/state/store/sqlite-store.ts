@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { JudgedStateStore, type KeyWrite } from './judged-store.js';
-import type { LockInfo } from './lock-info.js';
+import type { LockInfo } from '../lock-info.js';
 import { loadSqlite } from './sqlite.js';
 import { type StateStore, type StateSummary, type StoredState, StoreUnavailableError, type VersionMeta } from './store.js';
 import { lockInfoOf, schemaStep, VERSION_COLUMNS as COLUMNS, versionMetaOf, type VersionRow } from './store-rows.js';

@@ -1,13 +1,13 @@
 import { existsSync } from 'node:fs';
-import { shq } from '../contract/shell.js';
+import { shq } from '../../contract/shell.js';
 import { join } from 'node:path';
-import { DeployError, ExitCode, hintOf, ToolError } from '../errors.js';
+import { DeployError, ExitCode, hintOf, ToolError } from '../../errors.js';
 import type { LockAnswer } from './http-client.js';
-import { noSuchLock, type LockInfo } from './lock-info.js';
-import { DATABASE_FILE, SqliteStateStore } from './sqlite-store.js';
-import { parseStateHeader } from './state-document.js';
+import { noSuchLock, type LockInfo } from '../lock-info.js';
+import { DATABASE_FILE, SqliteStateStore } from '../store/sqlite-store.js';
+import { parseStateHeader } from '../state-document.js';
 import type { StateSource } from './state-source.js';
-import { requireStateKey } from './state-key.js';
+import { requireStateKey } from '../state-key.js';
 
 /**
  * Reads the database in a data directory directly (works while a server uses it: WAL).

@@ -4,8 +4,8 @@
  * (http-source.ts), behind this one interface; open-state-source.ts chooses between them.
  */
 import type { LockAnswer } from './http-client.js';
-import type { LockInfo } from './lock-info.js';
-import type { StateSummary, VersionMeta } from './store.js';
+import type { LockInfo } from '../lock-info.js';
+import type { StateSummary, VersionMeta } from '../store/store.js';
 
 /** Where the operator verbs (`deploy state list|versions|show|unlock`) read and unlock. */
 export interface StateSource {

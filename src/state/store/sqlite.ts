@@ -1,5 +1,5 @@
 import type * as NodeSqlite from 'node:sqlite';
-import { ToolError } from '../errors.js';
+import { ToolError } from '../../errors.js';
 
 let loaded: typeof NodeSqlite | undefined;
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import type { InputIssue } from '../errors.js';
-import type { Logger } from '../log.js';
+import type { InputIssue } from '../../errors.js';
+import type { Logger } from '../../log.js';
 import { PostgresStateStore } from './postgres-store.js';
 import { SqliteStateStore } from './sqlite-store.js';
 import type { StateStore } from './store.js';

@@ -1,5 +1,5 @@
-import type { LockInfo } from './lock-info.js';
-import type { StateHeader } from './state-document.js';
+import type { LockInfo } from '../lock-info.js';
+import type { StateHeader } from '../state-document.js';
 import { type DeleteResult, deletionOf, type LockResult, type UnlockResult, type UpdateResult, type VersionMeta } from './store.js';
 
 /** The stored version an update is judged against. */

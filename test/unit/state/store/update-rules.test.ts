@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { checkBasicAuth, credentialsFromEnv } from '../../../src/state/credentials.js';
-import { isLoopbackHost, parseListenAddress } from '../../../src/state/listen-address.js';
-import { parseStateHeader } from '../../../src/state/state-document.js';
-import { checkStateKey } from '../../../src/state/state-key.js';
-import { decideUpdate } from '../../../src/state/update-rules.js';
+import { checkBasicAuth, credentialsFromEnv } from '../../../../src/state/server/credentials.js';
+import { isLoopbackHost, parseListenAddress } from '../../../../src/state/server/listen-address.js';
+import { parseStateHeader } from '../../../../src/state/state-document.js';
+import { checkStateKey } from '../../../../src/state/state-key.js';
+import { decideUpdate } from '../../../../src/state/store/update-rules.js';
 
 const L = 'lineage-1';
 const header = (serial: number, lineage = L, empty = false) => ({ serial, lineage, empty });

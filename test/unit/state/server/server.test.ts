@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createConnection } from 'node:net';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { stopSharedPostgres } from '../../support/postgres-server.js';
-import { call, lockInfo, md5, STORE_KINDS, startTestBackend, stateDoc, type TestBackend } from '../../support/state-backend.js';
+import { stopSharedPostgres } from '../../../support/postgres-server.js';
+import { call, lockInfo, md5, STORE_KINDS, startTestBackend, stateDoc, type TestBackend } from '../../../support/state-backend.js';
 
 // HTTP-level tests of every protocol and safety rule of the state backend, against a real
 // server on a loopback port with each of its real stores: SQLite in a fresh data directory,

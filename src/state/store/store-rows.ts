@@ -2,8 +2,8 @@
  * The rows both storages keep (sqlite-store.ts, postgres-store.ts), read the same way: a
  * version's columns, a lock's record, and the schema version a store's tables were made at.
  */
-import { parseJson } from '../contract/parse-json.js';
-import { type LockInfo, LockInfoSchema } from './lock-info.js';
+import { parseJson } from '../../contract/parse-json.js';
+import { type LockInfo, LockInfoSchema } from '../lock-info.js';
 import { newerSchemaError, type VersionMeta } from './store.js';
 
 /** The columns of a version, in this order in both storages. */

@@ -5,8 +5,8 @@
  * writes what the judgement says. A storage supplies only that transaction (`writeKey`):
  * SQLite's runs synchronously, PostgreSQL's under an advisory lock on the key.
  */
-import type { LockInfo } from './lock-info.js';
-import type { StateHeader } from './state-document.js';
+import type { LockInfo } from '../lock-info.js';
+import type { StateHeader } from '../state-document.js';
 import { type DeleteResult, type LockResult, sha256Hex, type StateStore, type UnlockResult, type UpdateResult, type VersionMeta } from './store.js';
 import { judgeDelete, judgeLock, judgeUnlock, judgeUpdate } from './update-rules.js';
 

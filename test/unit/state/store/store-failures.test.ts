@@ -1,10 +1,10 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DeployError, ExitCode } from '../../../src/errors.js';
-import { startEmbeddedBackend } from '../../../src/state/embedded.js';
-import { loadSqlite, requireSqlite } from '../../../src/state/sqlite.js';
-import { DATABASE_FILE } from '../../../src/state/sqlite-store.js';
-import { runCli, tempDir } from '../../support/cli.js';
+import { DeployError, ExitCode } from '../../../../src/errors.js';
+import { startEmbeddedBackend } from '../../../../src/state/embedded.js';
+import { loadSqlite, requireSqlite } from '../../../../src/state/store/sqlite.js';
+import { DATABASE_FILE } from '../../../../src/state/store/sqlite-store.js';
+import { runCli, tempDir } from '../../../support/cli.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {

@@ -4,12 +4,12 @@
  * read-only routes; server.ts reads the request and dispatches here.
  */
 import { createHash } from 'node:crypto';
-import type { Logger } from '../log.js';
+import type { Logger } from '../../log.js';
 import { HttpProblem, type Reply } from './http-exchange.js';
-import { describeLock, type LockInfo, parseLockInfo } from './lock-info.js';
-import { parseStateHeader } from './state-document.js';
-import { checkStateKey } from './state-key.js';
-import type { StateStore } from './store.js';
+import { describeLock, type LockInfo, parseLockInfo } from '../lock-info.js';
+import { parseStateHeader } from '../state-document.js';
+import { checkStateKey } from '../state-key.js';
+import type { StateStore } from '../store/store.js';
 
 /** The backend's own read-only routes (`deploy state list|versions` over HTTP). */
 export const ADMIN_PREFIX = '/_deploy/v1/';

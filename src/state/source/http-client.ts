@@ -5,8 +5,8 @@
  * holder's LockInfo (https://opentofu.org/docs/language/settings/backends/http/ and the
  * client, internal/backend/remote-state/http/client.go).
  */
-import { ToolError } from '../errors.js';
-import { LockInfoSchema, type LockInfo } from './lock-info.js';
+import { ToolError } from '../../errors.js';
+import { LockInfoSchema, type LockInfo } from '../lock-info.js';
 
 /** Wait at most this long for one answer of a backend. */
 const REQUEST_TIMEOUT_MS = 30_000;

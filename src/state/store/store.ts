@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { ToolError } from '../errors.js';
-import type { LockInfo } from './lock-info.js';
-import type { StateHeader } from './state-document.js';
+import { ToolError } from '../../errors.js';
+import type { LockInfo } from '../lock-info.js';
+import type { StateHeader } from '../state-document.js';
 
 /** One stored version of a state, without its bytes. */
 export interface VersionMeta {

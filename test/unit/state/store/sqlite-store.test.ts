@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadSqlite } from '../../../src/state/sqlite.js';
-import { DATABASE_FILE, SqliteStateStore } from '../../../src/state/sqlite-store.js';
-import { tempDir } from '../../support/cli.js';
-import { stateDoc } from '../../support/state-backend.js';
+import { loadSqlite } from '../../../../src/state/store/sqlite.js';
+import { DATABASE_FILE, SqliteStateStore } from '../../../../src/state/store/sqlite-store.js';
+import { tempDir } from '../../../support/cli.js';
+import { stateDoc } from '../../../support/state-backend.js';
 
 describe('the SQLite store', () => {
   it('brings a schema-1 database (before deletions) up to date, keeping its versions and locks', async () => {

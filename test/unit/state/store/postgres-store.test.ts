@@ -1,9 +1,9 @@
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { LOCK_CLASS, PostgresStateStore } from '../../../src/state/postgres-store.js';
-import { StoreUnavailableError } from '../../../src/state/store.js';
-import { sharedPostgres, stopSharedPostgres } from '../../support/postgres-server.js';
-import { call, lockInfo, startTestBackend, stateDoc } from '../../support/state-backend.js';
+import { LOCK_CLASS, PostgresStateStore } from '../../../../src/state/store/postgres-store.js';
+import { StoreUnavailableError } from '../../../../src/state/store/store.js';
+import { sharedPostgres, stopSharedPostgres } from '../../../support/postgres-server.js';
+import { call, lockInfo, startTestBackend, stateDoc } from '../../../support/state-backend.js';
 
 afterAll(stopSharedPostgres, 60_000);
 
