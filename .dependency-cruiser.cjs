@@ -95,7 +95,7 @@ module.exports = {
     },
     {
       name: 'no-circular',
-      comment: 'A cycle makes two modules one: neither can be read, tested or loaded lazily without the other (and an ESM cycle can see an export before it is set). Move what both need into a third module (an interface apart from the factory that picks an implementation: state/state-source.ts and open-state-source.ts, workflow/view/run-view.ts and open-run-view.ts).',
+      comment: 'A cycle makes two modules one: neither can be read, tested or loaded lazily without the other (and an ESM cycle can see an export before it is set). Move what both need into a third module (an interface apart from the factory that picks an implementation: state/source/state-source.ts and open-state-source.ts, workflow/view/run-view.ts and open-run-view.ts).',
       severity: 'error',
       from: { path: OURS },
       to: { path: OURS, circular: true },
