@@ -132,7 +132,7 @@ function parsedOrText(text: string): unknown {
 
 // --- reading the provider's relay ------------------------------------------------------------
 
-/** A diagnostic of tofu's, as far as the relay needs it (src/tools/tofu-events.ts TofuDiagnostic). */
+/** A diagnostic of tofu's, as far as the relay needs it (src/tools/tofu/tofu-events.ts TofuDiagnostic). */
 export interface RelayedDiagnostic {
   readonly summary: string;
   readonly detail: string;

@@ -1,7 +1,7 @@
 /**
  * A 403 of the API server in deploy's words: which permission the identity lacks (verb,
  * resource, API group, namespace), said as one the role from `deploy rbac` does not grant.
- * Shared by tofu's diagnostics (src/tools/tofu-failure.ts) and deploy's own requests
+ * Shared by tofu's diagnostics (src/tools/tofu/tofu-failure.ts) and deploy's own requests
  * (src/kube/api-error.ts), which both only have the Status message to go by.
  *
  * The message is the RBAC authorizer's, the one stable text a 403 carries (the Status details

@@ -36,7 +36,7 @@ export interface PlannedResourceChange {
   readonly templateChanges?: readonly TemplateChange[];
   /**
    * A typed Kubernetes resource's attributes that an update changes to a known value, as paths
-   * (`metadata[0].annotations.team`); names only (tools/template-changes.ts).
+   * (`metadata[0].annotations.team`); names only (tools/planfile/template-changes.ts).
    */
   readonly changedAttributes?: readonly string[];
 }

@@ -2,7 +2,7 @@
  * The OpenTofu state document (format version 4), as every module of deploy that reads a
  * state reads it: the embedded backend (src/state/state-document.ts: is an update allowed),
  * the nodes a state runs (src/workflow/status/nodes-in-state.ts), the state inside a saved plan
- * (src/tools/plan-file.ts) and the state the verified no-op check trusts or not
+ * (src/tools/planfile/plan-file.ts) and the state the verified no-op check trusts or not
  * (src/workflow/drift/target-objects.ts).
  *
  * The fields deploy relies on are checked; every object keeps the fields it does not know

@@ -19,7 +19,7 @@ import type { TargetModel } from '../../config/target-model.js';
 import type { PlannedChange } from '../../contract/planned-change.js';
 import { graphPartOf } from '../../contract/graph-ids.js';
 import type { TofuResource } from '../../contract/tofu-state.js';
-import { leafChanges } from '../../tools/template-changes.js';
+import { leafChanges } from '../../tools/planfile/template-changes.js';
 import { CHANGED, REMOVED, type HandEdit } from './hand-edits.js';
 
 /** The owned typed object a planned change is of (kind, name, node), or undefined. */

@@ -15,7 +15,7 @@
  * since the last apply is not noticed, and its delete is attempted; the provider treats an
  * object already gone as deleted.
  */
-import type { PlanResult, TofuError } from '../../tools/tofu.js';
+import type { PlanResult, TofuError } from '../../tools/tofu/tofu.js';
 import { nodeResourceOf, resourceNameOf } from '../../contract/graph-ids.js';
 
 /** The addresses of the digest reads that failed, when every error of `err` is one; else undefined. */

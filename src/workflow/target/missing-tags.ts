@@ -11,7 +11,7 @@
  */
 import { nodeResourceOf, resourceNameOf } from '../../contract/graph-ids.js';
 import { failedOnlyAtDigests } from './destroy-plan.js';
-import type { TofuDiagnostic } from '../../tools/tofu.js';
+import type { TofuDiagnostic } from '../../tools/tofu/tofu.js';
 
 /** What the registry (distribution's API error MANIFEST_UNKNOWN) says of a tag it does not have, as skopeo prints it. */
 const TAG_GONE = /manifest unknown/i;

@@ -5,7 +5,7 @@
  * plan says so, naming the node and both digests, and nothing follows the tag: the pod keeps
  * the pushed image. To run the other image, the operator gives the node a new tag.
  *
- * Both values come from the state the saved plan was made from (src/tools/plan-file.ts):
+ * Both values come from the state the saved plan was made from (src/tools/planfile/plan-file.ts):
  * no process, and no `tofu show -json` on a no-op plan. Pure.
  */
 import { nodeResourceOf } from '../../contract/graph-ids.js';

@@ -17,7 +17,7 @@ import { SUBMISSION_OUTPUT } from '../../contract/graph-outputs.js';
 import { DeployError, ExitCode } from '../../errors.js';
 import { adviseApiError, describeApiError } from '../../kube/api-error.js';
 import { spireFailure } from '../../spire/spire-failure.js';
-import type { PlanResult } from '../../tools/tofu.js';
+import type { PlanResult } from '../../tools/tofu/tofu.js';
 import { refuseClaimLosses, refuseClaimRisks } from '../guard/claim-guard.js';
 import { claimRisksOf, type ClaimRisk } from '../guard/claim-risk.js';
 import { planDestroy } from './destroy-plan.js';

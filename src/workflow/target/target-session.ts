@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { ROLLOUT_TIMEOUT_ENV } from '../../contract/rollout-step-env.js';
 import { stateDir } from '../../paths.js';
 import { PROGRESS_ENV, PROGRESS_JSON } from '../../rollout/progress.js';
-import type { TofuOptions } from '../../tools/tofu.js';
+import type { TofuOptions } from '../../tools/tofu/tofu.js';
 import { writeDeployWrapper } from './deploy-wrapper.js';
 import { stageRegistryCa } from './registry-ca-dir.js';
 import type { TargetParts } from './target-wiring.js';

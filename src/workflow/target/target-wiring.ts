@@ -12,14 +12,14 @@ import type * as Synth from '../../graph/synth.js';
 import type * as Reports from '../../rollout/report.js';
 import type * as StageKey from '../../spire/stage-key.js';
 import type * as RunLock from '../../state/run-lock.js';
-import type * as Tofu from '../../tools/tofu.js';
+import type * as Tofu from '../../tools/tofu/tofu.js';
 import type * as Backend from './backend.js';
 import type * as Fingerprint from '../noop/fingerprint.js';
 import type * as NoopRecord from '../noop/record.js';
 import type * as Verdict from '../noop/verdict.js';
 import type * as Objects from '../drift/target-objects.js';
 
-/** The tofu commands a target's run makes (src/tools/tofu.ts). */
+/** The tofu commands a target's run makes (src/tools/tofu/tofu.ts). */
 export type TofuRunner = Pick<typeof Tofu, 'initGraph' | 'planGraph' | 'applyPlan' | 'readOutputs'>;
 
 /** The verified no-op check (noop/): its verdict, a fingerprint of the target now, its record. */
@@ -54,7 +54,7 @@ export async function loadTargetParts(): Promise<TargetParts> {
     import('../noop/verdict.js'),
     import('../noop/fingerprint.js'),
     import('../noop/record.js'),
-    import('../../tools/tofu.js'),
+    import('../../tools/tofu/tofu.js'),
     import('../../rollout/report.js'),
   ]);
   return {

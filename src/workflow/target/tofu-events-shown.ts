@@ -5,7 +5,7 @@
  * provider lookups, the lock file's checksum) and whatever is not tofu JSON (a crash).
  */
 import { graphPartOf } from '../../contract/graph-ids.js';
-import { causedByTheInterrupt, describeTofuEvent, formatDiagnostic, type TofuEvent } from '../../tools/tofu-events.js';
+import { causedByTheInterrupt, describeTofuEvent, formatDiagnostic, type TofuEvent } from '../../tools/tofu/tofu-events.js';
 import type { RunView } from '../view/run-view.js';
 
 /** tofu's warnings on a plan and apply with -target (the run says itself which nodes it planned alone). */

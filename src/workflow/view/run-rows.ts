@@ -10,7 +10,7 @@
 import { graphPartOf, NODE_PART_WORDS, TARGET_PART_WORDS } from '../../contract/graph-ids.js';
 import { parseLogLine } from '../../log.js';
 import { parseStepProgressLine, type StepProgress } from '../../rollout/progress.js';
-import type { ChangeAction, TofuEvent } from '../../tools/tofu-events.js';
+import type { ChangeAction, TofuEvent } from '../../tools/tofu/tofu-events.js';
 
 /** Where a row is: on its way (`active`), done well, done badly, or not touched by this run. */
 export type RowStatus = 'planned' | 'active' | 'ok' | 'bad' | 'unchanged';

@@ -13,7 +13,7 @@ import type { TargetModel } from '../../../src/config/target-model.js';
 import type { PlannedResourceChange } from '../../../src/contract/planned-change.js';
 import type { Logger } from '../../../src/log.js';
 import type { RolloutOutcome, RolloutReport } from '../../../src/rollout/report.js';
-import type { PlanResult, TofuEvent } from '../../../src/tools/tofu.js';
+import type { PlanResult, TofuEvent } from '../../../src/tools/tofu/tofu.js';
 import type { TargetFingerprint } from '../../../src/workflow/noop/fingerprint.js';
 import type { NoopVerdict } from '../../../src/workflow/noop/verdict.js';
 import type { TargetObjects } from '../../../src/workflow/drift/target-objects.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { TofuError, type PlanResult } from '../../../../src/tools/tofu.js';
-import type { TofuDiagnostic } from '../../../../src/tools/tofu-events.js';
+import { TofuError, type PlanResult } from '../../../../src/tools/tofu/tofu.js';
+import type { TofuDiagnostic } from '../../../../src/tools/tofu/tofu-events.js';
 import { failedOnlyAtDigests, planDestroy } from '../../../../src/workflow/target/destroy-plan.js';
 
 const diag = (address: string | undefined, severity: 'error' | 'warning' = 'error'): TofuDiagnostic =>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { TofuError } from '../../../../src/tools/tofu.js';
-import type { TofuDiagnostic } from '../../../../src/tools/tofu-events.js';
+import { TofuError } from '../../../../src/tools/tofu/tofu.js';
+import type { TofuDiagnostic } from '../../../../src/tools/tofu/tofu-events.js';
 import { goneTags, planPushingGoneTags } from '../../../../src/workflow/target/missing-tags.js';
 
 /** What tofu says when the digest read's skopeo fails (the detail carries skopeo's stderr). */

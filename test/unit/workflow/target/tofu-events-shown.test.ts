@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { TofuDiagnostic, TofuEvent } from '../../../../src/tools/tofu-events.js';
+import type { TofuDiagnostic, TofuEvent } from '../../../../src/tools/tofu/tofu-events.js';
 import { echoTofu } from '../../../../src/workflow/target/tofu-events-shown.js';
 import type { RunView } from '../../../../src/workflow/view/run-view.js';
 

@@ -1,10 +1,10 @@
 /**
- * cty's msgpack read without a schema (src/tools/cty-msgpack.ts), on hand-made bytes: what it
+ * cty's msgpack read without a schema (src/tools/planfile/cty-msgpack.ts), on hand-made bytes: what it
  * reads, and every doubt it throws on (the plan reader is then unsure and lets `tofu show
  * -json` read the plan).
  */
 import { describe, expect, it } from 'vitest';
-import { msgpack, UNKNOWN } from '../../../src/tools/cty-msgpack.js';
+import { msgpack, UNKNOWN } from '../../../../src/tools/planfile/cty-msgpack.js';
 
 const b = (...bytes: number[]) => Buffer.from(bytes);
 

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { InterruptedError } from '../../../src/errors.js';
-import { applyPlan, type TofuEvent } from '../../../src/tools/tofu.js';
+import { InterruptedError } from '../../../../src/errors.js';
+import { applyPlan, type TofuEvent } from '../../../../src/tools/tofu/tofu.js';
 
-const stuck = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'tofu-stuck.mjs');
+const stuck = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'tofu-stuck.mjs');
 
 describe('applyPlan when tofu does not stop after the interrupt', () => {
   it('kills it after the grace period and says the lock may still be held', async () => {
@@ -34,7 +34,7 @@ describe('applyPlan when tofu does not stop after the interrupt', () => {
 
 describe('formatAttributePath', () => {
   it('writes a replace path as tofu does', async () => {
-    const { formatAttributePath } = await import('../../../src/tools/tofu.js');
+    const { formatAttributePath } = await import('../../../../src/tools/tofu/tofu.js');
     expect(formatAttributePath(['spec', 0, 'resources', 0, 'requests'])).toBe('spec[0].resources[0].requests');
     expect(formatAttributePath(['metadata', 0, 'namespace'])).toBe('metadata[0].namespace');
   });

@@ -1,6 +1,6 @@
 /**
  * The changes of a saved plan read in-process, without `tofu show -json`: what
- * src/tools/tofu-plan-json.ts makes of the shown plan, made here from the plan file itself.
+ * src/tools/planfile/tofu-plan-json.ts makes of the shown plan, made here from the plan file itself.
  *
  * Why: `tofu show -json` starts every provider for its schema and loads the state again: 2.3 to
  * 3.0 s of a 1-node apply of a 50-node group (issue 22's P2), 5 to 6 s after a full plan. The
@@ -24,8 +24,8 @@
  * wire format), cty-msgpack.ts (the values) and cty-json.ts (the values as `tofu show -json`
  * writes them); this module gives them their meaning.
  */
-import type { PlannedResourceChange } from '../contract/planned-change.js';
-import type { TofuResource } from '../contract/tofu-state.js';
+import type { PlannedResourceChange } from '../../contract/planned-change.js';
+import type { TofuResource } from '../../contract/tofu-state.js';
 import { hasUnknown, jsonLike, unknownMarks } from './cty-json.js';
 import { readSavedPlan, type SavedPlan } from './plan-file.js';
 import { ACTIONS, changeOf, dynamicValue, FORMAT_VERSION, MODES, OUTPUT_CHANGE, PLAN, pathOf, REASONS, RESOURCE_CHANGE, VALUE_COUNT } from './planfile-proto.js';

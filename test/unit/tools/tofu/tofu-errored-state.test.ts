@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFil
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { salvageState } from '../../../src/tools/tofu-errored-state.js';
+import { salvageState } from '../../../../src/tools/tofu/tofu-errored-state.js';
 
 const graphDir = () => mkdtempSync(join(tmpdir(), 'errored-state-'));
 

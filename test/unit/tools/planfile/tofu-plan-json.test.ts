@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planJsonSchema, readShownPlan, readShownPriorState } from '../../../src/tools/tofu-plan-json.js';
+import { planJsonSchema, readShownPlan, readShownPriorState } from '../../../../src/tools/planfile/tofu-plan-json.js';
 
 /** The part of `tofu show -json <planfile>` that readShownPlan reads (shape of OpenTofu 1.12). */
 const shown = {

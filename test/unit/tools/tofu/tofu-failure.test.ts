@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { nameGraphParts, formatDiagnostic } from '../../../src/tools/tofu-events.js';
-import { tofuFailure, tofuInterrupted } from '../../../src/tools/tofu-failure.js';
-import { InterruptedError } from '../../../src/errors.js';
-import type { TofuDiagnostic } from '../../../src/tools/tofu-events.js';
-import { capturedRelay } from '../../support/api-answers.js';
+import { nameGraphParts, formatDiagnostic } from '../../../../src/tools/tofu/tofu-events.js';
+import { tofuFailure, tofuInterrupted } from '../../../../src/tools/tofu/tofu-failure.js';
+import { InterruptedError } from '../../../../src/errors.js';
+import type { TofuDiagnostic } from '../../../../src/tools/tofu/tofu-events.js';
+import { capturedRelay } from '../../../support/api-answers.js';
 
 const run = { exitCode: 1, signal: undefined, tail: [] } as any;
 const diag = (summary: string, detail: string, address?: string): TofuDiagnostic => ({ severity: 'error', summary, detail, ...(address ? { address } : {}) }) as TofuDiagnostic;
@@ -43,7 +43,7 @@ describe('tofu errors in deploy\'s words (issue 34)', () => {
   });
 
   it("GIVEN a local-exec step that failed THEN its output is kept and its script is not printed", async () => {
-    const { withoutScript } = await import('../../../src/tools/tofu-events.js');
+    const { withoutScript } = await import('../../../../src/tools/tofu/tofu-events.js');
     const detail = "Error running command 'set -eu\narchive='/x/web.tar'\nexec \"$DEPLOY_SKOPEO\" copy ...': exit status 3. Output: deploy push: node web: the archive /x/web.tar cannot be read\n";
     expect(withoutScript(detail)).toBe("the step's command failed (exit status 3); its output:\ndeploy push: node web: the archive /x/web.tar cannot be read");
     expect(formatDiagnostic(diag('local-exec provisioner error', detail, 'null_resource.image-web_push_0A1B2C3D'))).not.toContain('DEPLOY_SKOPEO');

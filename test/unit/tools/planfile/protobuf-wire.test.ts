@@ -1,10 +1,10 @@
 /**
- * The protocol buffer wire format read against a message's shape (src/tools/protobuf-wire.ts):
+ * The protocol buffer wire format read against a message's shape (src/tools/planfile/protobuf-wire.ts):
  * an undeclared field, a declared field in another wire type, an unknown wire type and bytes
  * cut short all throw, naming the message and the field.
  */
 import { describe, expect, it } from 'vitest';
-import { fields, type MessageShape } from '../../../src/tools/protobuf-wire.js';
+import { fields, type MessageShape } from '../../../../src/tools/planfile/protobuf-wire.js';
 
 const b = (...bytes: number[]) => Buffer.from(bytes);
 const SHAPE: MessageShape = { name: 'Test', fields: { 1: 'varint', 2: 'bytes', 300: 'varint' } };

@@ -5,8 +5,8 @@
  * `after_unknown` marks). Only numbers, booleans and null travel as values; a string (a probe's
  * script, a path) is named by its path alone.
  */
-import type { TemplateChange, TemplateScalar } from '../contract/planned-change.js';
-import { stableJson } from '../contract/stable-json.js';
+import type { TemplateChange, TemplateScalar } from '../../contract/planned-change.js';
+import { stableJson } from '../../contract/stable-json.js';
 
 type Json = unknown;
 

@@ -4,8 +4,8 @@
  * planned (callers must not log a sensitive one). Pure: JSON in, typed changes out.
  */
 import { z } from 'zod';
-import type { PlannedResourceChange } from '../contract/planned-change.js';
-import { tofuResourceSchema, type TofuResource } from '../contract/tofu-state.js';
+import type { PlannedResourceChange } from '../../contract/planned-change.js';
+import { tofuResourceSchema, type TofuResource } from '../../contract/tofu-state.js';
 import { changedAttributesOf, templateChangesOf } from './template-changes.js';
 
 /** A root output as planned: no `value` when it is known only after the apply. */

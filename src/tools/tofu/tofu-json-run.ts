@@ -5,8 +5,8 @@
  * TofuError naming the failed resources, an InterruptedError saying what tofu left
  * (tofu-failure.ts), with the state tofu could not save kept private (tofu-errored-state.ts).
  */
-import { InterruptedError } from '../errors.js';
-import type { RunResult } from './run.js';
+import { InterruptedError } from '../../errors.js';
+import type { RunResult } from '../run.js';
 import { salvageState } from './tofu-errored-state.js';
 import { tofuFailure, tofuInterrupted, type FailureFacts } from './tofu-failure.js';
 import { parseTofuLine, type ChangeSummary, type TofuDiagnostic } from './tofu-events.js';

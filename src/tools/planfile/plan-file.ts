@@ -2,7 +2,7 @@
  * The state a saved plan was made from, read straight out of the plan file: a zip archive
  * whose entry `tfstate` is the state after the plan's refresh (the data sources read at plan
  * time included). Read in-process, so the no-op plan, which runs no `tofu show -json`
- * (src/tools/tofu.ts), costs no extra process for it. Values may be secret: callers take
+ * (src/tools/tofu/tofu.ts), costs no extra process for it. Values may be secret: callers take
  * only what they need and never log the rest.
  *
  * The file's layout is OpenTofu's internal format (internal/plans/planfile): every read here
@@ -14,8 +14,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { inflateRawSync } from 'node:zlib';
-import { parseJson } from '../contract/parse-json.js';
-import { TOFU_STATE_VERSION, tofuStateSchema, type TofuResource } from '../contract/tofu-state.js';
+import { parseJson } from '../../contract/parse-json.js';
+import { TOFU_STATE_VERSION, tofuStateSchema, type TofuResource } from '../../contract/tofu-state.js';
 
 const END_OF_DIRECTORY = 0x06054b50;
 const DIRECTORY_ENTRY = 0x02014b50;

@@ -5,12 +5,12 @@
  * of the API server that the kubernetes provider relayed is said, and advised on, by its class
  * (src/contract/api-status.ts: its status and reason, never its words).
  */
-import { InterruptedError, ToolError, type ErrorDetails } from '../errors.js';
-import { INSTALL_HINTS } from './discover.js';
-import type { RunResult } from './run.js';
-import { describeGraphAddress } from '../contract/graph-ids.js';
-import { FORBIDDEN_HINT, forbiddenIn, forbiddenWords } from '../contract/forbidden.js';
-import { adviseApiFailure, apiFailuresRelayed, isQuotaRefusal, QUOTA_HINT, type ApiAdvice } from '../contract/api-status.js';
+import { InterruptedError, ToolError, type ErrorDetails } from '../../errors.js';
+import { INSTALL_HINTS } from '../discover.js';
+import type { RunResult } from '../run.js';
+import { describeGraphAddress } from '../../contract/graph-ids.js';
+import { FORBIDDEN_HINT, forbiddenIn, forbiddenWords } from '../../contract/forbidden.js';
+import { adviseApiFailure, apiFailuresRelayed, isQuotaRefusal, QUOTA_HINT, type ApiAdvice } from '../../contract/api-status.js';
 import { causedByTheInterrupt, formatDiagnostic, type TofuDiagnostic } from './tofu-events.js';
 
 /** A failed tofu command: its diagnostics and the resources that failed. */

@@ -1,5 +1,5 @@
 /**
- * The state inside a saved plan, read without tofu (src/tools/plan-file.ts). The archive below
+ * The state inside a saved plan, read without tofu (src/tools/planfile/plan-file.ts). The archive below
  * was written by Python's zipfile: `tfplan` stored, `tfstate` deflated, as Go's archive/zip
  * (tofu) may write either. A real plan file is read by test/e2e/deploy-moved-tag.test.ts.
  */
@@ -7,7 +7,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readSavedPlan, readStateResources, zipEntry } from '../../../src/tools/plan-file.js';
+import { readSavedPlan, readStateResources, zipEntry } from '../../../../src/tools/planfile/plan-file.js';
 
 const ZIP = Buffer.from(
   'UEsDBBQAAAAAAAAAIQAmuUsYCgAAAAoAAAAGAAAAdGZwbGFucGxhbiBieXRlc1BLAwQUAAAACAAAACEAgBQ240UAAADPAAAABwAAAHRmc3RhdGWrVipKLc4vLUpOLVayiq5Wys1PSVWyUspNzEtMT01R0lEqqSwACZSkFhUlpuUX5canJJYkAsXzEnNB4hVKtbG11YPGEABQSwECFAMUAAAAAAAAACEAJrlLGAoAAAAKAAAABgAAAAAAAAAAAAAAgAEAAAAAdGZwbGFuUEsBAhQDFAAAAAgAAAAhAIAUNuNFAAAAzwAAAAcAAAAAAAAAAAAAAIABLgAAAHRmc3RhdGVQSwUGAAAAAAIAAgBpAAAAmAAAAAAA',

@@ -8,10 +8,10 @@
  * the process environment.
  */
 import type { z } from 'zod';
-import { InterruptedError, ToolError } from '../errors.js';
-import { INSTALL_HINTS, requireTool } from './discover.js';
-import { findProviderConfig } from './providers.js';
-import { runTool, type RunResult } from './run.js';
+import { InterruptedError, ToolError } from '../../errors.js';
+import { INSTALL_HINTS, requireTool } from '../discover.js';
+import { findProviderConfig } from '../providers.js';
+import { runTool, type RunResult } from '../run.js';
 import type { TofuEvent } from './tofu-events.js';
 
 type Env = Readonly<Record<string, string | undefined>>;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { UNKNOWN } from '../../../src/tools/cty-msgpack.js';
-import { jsonLike, unknownMarks } from '../../../src/tools/cty-json.js';
-import { changedAttributesOf, templateChangesOf } from '../../../src/tools/template-changes.js';
+import { UNKNOWN } from '../../../../src/tools/planfile/cty-msgpack.js';
+import { jsonLike, unknownMarks } from '../../../../src/tools/planfile/cty-json.js';
+import { changedAttributesOf, templateChangesOf } from '../../../../src/tools/planfile/template-changes.js';
 
 const deployment = (spec: object, containers: object[]) => ({ manifest: { kind: 'Deployment', spec: { replicas: 1, template: { metadata: { labels: { a: 'b' } }, spec: { ...spec, containers } } } } });
 const probe = (period: number) => ({ exec: { command: ['sh', '-c', 'x'] }, periodSeconds: period });

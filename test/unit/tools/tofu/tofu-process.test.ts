@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { InterruptedError } from '../../../src/errors.js';
-import { readTofuVersion } from '../../../src/tools/tofu.js';
+import { InterruptedError } from '../../../../src/errors.js';
+import { readTofuVersion } from '../../../../src/tools/tofu/tofu.js';
 
-const fakeTofu = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'tofu-env.mjs');
+const fakeTofu = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'tofu-env.mjs');
 const nodePath = `${dirname(process.execPath)}:${process.env.PATH ?? ''}`;
 
 afterEach(() => {

@@ -1,5 +1,5 @@
 /**
- * The in-process plan reader (src/tools/plan-changes.ts) on hand-made protocol buffers: a
+ * The in-process plan reader (src/tools/planfile/plan-changes.ts) on hand-made protocol buffers: a
  * plan it reads, and each doubt that makes it throw (so planGraph lets `tofu show -json`
  * read the plan): another format version, a field it does not know, a wire type it does not
  * know, a field it needs that is missing, bytes cut short. Its agreement with `tofu show
@@ -7,7 +7,7 @@
  * cty-msgpack.test.ts and protobuf-wire.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { decodePlan, planChanges } from '../../../src/tools/plan-changes.js';
+import { decodePlan, planChanges } from '../../../../src/tools/planfile/plan-changes.js';
 
 // ---- a tiny protocol buffer and msgpack writer for the tests ----
 const varint = (n: number): number[] => {

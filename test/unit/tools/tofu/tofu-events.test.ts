@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeTofuEvent, formatDiagnostic, parseTofuLine } from '../../../src/tools/tofu-events.js';
+import { describeTofuEvent, formatDiagnostic, parseTofuLine } from '../../../../src/tools/tofu/tofu-events.js';
 
 // Lines in the shape OpenTofu 1.12 prints with -json (internal/command/views/json).
 const resource = { addr: 'null_resource.step', module: '', resource: 'null_resource.step', implied_provider: 'null', resource_type: 'null_resource', resource_name: 'step', resource_key: null };
