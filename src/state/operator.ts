@@ -1,6 +1,6 @@
 /**
  * The operator verbs `deploy state list|versions|show|unlock`: they read and unlock the states
- * and return what they found; src/cli/state-report.ts says it (tables, JSON, lines).
+ * and return what they found; src/cli/report/state-report.ts says it (tables, JSON, lines).
  */
 import type { BackendCoordinates } from '../config/backend-coordinates.js';
 import { ConfigError, DeployError, ExitCode } from '../errors.js';

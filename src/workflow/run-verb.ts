@@ -1,6 +1,6 @@
 /**
  * plan / apply / destroy over every chosen target: run each, one after the other, and decide
- * the exit code. Returns what each target did; src/cli/verb-report.ts says it on stdout.
+ * the exit code. Returns what each target did; src/cli/report/verb-report.ts says it on stdout.
  */
 import { requireAbsoluteFile } from '../config/file-path.js';
 import { allowedReplacements } from '../config/allowed-replacements.js';

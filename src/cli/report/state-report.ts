@@ -2,13 +2,13 @@
  * What `deploy state list|versions|show|unlock|migrate` say: tables and lines on stdout, the
  * next steps on stderr. src/state/ finds the facts; this module words them.
  */
-import { DeployError, ExitCode } from '../errors.js';
-import { judgeHolder } from '../state/lock-holder.js';
-import { describeLock, type LockInfo } from '../state/lock-info.js';
-import type { KeyOutcome, MigrateResult } from '../state/migrate.js';
-import type { KeptLock, ReleasedLock } from '../state/operator.js';
-import type { StateSummary, VersionMeta } from '../state/store/store.js';
-import type { CliContext } from './context.js';
+import { DeployError, ExitCode } from '../../errors.js';
+import { judgeHolder } from '../../state/lock-holder.js';
+import { describeLock, type LockInfo } from '../../state/lock-info.js';
+import type { KeyOutcome, MigrateResult } from '../../state/migrate.js';
+import type { KeptLock, ReleasedLock } from '../../state/operator.js';
+import type { StateSummary, VersionMeta } from '../../state/store/store.js';
+import type { CliContext } from '../context.js';
 import { table } from './table.js';
 
 

@@ -3,9 +3,9 @@
  * changed per node), then when each node's image last changed; or, with --json, the one
  * document described in docs/status-and-history.md.
  */
-import type { HistoryResult, NodeChange } from '../workflow/status/history.js';
-import { shortDigest } from '../workflow/status/status-judge.js';
-import type { CliContext } from './context.js';
+import type { HistoryResult, NodeChange } from '../../workflow/status/history.js';
+import { shortDigest } from '../../workflow/status/status-judge.js';
+import type { CliContext } from '../context.js';
 import { table } from './table.js';
 
 function changeWords(c: NodeChange): string {

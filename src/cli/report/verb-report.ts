@@ -3,11 +3,11 @@
  * the nodes another target already runs, the rollouts (apply) and the nodes held back, what a
  * destroy removed; then the targets run. With --json, one document instead.
  */
-import { formatRolloutSummary } from '../rollout/report-format.js';
-import { heldBackLine } from '../workflow/summary/held-back-nodes.js';
-import { formatTargetSummary } from '../workflow/summary/plan-summary.js';
-import type { VerbResult } from '../workflow/run-verb.js';
-import type { CliContext } from './context.js';
+import { formatRolloutSummary } from '../../rollout/report-format.js';
+import { heldBackLine } from '../../workflow/summary/held-back-nodes.js';
+import { formatTargetSummary } from '../../workflow/summary/plan-summary.js';
+import type { VerbResult } from '../../workflow/run-verb.js';
+import type { CliContext } from '../context.js';
 
 export function reportVerb(ctx: Pick<CliContext, 'stdout'>, result: VerbResult, json: boolean | undefined): void {
   const { verb: mode, targets: results } = result;

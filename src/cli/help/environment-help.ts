@@ -1,5 +1,5 @@
 /** The environment part of `deploy synth|plan|apply|destroy --help`: every variable a run reads. */
-import { COORDINATES, SPIRE_COORDINATES } from '../config/coordinate-table.js';
+import { COORDINATES, SPIRE_COORDINATES } from '../../config/coordinate-table.js';
 
 export const ENVIRONMENT_HELP = `
 Environment (flags override it):

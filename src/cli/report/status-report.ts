@@ -3,9 +3,9 @@
  * per node, a sentence under the table for each node that differs, and a last line with the
  * verdict; or, with --json, the one document described in docs/status-and-history.md.
  */
-import type { LockView, StatusResult, TargetStatus } from '../workflow/status/status.js';
-import { shortDigest, type NodeStatus } from '../workflow/status/status-judge.js';
-import type { CliContext } from './context.js';
+import type { LockView, StatusResult, TargetStatus } from '../../workflow/status/status.js';
+import { shortDigest, type NodeStatus } from '../../workflow/status/status-judge.js';
+import type { CliContext } from '../context.js';
 import { table } from './table.js';
 
 /** `5s`, `12m`, `3h`, `2d`: a pod's age at a glance. */
