@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import type { ImageBuild, TargetModel } from '../src/config/target-model.js';
 import { REGISTRY_CERT_DIR_ENV } from '../src/contract/registry-cert-dir.js';
 import { shellWords, shq } from '../src/contract/shell.js';
-import { TF_HTTP_VARIABLES } from '../src/contract/tf-http-variables.js';
+import { TF_HTTP_VARIABLES } from '../src/contract/graph/tf-http-variables.js';
 
 /**
  * How skopeo checks the registry's certificate: against the system's CAs (`system`, skopeo's

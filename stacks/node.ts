@@ -15,7 +15,7 @@ import type { NodeModel, TargetModel } from '../src/config/target-model.js';
 import { names } from '../src/config/names.js';
 import { FIELD_MANAGER } from '../src/contract/field-managers.js';
 // the construct IDs are the parts src/workflow/ reads back from resource names
-import type { ImagePart, WorkloadPart } from '../src/contract/graph-ids.js';
+import type { ImagePart, WorkloadPart } from '../src/contract/graph/graph-ids.js';
 import { tfEscape } from '../src/contract/shell.js';
 import { DIGEST_PROGRAM_NAME, digestScript, pushScript, registryTlsOf, uploadKey } from './image-scripts.js';
 import { deploymentManifest } from './pod-template.js';

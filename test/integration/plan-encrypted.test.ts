@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { LogEvent } from '../../src/log.js';
-import type { TofuResource } from '../../src/contract/tofu-state.js';
+import type { TofuResource } from '../../src/contract/graph/tofu-state.js';
 import { readSavedPlan } from '../../src/tools/planfile/plan-file.js';
 import { readShownPriorState, planJsonSchema } from '../../src/tools/planfile/tofu-plan-json.js';
 import { applyPlan, initGraph, planGraph, type TofuOptions } from '../../src/tools/tofu/tofu.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { HttpBackendCoordinates } from '../../config/backend-coordinates.js';
-import { stateAddress } from '../../contract/state-address.js';
+import { stateAddress } from '../../contract/graph/state-address.js';
 import { ConfigError, ToolError } from '../../errors.js';
 import { backendRequest, CLEANUP_TIMEOUT_MS, httpFailure, type LockAnswer, requestLock, requestUnlock } from './http-client.js';
 import { shq } from '../../contract/shell.js';

@@ -24,8 +24,8 @@
  * wire format), cty-msgpack.ts (the values) and cty-json.ts (the values as `tofu show -json`
  * writes them); this module gives them their meaning.
  */
-import type { PlannedResourceChange } from '../../contract/planned-change.js';
-import type { TofuResource } from '../../contract/tofu-state.js';
+import type { PlannedResourceChange } from '../../contract/graph/planned-change.js';
+import type { TofuResource } from '../../contract/graph/tofu-state.js';
 import { hasUnknown, jsonLike, unknownMarks } from './cty-json.js';
 import { readSavedPlan, type SavedPlan } from './plan-file.js';
 import { ACTIONS, changeOf, dynamicValue, FORMAT_VERSION, MODES, OUTPUT_CHANGE, PLAN, pathOf, REASONS, RESOURCE_CHANGE, VALUE_COUNT } from './planfile-proto.js';

@@ -15,7 +15,7 @@
 import { readFile } from 'node:fs/promises';
 import { inflateRawSync } from 'node:zlib';
 import { parseJson } from '../../contract/parse-json.js';
-import { TOFU_STATE_VERSION, tofuStateSchema, type TofuResource } from '../../contract/tofu-state.js';
+import { TOFU_STATE_VERSION, tofuStateSchema, type TofuResource } from '../../contract/graph/tofu-state.js';
 
 const END_OF_DIRECTORY = 0x06054b50;
 const DIRECTORY_ENTRY = 0x02014b50;
@@ -55,7 +55,7 @@ export function zipEntry(zip: Buffer, name: string): Buffer | undefined {
   return undefined;
 }
 
-/** One resource of a state file: the one model's (src/contract/tofu-state.ts). */
+/** One resource of a state file: the one model's (src/contract/graph/tofu-state.ts). */
 
 /** A saved plan's entries that deploy reads: the plan itself (`tfplan`) and the state it was made from (`tfstate`). */
 export interface SavedPlan {

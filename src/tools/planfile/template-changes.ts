@@ -5,7 +5,7 @@
  * `after_unknown` marks). Only numbers, booleans and null travel as values; a string (a probe's
  * script, a path) is named by its path alone.
  */
-import type { TemplateChange, TemplateScalar } from '../../contract/planned-change.js';
+import type { TemplateChange, TemplateScalar } from '../../contract/graph/planned-change.js';
 import { stableJson } from '../../contract/stable-json.js';
 
 type Json = unknown;

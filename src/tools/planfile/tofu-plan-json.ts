@@ -4,8 +4,8 @@
  * planned (callers must not log a sensitive one). Pure: JSON in, typed changes out.
  */
 import { z } from 'zod';
-import type { PlannedResourceChange } from '../../contract/planned-change.js';
-import { tofuResourceSchema, type TofuResource } from '../../contract/tofu-state.js';
+import type { PlannedResourceChange } from '../../contract/graph/planned-change.js';
+import { tofuResourceSchema, type TofuResource } from '../../contract/graph/tofu-state.js';
 import { changedAttributesOf, templateChangesOf } from './template-changes.js';
 
 /** A root output as planned: no `value` when it is known only after the apply. */
@@ -100,7 +100,7 @@ export function readShownPlan(plan: z.output<typeof planJsonSchema>): ShownPlan 
 
 /**
  * The state the plan was made from (`prior_state`), in the shape of a state file's resources
- * (the model of src/contract/tofu-state.ts: what the saved plan's `tfstate` gives when it is read in-process),
+ * (the model of src/contract/graph/tofu-state.ts: what the saved plan's `tfstate` gives when it is read in-process),
  * for a plan whose file could not be read that way (tofu.ts planGraph). A plan without a prior
  * state (the first) has no resources.
  */

@@ -8,7 +8,7 @@
  * it can be saved to a private file, never printed.
  */
 import { z } from 'zod';
-import { describeGraphAddress } from '../../contract/graph-ids.js';
+import { describeGraphAddress } from '../../contract/graph/graph-ids.js';
 
 export type ChangeAction = 'noop' | 'create' | 'read' | 'update' | 'replace' | 'delete' | 'move' | 'import' | 'forget' | 'open' | 'close' | 'renew' | string;
 

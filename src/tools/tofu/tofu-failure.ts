@@ -3,14 +3,14 @@
  * and the resources that failed, and the InterruptedError (exit 130) that says what state
  * tofu left. Pure: the words only, from what the -json stream and the run reported. An answer
  * of the API server that the kubernetes provider relayed is said, and advised on, by its class
- * (src/contract/api-status.ts: its status and reason, never its words).
+ * (src/contract/api/api-status.ts: its status and reason, never its words).
  */
 import { InterruptedError, ToolError, type ErrorDetails } from '../../errors.js';
 import { INSTALL_HINTS } from '../discover.js';
 import type { RunResult } from '../run.js';
-import { describeGraphAddress } from '../../contract/graph-ids.js';
-import { FORBIDDEN_HINT, forbiddenIn, forbiddenWords } from '../../contract/forbidden.js';
-import { adviseApiFailure, apiFailuresRelayed, isQuotaRefusal, QUOTA_HINT, type ApiAdvice } from '../../contract/api-status.js';
+import { describeGraphAddress } from '../../contract/graph/graph-ids.js';
+import { FORBIDDEN_HINT, forbiddenIn, forbiddenWords } from '../../contract/api/forbidden.js';
+import { adviseApiFailure, apiFailuresRelayed, isQuotaRefusal, QUOTA_HINT, type ApiAdvice } from '../../contract/api/api-status.js';
 import { causedByTheInterrupt, formatDiagnostic, type TofuDiagnostic } from './tofu-events.js';
 
 /** A failed tofu command: its diagnostics and the resources that failed. */
@@ -43,7 +43,7 @@ export function tofuFailure(facts: FailureFacts, r: RunResult): TofuError {
   const errors = facts.diagnostics.filter((d) => d.severity === 'error');
   const api = apiAnswers(errors);
   // what the provider passed on as text only (its typed resources): a 403 of the RBAC
-  // authorizer names the permission the identity lacks (src/contract/forbidden.ts)
+  // authorizer names the permission the identity lacks (src/contract/api/forbidden.ts)
   const text = api.others.map((d) => `${d.summary}\n${d.detail}`).join('\n');
   const refused = forbiddenIn(text);
   const message = [describeFailure(facts, r, errors, api.said), ...refused.map((f) => `  ${forbiddenWords(f)}`)].join('\n');
@@ -142,7 +142,7 @@ function failureHint(verb: string, errors: readonly TofuDiagnostic[]): string {
 /**
  * What to do, per class of failure that is not an answer of the API server: the words of
  * tofu, the provider, skopeo and the network. The API server's answers are classified by their
- * status and reason (src/contract/api-status.ts; the kubernetes provider relays them for a
+ * status and reason (src/contract/api/api-status.ts; the kubernetes provider relays them for a
  * kubernetes_manifest), never by words here: a 422's message holds the word "Forbidden". The
  * typed resources pass on the message only: its RBAC permission and quota words are read in
  * their one place each (forbidden.ts, api-status.ts isQuotaRefusal). The first that matches wins.

@@ -20,16 +20,16 @@ import { isAbsolute, join } from 'node:path';
 import { z } from 'zod';
 import { createHash } from 'node:crypto';
 import { readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { GRAPH_FILE } from '../../contract/graph-ids.js';
+import { GRAPH_FILE } from '../../contract/graph/graph-ids.js';
 import { parseJson } from '../../contract/parse-json.js';
 import { requireTool } from '../discover.js';
 import { dropStaleProviderLock, LOCK_FILE, markProviderLock, mirroredBuilds } from '../provider-lock.js';
 import { runTofuJson } from './tofu-json-run.js';
 import { diagnosticSchema, toDiagnostic, type ChangeSummary, type TofuDiagnostic } from './tofu-events.js';
-import type { PlannedResourceChange } from '../../contract/planned-change.js';
+import type { PlannedResourceChange } from '../../contract/graph/planned-change.js';
 import type { Logger } from '../../log.js';
 import { planChanges } from '../planfile/plan-changes.js';
-import type { TofuResource } from '../../contract/tofu-state.js';
+import type { TofuResource } from '../../contract/graph/tofu-state.js';
 import { readSavedPlan } from '../planfile/plan-file.js';
 import { planJsonSchema, readShownPlan, readShownPriorState, type PlannedOutput, type ShownPlan } from '../planfile/tofu-plan-json.js';
 import { readTofuJson, TEN_MINUTES, type TofuOptions } from './tofu-process.js';
@@ -38,7 +38,7 @@ export type { ChangeAction, ChangeSummary, TofuDiagnostic, TofuEvent } from './t
 export { describeTofuEvent, formatDiagnostic } from './tofu-events.js';
 export { TofuError } from './tofu-failure.js';
 export { formatAttributePath, type PlannedOutput } from '../planfile/tofu-plan-json.js';
-/** One resource instance the plan changes (from `tofu show -json <planfile>`): src/contract/planned-change.ts. */
+/** One resource instance the plan changes (from `tofu show -json <planfile>`): src/contract/graph/planned-change.ts. */
 export type { PlannedResourceChange };
 export type { TofuOptions } from './tofu-process.js';
 

@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import type { TargetModel } from '../../config/target-model.js';
 import { describeIssues } from '../../contract/parse-json.js';
-import { TOFU_STATE_VERSION, tofuResourceSchema, tofuStateSchema, type TofuResource } from '../../contract/tofu-state.js';
+import { TOFU_STATE_VERSION, tofuResourceSchema, tofuStateSchema, type TofuResource } from '../../contract/graph/tofu-state.js';
 import { stateDir } from '../../paths.js';
 
 export interface StateView {
@@ -48,7 +48,7 @@ const READ_ATTRIBUTES: Readonly<Record<string, readonly string[]>> = {
   terraform_data: ['output'],
 };
 
-/** A state document as the check reads it (the model of src/contract/tofu-state.ts), and why it must not trust it, if so. */
+/** A state document as the check reads it (the model of src/contract/graph/tofu-state.ts), and why it must not trust it, if so. */
 export function stateView(text: string): StateView {
   const distrust = (untrusted: string): StateView => ({ lineage: '', serial: -1, outputs: {}, resources: [], untrusted });
   let json: unknown;

@@ -16,9 +16,9 @@
  */
 import { names } from '../../config/names.js';
 import type { TargetModel } from '../../config/target-model.js';
-import type { PlannedChange } from '../../contract/planned-change.js';
-import { graphPartOf } from '../../contract/graph-ids.js';
-import type { TofuResource } from '../../contract/tofu-state.js';
+import type { PlannedChange } from '../../contract/graph/planned-change.js';
+import { graphPartOf } from '../../contract/graph/graph-ids.js';
+import type { TofuResource } from '../../contract/graph/tofu-state.js';
 import { leafChanges } from '../../tools/planfile/template-changes.js';
 import { CHANGED, REMOVED, type HandEdit } from './hand-edits.js';
 

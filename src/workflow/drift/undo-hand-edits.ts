@@ -24,7 +24,7 @@
  * Why a step of deploy's own and not the provider: it holds with the stock provider build as
  * with the patched one, and the plan can say, field by field, what it will undo and who wrote it.
  */
-import type { GraphDocument } from '../../contract/graph-document.js';
+import type { GraphDocument } from '../../contract/graph/graph-document.js';
 import { readFile } from 'node:fs/promises';
 import { sleep } from '../../deadline.js';
 import { join } from 'node:path';
@@ -32,8 +32,8 @@ import { names } from '../../config/names.js';
 import type { TargetModel } from '../../config/target-model.js';
 import { FIELD_MANAGER } from '../../contract/field-managers.js';
 import { apiFailureOfError } from '../../kube/api-error.js';
-import { GRAPH_FILE, nodeResourceOf } from '../../contract/graph-ids.js';
-import type { TofuResource } from '../../contract/tofu-state.js';
+import { GRAPH_FILE, nodeResourceOf } from '../../contract/graph/graph-ids.js';
+import type { TofuResource } from '../../contract/graph/tofu-state.js';
 import { findHandEdits, inSpec, KEPT_TEMPLATE_ANNOTATIONS, shortHandEdit, undoes, type HandEdit, type ManagedObject, type ObjectUnderGraph } from './hand-edits.js';
 
 /** A target's object as one LIST read it (target-objects.ts lists them). */
@@ -85,7 +85,7 @@ export function handEditsOf(model: TargetModel, listed: readonly ListedObject[],
 }
 
 /** The synthesized graph (cdk.tf.json) as far as the hand edits and the ownership step read it. */
-export type { GraphDocument } from '../../contract/graph-document.js';
+export type { GraphDocument } from '../../contract/graph/graph-document.js';
 
 /** node -> the Deployment manifest of the graph. */
 export type GraphManifests = ReadonlyMap<string, unknown>;

@@ -9,8 +9,8 @@
 import { DeployError, ExitCode } from '../../errors.js';
 import { names } from '../../config/names.js';
 import type { TargetModel } from '../../config/target-model.js';
-import type { PlannedChange } from '../../contract/planned-change.js';
-import { nodeResourceOf } from '../../contract/graph-ids.js';
+import type { PlannedChange } from '../../contract/graph/planned-change.js';
+import { nodeResourceOf } from '../../contract/graph/graph-ids.js';
 import { describeDangers, describeFate, keepDataSteps, type ClaimRisk } from './claim-risk.js';
 
 export type ClaimLossCause =

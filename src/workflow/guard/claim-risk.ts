@@ -26,8 +26,8 @@
 import { z } from 'zod';
 import { names } from '../../config/names.js';
 import type { TargetModel } from '../../config/target-model.js';
-import { nodeResourceOf } from '../../contract/graph-ids.js';
-import type { TofuResource } from '../../contract/tofu-state.js';
+import { nodeResourceOf } from '../../contract/graph/graph-ids.js';
+import type { TofuResource } from '../../contract/graph/tofu-state.js';
 import { ClaimSchema, VolumeSchema, type Claim, type Volume } from '../../kube/api-objects.js';
 
 /** What puts a claim's data at risk, as the objects' fields say. */

@@ -4,7 +4,7 @@
  * every object of the target as the cluster holds it, with the state's lineage and serial and
  * the writers of the objects that are not deploy's own.
  */
-import { graphDocumentSchema } from '../../contract/graph-document.js';
+import { graphDocumentSchema } from '../../contract/graph/graph-document.js';
 import { parseJson } from '../../contract/parse-json.js';
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';

@@ -20,7 +20,7 @@ import type { TargetModel } from '../../config/target-model.js';
 import { LABEL_GROUP, LABEL_MANAGED_BY, MANAGED_BY } from '../../contract/pod-labels.js';
 import { POD_SECURITY_LABELS } from '../../contract/pod-security.js';
 import { SPIRE_SERVER_ACCOUNT } from '../../contract/service-accounts.js';
-import { SPIRE_AGENT_CONFIG_MAP, spireNames } from '../../contract/spire-names.js';
+import { SPIRE_AGENT_CONFIG_MAP, spireNames } from '../../contract/spire/spire-names.js';
 
 const RBAC_API = 'rbac.authorization.k8s.io';
 const RBAC_VERSION = `${RBAC_API}/v1`;

@@ -4,12 +4,12 @@
  * step is tainted), its machine ID and its /var/lib claim. Read by the node-copy check
  * (node-copies.ts), `deploy status` and `deploy history`. The state is what deploy last
  * applied; the cluster may differ (a rollback, drift).
- * The state is read with the one model of src/contract/tofu-state.ts.
+ * The state is read with the one model of src/contract/graph/tofu-state.ts.
  */
 import { z } from 'zod';
-import { nodeResourceOf, type NodePart } from '../../contract/graph-ids.js';
+import { nodeResourceOf, type NodePart } from '../../contract/graph/graph-ids.js';
 import { CONTAINER_NAME } from '../../contract/node-container.js';
-import { tofuStateSchema, type TofuInstance } from '../../contract/tofu-state.js';
+import { tofuStateSchema, type TofuInstance } from '../../contract/graph/tofu-state.js';
 
 const NamespaceAttributes = z.looseObject({ metadata: z.array(z.looseObject({ name: z.string() })).min(1) });
 const PolicyAttributes = z.looseObject({ metadata: z.array(z.looseObject({ namespace: z.string() })).min(1) });

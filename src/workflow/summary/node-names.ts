@@ -4,7 +4,7 @@
  * what the saved plan will make it hold.
  */
 import { z } from 'zod';
-import { NODE_NAMES_OUTPUT } from '../../contract/graph-outputs.js';
+import { NODE_NAMES_OUTPUT } from '../../contract/graph/graph-outputs.js';
 
 const nodeNamesSchema = z.array(z.string());
 

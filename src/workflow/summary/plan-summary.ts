@@ -5,8 +5,8 @@
 import type { DegradeNote, TargetModel } from '../../config/target-model.js';
 import { waitsFor } from '../../config/order-rules.js';
 import { describeClaimLoss, findClaimLosses, type ClaimLoss, type ClaimLossOptions } from '../guard/claim-guard.js';
-import { describeGraphAddress, nodeResourceOf, resourceNameOf, spirePartOf, type SpirePart } from '../../contract/graph-ids.js';
-import type { PlannedChange } from '../../contract/planned-change.js';
+import { describeGraphAddress, nodeResourceOf, resourceNameOf, spirePartOf, type SpirePart } from '../../contract/graph/graph-ids.js';
+import type { PlannedChange } from '../../contract/graph/planned-change.js';
 import { describeMovedTag, type MovedTag } from '../target/moved-tags.js';
 import { describeHandEdit, shortHandEdit, undoes, type HandEdit } from '../drift/hand-edits.js';
 import { podFateOf, type PodFate } from './pod-fate.js';

@@ -5,12 +5,12 @@
  * change only checks that the running pod is ready. Pure (issue 50: "the plan says what will
  * happen to each pod").
  *
- * The causes come from tofu's own planned template (contract/planned-change.ts
+ * The causes come from tofu's own planned template (contract/graph/planned-change.ts
  * `templateChanges`), so every field is named, whatever changed it: the fields deploy's
  * coordinates set in the operator's words (the stop timeout, the probe period), any other by its
  * path in the template.
  */
-import type { TemplateChange, TemplateScalar } from '../../contract/planned-change.js';
+import type { TemplateChange, TemplateScalar } from '../../contract/graph/planned-change.js';
 import { inSpec, undoes, type HandEdit } from '../drift/hand-edits.js';
 
 /** A path of the template (as template-changes.ts writes it) that an operator knows by another name, and how its value reads. */

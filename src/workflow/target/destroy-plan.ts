@@ -16,7 +16,7 @@
  * object already gone as deleted.
  */
 import type { PlanResult, TofuError } from '../../tools/tofu/tofu.js';
-import { nodeResourceOf, resourceNameOf } from '../../contract/graph-ids.js';
+import { nodeResourceOf, resourceNameOf } from '../../contract/graph/graph-ids.js';
 
 /** The addresses of the digest reads that failed, when every error of `err` is one; else undefined. */
 export function failedOnlyAtDigests(err: unknown): string[] | undefined {

@@ -9,7 +9,7 @@
  * Only a tag that is gone is pushed again: a registry that cannot be reached (or refuses the
  * credentials) still fails the plan, because a push would fail the same way (edge case 2).
  */
-import { nodeResourceOf, resourceNameOf } from '../../contract/graph-ids.js';
+import { nodeResourceOf, resourceNameOf } from '../../contract/graph/graph-ids.js';
 import { failedOnlyAtDigests } from './destroy-plan.js';
 import type { TofuDiagnostic } from '../../tools/tofu/tofu.js';
 

@@ -8,8 +8,8 @@
  * Both values come from the state the saved plan was made from (src/tools/planfile/plan-file.ts):
  * no process, and no `tofu show -json` on a no-op plan. Pure.
  */
-import { nodeResourceOf } from '../../contract/graph-ids.js';
-import type { TofuResource } from '../../contract/tofu-state.js';
+import { nodeResourceOf } from '../../contract/graph/graph-ids.js';
+import type { TofuResource } from '../../contract/graph/tofu-state.js';
 
 export interface MovedTag {
   /** The digest deploy pushed and the Deployment names. */

@@ -7,13 +7,13 @@
  * and the archives to push checked (apply), the no-op record of a plan without changes.
  * Its collaborators come in `parts` (target-wiring.ts); nothing here exits.
  */
-import { graphDocumentSchema } from '../../contract/graph-document.js';
+import { graphDocumentSchema } from '../../contract/graph/graph-document.js';
 import { parseJson } from '../../contract/parse-json.js';
 import { join } from 'node:path';
 import type { TargetModel } from '../../config/target-model.js';
 import { names } from '../../config/names.js';
-import { GRAPH_FILE, graphPartOf } from '../../contract/graph-ids.js';
-import { SUBMISSION_OUTPUT } from '../../contract/graph-outputs.js';
+import { GRAPH_FILE, graphPartOf } from '../../contract/graph/graph-ids.js';
+import { SUBMISSION_OUTPUT } from '../../contract/graph/graph-outputs.js';
 import { DeployError, ExitCode } from '../../errors.js';
 import { adviseApiError, describeApiError } from '../../kube/api-error.js';
 import { spireFailure } from '../../spire/spire-failure.js';

@@ -4,7 +4,7 @@
  * addresses) only at DEPLOY_LOG_LEVEL=debug; otherwise its errors, its warnings (not init's:
  * provider lookups, the lock file's checksum) and whatever is not tofu JSON (a crash).
  */
-import { graphPartOf } from '../../contract/graph-ids.js';
+import { graphPartOf } from '../../contract/graph/graph-ids.js';
 import { causedByTheInterrupt, describeTofuEvent, formatDiagnostic, type TofuEvent } from '../../tools/tofu/tofu-events.js';
 import type { RunView } from '../view/run-view.js';
 

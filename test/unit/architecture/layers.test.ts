@@ -91,7 +91,7 @@ describe('the layer rule (.dependency-cruiser.cjs)', () => {
       expect(layerViolationLines(await findLayerViolations(dir, folders))).toEqual([typeof line === 'string' ? line : expect.stringMatching(line)]);
     });
 
-    it.each(['kube', 'state', 'state/server', 'state/store', 'state/source', 'tools/tofu', 'tools/planfile', 'workflow', 'workflow/target', 'workflow/summary', 'workflow/guard', 'workflow/drift', 'workflow/status', 'workflow/view'])('no-circular (src/%s)', async (folder) => {
+    it.each(['kube', 'state', 'state/server', 'state/store', 'state/source', 'tools/tofu', 'tools/planfile', 'rollout/classify', 'contract/graph', 'workflow', 'workflow/target', 'workflow/summary', 'workflow/guard', 'workflow/drift', 'workflow/status', 'workflow/view'])('no-circular (src/%s)', async (folder) => {
       const dir = await tree({ [`src/${folder}/a.ts`]: "export { y } from './b.js';\nexport const x = 1;\n", [`src/${folder}/b.ts`]: "export { x } from './a.js';\nexport const y = 2;\n" });
       const lines = layerViolationLines(await findLayerViolations(dir, ['src']));
       expect(lines).toContain(`src/${folder}/a.ts -> src/${folder}/b.ts (no-circular)`);

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { attributeField, typedDriftEdits } from '../../../../src/workflow/drift/typed-drift.js';
-import type { TofuResource } from '../../../../src/contract/tofu-state.js';
+import type { TofuResource } from '../../../../src/contract/graph/tofu-state.js';
 import type { HandEdit } from '../../../../src/workflow/drift/hand-edits.js';
 import { model } from '../target-fixture.js';
 

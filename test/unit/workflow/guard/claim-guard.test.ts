@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../../src/config/load.js';
 import { DeployError } from '../../../../src/errors.js';
 import { describeClaimLoss, findClaimLosses, refuseClaimLosses } from '../../../../src/workflow/guard/claim-guard.js';
-import type { PlannedChange } from '../../../../src/contract/planned-change.js';
+import type { PlannedChange } from '../../../../src/contract/graph/planned-change.js';
 import { formatTargetSummary, summarizePlan } from '../../../../src/workflow/summary/plan-summary.js';
 import { samplePlan } from '../../../support/cli.js';
 

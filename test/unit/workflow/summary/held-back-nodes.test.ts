@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { TargetModel } from '../../../../src/config/target-model.js';
 import type { RolloutReport } from '../../../../src/rollout/report.js';
 import { heldBackLine, markHeldBack, waitWords } from '../../../../src/workflow/summary/held-back-nodes.js';
-import type { PlannedChange } from '../../../../src/contract/planned-change.js';
+import type { PlannedChange } from '../../../../src/contract/graph/planned-change.js';
 import { summarizePlan } from '../../../../src/workflow/summary/plan-summary.js';
 
 const node = (name: string, after?: string[]) => ({ name, archive: `/a/${name}.tar`, tag: 't2', repository: `r/ns/${name}`, tagRef: `r/ns/${name}:t2`, ...(after ? { after } : {}) });

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../../src/config/load.js';
 import { renderGraph } from '../../../../src/graph/render.js';
-import { NODE_NAMES_OUTPUT } from '../../../../src/contract/graph-outputs.js';
+import { NODE_NAMES_OUTPUT } from '../../../../src/contract/graph/graph-outputs.js';
 import { nodeNamesFrom } from '../../../../src/workflow/summary/node-names.js';
 import { samplePlan } from '../../../support/cli.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../../src/config/load.js';
-import type { PlannedChange } from '../../../../src/contract/planned-change.js';
+import type { PlannedChange } from '../../../../src/contract/graph/planned-change.js';
 import { formatTargetSummary, summarizePlan } from '../../../../src/workflow/summary/plan-summary.js';
 import { samplePlan, spirePlan } from '../../../support/cli.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { movedTags } from '../../../../src/workflow/target/moved-tags.js';
-import type { TofuResource } from '../../../../src/contract/tofu-state.js';
+import type { TofuResource } from '../../../../src/contract/graph/tofu-state.js';
 
 const A = `sha256:${'a'.repeat(64)}`;
 const B = `sha256:${'b'.repeat(64)}`;

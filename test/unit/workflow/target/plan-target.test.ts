@@ -3,7 +3,7 @@
  * the scoped plan (-target of the changed nodes only), the full plan (and its no-op record).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { SUBMISSION_OUTPUT } from '../../../../src/contract/graph-outputs.js';
+import { SUBMISSION_OUTPUT } from '../../../../src/contract/graph/graph-outputs.js';
 import { ExitCode } from '../../../../src/errors.js';
 import { planTarget } from '../../../../src/workflow/target/plan-target.js';
 import { address, change, fakeParts, fakeRun, fingerprint, model, namesOutput, planResult } from '../target-fixture.js';

@@ -2,7 +2,7 @@
  * What the classifier (classify.ts) says of a rollout, and the context it judges in: done,
  * still on its way (and why), or failed for good (and why).
  */
-import type { SystemdState } from '../contract/probes.js';
+import type { SystemdState } from '../../contract/probes.js';
 
 /** Why a rollout is still on its way. */
 export type SlowPhase =

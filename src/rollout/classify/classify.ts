@@ -4,10 +4,10 @@
  * Pure: the clock comes in as `now`. Every terminal reason is one the kubelet, scheduler or
  * controller does not get out of by itself without a change to the Deployment.
  */
-import { findCondition, templateImage, type Deployment } from '../kube/api-objects.js';
-import { LABEL_NAME } from '../contract/pod-labels.js';
+import { findCondition, templateImage, type Deployment } from '../../kube/api-objects.js';
+import { LABEL_NAME } from '../../contract/pod-labels.js';
 import { classifyPod } from './classify-pod.js';
-import { currentPod, currentReplicaSet, oldPods, type RolloutSnapshot } from './snapshot.js';
+import { currentPod, currentReplicaSet, oldPods, type RolloutSnapshot } from '../snapshot.js';
 import { type ClassifyContext, type Verdict, waiting } from './verdict.js';
 
 // rollback.ts, run-rollout.ts and wait-for-verdict.ts import them from here

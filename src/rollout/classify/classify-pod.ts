@@ -3,11 +3,11 @@
  * then hands the current pod here): the scheduler, the sandbox, the container's state, the
  * probes' report of systemd, and an unschedulable pod's claims.
  */
-import { eventCount, eventTimeMs, findCondition, type Claim, type ContainerStatus, type KubeEvent, type Pod } from '../kube/api-objects.js';
-import { CONTAINER_NAME } from '../contract/node-container.js';
+import { eventCount, eventTimeMs, findCondition, type Claim, type ContainerStatus, type KubeEvent, type Pod } from '../../kube/api-objects.js';
+import { CONTAINER_NAME } from '../../contract/node-container.js';
 import { byTime, describeCreating, lastMessage, lastWarning, latestTime, pullingMessage } from './pod-events.js';
 import { isTerminalSystemdState, parseProbeMessage } from './probe-output.js';
-import { eventsFor, type RolloutSnapshot } from './snapshot.js';
+import { eventsFor, type RolloutSnapshot } from '../snapshot.js';
 import { type ClassifyContext, failed, type Verdict, waiting } from './verdict.js';
 
 const IMAGE_PULL = new Set(['ImagePullBackOff', 'ErrImagePull', 'ErrImageNeverPull', 'InvalidImageName']);

@@ -5,7 +5,7 @@
  * "Readiness probe failed: systemd: degraded\nbroken.service loaded failed failed ...".
  * (kubelet prober: `"%s probe failed: %s", probeType, output`.)
  */
-import { SYSTEMD_STATE_PREFIX, SYSTEMD_STATES, type SystemdState } from '../contract/probes.js';
+import { SYSTEMD_STATE_PREFIX, SYSTEMD_STATES, type SystemdState } from '../../contract/probes.js';
 
 export type ProbeKind = 'Readiness' | 'Startup' | 'Liveness';
 

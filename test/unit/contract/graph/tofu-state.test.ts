@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { tofuStateHeaderSchema, tofuStateSchema } from '../../../src/contract/tofu-state.js';
+import { tofuStateHeaderSchema, tofuStateSchema } from '../../../../src/contract/graph/tofu-state.js';
 
 /** A state as tofu writes it (format 4), with the fields deploy does not read. */
 const state = {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeJobs, parseJobLines } from '../../../src/rollout/systemd-jobs.js';
+import { describeJobs, parseJobLines } from '../../../../src/rollout/classify/systemd-jobs.js';
 
 // `systemctl list-jobs --no-legend --no-pager` in a pod whose hang.service never returns
 // (Debian 12, systemd 252), as the rollout step reads it

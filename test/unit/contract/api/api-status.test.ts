@@ -14,8 +14,8 @@ import {
   type ApiFailure,
   type ApiFailureClass,
   type EditedField,
-} from '../../../src/contract/api-status.js';
-import { capturedAnswer, capturedNoAnswer, capturedRelay } from '../../support/api-answers.js';
+} from '../../../../src/contract/api/api-status.js';
+import { capturedAnswer, capturedNoAnswer, capturedRelay } from '../../../support/api-answers.js';
 
 const PERMISSION_ADVICE = /deploy rbac|refused deploy's identity|grant the verb/;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { SpireCoordinates } from '../../../src/config/spire-coordinates.js';
-import { knownHostsLine, SPIRE_HOST_KEY_ALIAS, sshArgs } from '../../../src/contract/spire-ssh-options.js';
+import type { SpireCoordinates } from '../../../../src/config/spire-coordinates.js';
+import { knownHostsLine, SPIRE_HOST_KEY_ALIAS, sshArgs } from '../../../../src/contract/spire/spire-ssh-options.js';
 
 const spire: SpireCoordinates = {
   node: 'spire.central.example.org',

@@ -7,10 +7,10 @@
  * at the verdict the queue already held the kubelet's stop (umount.target, final.target,
  * halt.target), not the job the boot waited for.
  */
-import { CONTAINER_NAME } from '../contract/node-container.js';
-import type { Logger } from '../log.js';
-import { describeApiError } from '../kube/api-error.js';
-import type { KubeApi } from '../kube/kube-api.js';
+import { CONTAINER_NAME } from '../../contract/node-container.js';
+import type { Logger } from '../../log.js';
+import { describeApiError } from '../../kube/api-error.js';
+import type { KubeApi } from '../../kube/kube-api.js';
 import { LIST_JOBS_COMMAND, parseJobLines, type SystemdJob } from './systemd-jobs.js';
 
 /** Sampling starts this long before the deadline (the controller's own deadline may come ~2 s early). */

@@ -3,7 +3,7 @@
  * k8s_psat cluster is the namespace; a node's alias and host entry; the files the hand-off
  * leaves on the spire node. One place, so the graph, the tests and the docs agree.
  */
-import { nodeServiceAccount } from './service-accounts.js';
+import { nodeServiceAccount } from '../service-accounts.js';
 
 export const SPIRE_TRUST_DOMAIN = 'fediversity';
 /** The audience of the projected token (k8s_psat's default audience). */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { classifyRollout, type Verdict } from '../../../src/rollout/classify.js';
-import { previousReplicaSet } from '../../../src/rollout/snapshot.js';
-import { fixtureNames, loadFixture } from './load-fixture.js';
+import { classifyRollout, type Verdict } from '../../../../src/rollout/classify/classify.js';
+import { previousReplicaSet } from '../../../../src/rollout/snapshot.js';
+import { fixtureNames, loadFixture } from '../load-fixture.js';
 
 // The fixtures' objects are timed around 2026-11-30T04:10:00Z; the watch began just before.
 const WATCH_STARTED = Date.parse('2026-11-30T04:10:00Z');

@@ -1,13 +1,13 @@
 /**
- * A 403 in deploy's words (src/contract/forbidden.ts): the permission the identity lacks, from
+ * A 403 in deploy's words (src/contract/api/forbidden.ts): the permission the identity lacks, from
  * tofu's diagnostics (src/tools/tofu/tofu-failure.ts) and from deploy's own requests
  * (src/kube/api-error.ts), said as one the role from `deploy rbac` does not grant.
  */
 import { describe, expect, it } from 'vitest';
-import { forbiddenIn, forbiddenWords } from '../../../src/contract/forbidden.js';
-import { tofuFailure } from '../../../src/tools/tofu/tofu-failure.js';
-import { apiToolError } from '../../../src/kube/api-error.js';
-import type { TofuDiagnostic } from '../../../src/tools/tofu/tofu-events.js';
+import { forbiddenIn, forbiddenWords } from '../../../../src/contract/api/forbidden.js';
+import { tofuFailure } from '../../../../src/tools/tofu/tofu-failure.js';
+import { apiToolError } from '../../../../src/kube/api-error.js';
+import type { TofuDiagnostic } from '../../../../src/tools/tofu/tofu-events.js';
 
 const USER = 'system:serviceaccount:ci:deployer';
 // as the API server words them (measured on the local cluster, test/e2e/deploy-rbac.test.ts)

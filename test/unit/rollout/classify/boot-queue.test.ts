@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createBootQueueReader, isShuttingDown } from '../../../src/rollout/boot-queue.js';
-import type { KubeApi } from '../../../src/kube/kube-api.js';
-import { parseJobLines } from '../../../src/rollout/systemd-jobs.js';
+import { createBootQueueReader, isShuttingDown } from '../../../../src/rollout/classify/boot-queue.js';
+import type { KubeApi } from '../../../../src/kube/kube-api.js';
+import { parseJobLines } from '../../../../src/rollout/classify/systemd-jobs.js';
 
 // what `systemctl list-jobs --no-legend --no-pager` printed in the hang image's pod on the
 // local cluster: while booting, and once the kubelet had begun to stop the container

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeGraphAddress, graphPartOf, nodeConstructId, nodeResourceOf, resourceNameOf, spirePartOf } from '../../../src/contract/graph-ids.js';
+import { describeGraphAddress, graphPartOf, nodeConstructId, nodeResourceOf, resourceNameOf, spirePartOf } from '../../../../src/contract/graph/graph-ids.js';
 
 describe('graph resource names -> (node, part)', () => {
   it('GIVEN the names CDKTF makes for a node THEN each gives its construct, node and part', () => {

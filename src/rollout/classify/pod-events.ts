@@ -1,5 +1,5 @@
 /** What a pod's (or a claim's) events say, in the words of the classifier's verdicts (classify-pod.ts). */
-import { eventTimeMs, type KubeEvent } from '../kube/api-objects.js';
+import { eventTimeMs, type KubeEvent } from '../../kube/api-objects.js';
 
 /** Oldest first. */
 export function byTime(events: readonly KubeEvent[]): KubeEvent[] {

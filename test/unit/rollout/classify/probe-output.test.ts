@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isTerminalSystemdState, parseProbeMessage } from '../../../src/rollout/probe-output.js';
+import { isTerminalSystemdState, parseProbeMessage } from '../../../../src/rollout/classify/probe-output.js';
 
 describe('parseProbeMessage', () => {
   it('reads the state and the failed units of a readiness failure', () => {
