@@ -12,6 +12,10 @@
 //     only src/tools/run.ts imports execa / node:child_process
 //     contract imports nothing of ours but errors.ts
 //
+// A layer's rooms (its subfolders: src/workflow/target/, src/state/store/, src/tools/tofu/, ...)
+// are that layer: every path below is a folder prefix (`^src/workflow/`), so it covers them; the
+// one file a rule names, src/tools/run.ts, stays at the top of tools/.
+//
 // Each rule below says who may import a layer (or what a layer may import), so one import that
 // goes against the flow is named once, by the rule it breaks. Type-only imports count: a type
 // from a higher layer is a dependency on it all the same.
