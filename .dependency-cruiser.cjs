@@ -12,6 +12,10 @@
 //     only src/tools/run.ts imports execa / node:child_process
 //     contract imports nothing of ours but errors.ts
 //
+// A layer's rooms (its subfolders: src/workflow/target/, src/state/store/, src/tools/tofu/, ...)
+// are that layer: every path below is a folder prefix (`^src/workflow/`), so it covers them; the
+// one file a rule names, src/tools/run.ts, stays at the top of tools/.
+//
 // Each rule below says who may import a layer (or what a layer may import), so one import that
 // goes against the flow is named once, by the rule it breaks. Type-only imports count: a type
 // from a higher layer is a dependency on it all the same.
@@ -95,7 +99,7 @@ module.exports = {
     },
     {
       name: 'no-circular',
-      comment: 'A cycle makes two modules one: neither can be read, tested or loaded lazily without the other (and an ESM cycle can see an export before it is set). Move what both need into a third module (an interface apart from the factory that picks an implementation: state/state-source.ts and open-state-source.ts, workflow/view/run-view.ts and open-run-view.ts).',
+      comment: 'A cycle makes two modules one: neither can be read, tested or loaded lazily without the other (and an ESM cycle can see an export before it is set). Move what both need into a third module (an interface apart from the factory that picks an implementation: state/source/state-source.ts and open-state-source.ts, workflow/view/run-view.ts and open-run-view.ts).',
       severity: 'error',
       from: { path: OURS },
       to: { path: OURS, circular: true },

@@ -56,7 +56,7 @@ try {
   if (applied.exitCode !== 0) throw new Error(`deploy apply failed (${applied.exitCode}): ${applied.stderr.slice(-2000)}`);
 
   log(`state: ${name(1)}'s resources copied for ${name(2)}..${name(NODES)}`);
-  const { DataDirSource } = (await import(join(root, 'dist/src/state/data-dir-source.js'))) as typeof import('../src/state/data-dir-source.ts');
+  const { DataDirSource } = (await import(join(root, 'dist/src/state/source/data-dir-source.js'))) as typeof import('../src/state/source/data-dir-source.ts');
   const source = new DataDirSource(join(dir, 'state', 'state'));
   const key = `${group}-all`;
   const doc = JSON.parse((await source.read(key))!.toString('utf8'));

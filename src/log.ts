@@ -52,7 +52,7 @@ export type TargetLogEvent =
 
 /** The tools deploy drives (src/tools/). */
 export type ToolLogEvent =
-  /** A saved plan read by `tofu show -json` because the in-process reader was unsure of it (src/tools/tofu.ts planGraph). */
+  /** A saved plan read by `tofu show -json` because the in-process reader was unsure of it (src/tools/tofu/tofu.ts planGraph). */
   { kind: 'plan-read-fallback'; planFile: string; reason: string };
 
 export type LogEvent = StateLogEvent | RolloutLogEvent | TargetLogEvent | ToolLogEvent;

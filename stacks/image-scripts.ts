@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import type { ImageBuild, TargetModel } from '../src/config/target-model.js';
 import { REGISTRY_CERT_DIR_ENV } from '../src/contract/registry-cert-dir.js';
 import { shellWords, shq } from '../src/contract/shell.js';
-import { TF_HTTP_VARIABLES } from '../src/contract/tf-http-variables.js';
+import { TF_HTTP_VARIABLES } from '../src/contract/graph/tf-http-variables.js';
 
 /**
  * How skopeo checks the registry's certificate: against the system's CAs (`system`, skopeo's
@@ -143,7 +143,7 @@ function pushedDigestFile(node: string): string {
  * strings on stdout). After a push of this run (the read is deferred to the apply then), the
  * digest that push wrote, without asking the registry again; otherwise (a plan) the digest
  * the tag points at now, which the plan compares with the recorded one (a moved tag) and
- * which fails with "manifest unknown" when the tag is gone (src/workflow/missing-tags.ts).
+ * which fails with "manifest unknown" when the tag is gone (src/workflow/target/missing-tags.ts).
  */
 export function digestScript(registryTls: RegistryTls): string {
   const tls = tlsOption(registryTls, 'plain');

@@ -15,7 +15,7 @@ import type { NodeModel, TargetModel } from '../src/config/target-model.js';
 import { names } from '../src/config/names.js';
 import { FIELD_MANAGER } from '../src/contract/field-managers.js';
 // the construct IDs are the parts src/workflow/ reads back from resource names
-import type { ImagePart, WorkloadPart } from '../src/contract/graph-ids.js';
+import type { ImagePart, WorkloadPart } from '../src/contract/graph/graph-ids.js';
 import { tfEscape } from '../src/contract/shell.js';
 import { DIGEST_PROGRAM_NAME, digestScript, pushScript, registryTlsOf, uploadKey } from './image-scripts.js';
 import { deploymentManifest } from './pod-template.js';
@@ -52,7 +52,7 @@ export class NodeImage extends Construct {
     const digest = new DataExternal(this, 'digest' satisfies ImagePart, {
       // read after the push: at apply time when the push changes (the digest the push wrote),
       // at plan time otherwise (the digest the tag points at now: a moved tag is reported,
-      // src/workflow/moved-tags.ts; a tag gone is pushed again, src/workflow/missing-tags.ts)
+      // src/workflow/target/moved-tags.ts; a tag gone is pushed again, src/workflow/target/missing-tags.ts)
       dependsOn: [this.push],
       program: [
         '/bin/sh',
@@ -120,7 +120,7 @@ export class NodeWorkload extends Construct {
     // order (namespace, policy, claim first) comes from dependsOn
     const plain = deploymentManifest(target, node, target.namespace, props.imageByDigest, machineId.result);
     const manifest = props.spire !== undefined ? withSpireVolumes(plain) : plain;
-    // A claim made again (a replacement the operator allowed, src/workflow/claim-guard.ts)
+    // A claim made again (a replacement the operator allowed, src/workflow/guard/claim-guard.ts)
     // has a new UID. The old claim cannot go while a pod uses it (the pvc-protection
     // finalizer), and the pod template does not change, so the Deployment is replaced with
     // it: deleted before the claim, made again after it, and the rollout step waits for its

@@ -4,7 +4,7 @@
  * environment), so the step runs the same program.
  *
  * The rollout timeout is the run's (DEPLOY_ROLLOUT_TIMEOUT in tofu's environment,
- * src/workflow/target-session.ts), never a word of the graph: it is a value the operator sets per
+ * src/workflow/target/target-session.ts), never a word of the graph: it is a value the operator sets per
  * run (FR-006), and a value in the graph changes every node's blocks when it changes (a full
  * plan, and before that a new pod template for every node). Run by hand without it, the step
  * takes deploy's default. The text is part of the graph

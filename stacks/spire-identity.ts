@@ -18,10 +18,10 @@ import { RoleBindingV1 } from '@cdktf/provider-kubernetes/lib/role-binding-v1/in
 import { ConfigMapV1 } from '@cdktf/provider-kubernetes/lib/config-map-v1/index.js';
 import { createHash } from 'node:crypto';
 import type { SpireGraphCoordinates } from '../src/config/spire-coordinates.js';
-import { SPIRE_AGENT_CONFIG_MAP, SPIRE_SERVER_PORT, SPIRE_TRUST_DOMAIN, spireNames } from '../src/contract/spire-names.js';
+import { SPIRE_AGENT_CONFIG_MAP, SPIRE_SERVER_PORT, SPIRE_TRUST_DOMAIN, spireNames } from '../src/contract/spire/spire-names.js';
 import { SPIRE_SERVER_ACCOUNT } from '../src/contract/service-accounts.js';
 import { tfEscape } from '../src/contract/shell.js';
-import type { SpirePart } from '../src/contract/graph-ids.js';
+import type { SpirePart } from '../src/contract/graph/graph-ids.js';
 import {
   bundleReadScript,
   handoffDestroyCommand,

@@ -8,7 +8,7 @@
  * it for the agent within the token's life (FR-015); kubelet refreshes the projected file at
  * 80% of its life (https://kubernetes.io/docs/concepts/storage/projected-volumes/#serviceaccounttoken).
  */
-import { SPIRE_AGENT_CONFIG_MAP, SPIRE_AUDIENCE } from '../src/contract/spire-names.js';
+import { SPIRE_AGENT_CONFIG_MAP, SPIRE_AUDIENCE } from '../src/contract/spire/spire-names.js';
 
 /** Where the node finds the projected token (`token`) and the bundle (`bundle.crt`). */
 export const SPIRE_TOKEN_DIR = '/etc/spire-agent/k8s-token';

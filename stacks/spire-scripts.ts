@@ -12,8 +12,8 @@
  */
 import type { SpireGraphCoordinates } from '../src/config/spire-coordinates.js';
 import { SPIRE_SERVER_ACCOUNT } from '../src/contract/service-accounts.js';
-import { knownHostsLine, SPIRE_HOST_KEY_ALIAS, sshCheckOptions } from '../src/contract/spire-ssh-options.js';
-import { dropFile, spireNames } from '../src/contract/spire-names.js';
+import { knownHostsLine, SPIRE_HOST_KEY_ALIAS, sshCheckOptions } from '../src/contract/spire/spire-ssh-options.js';
+import { dropFile, spireNames } from '../src/contract/spire/spire-names.js';
 import { shellWords, shq, tfEscape } from '../src/contract/shell.js';
 
 /** What the ssh steps need of the SPIRE coordinates (never the key's path). */

@@ -1,6 +1,6 @@
 /**
  * `--allow-volume-replacement <node>` (plan, apply): the override that lets a plan delete or
- * replace the /var/lib claim of a node that stays in the target (src/workflow/claim-guard.ts).
+ * replace the /var/lib claim of a node that stays in the target (src/workflow/guard/claim-guard.ts).
  * Repeatable; the names are checked against the chosen targets in
  * src/config/allowed-replacements.ts.
  */

@@ -11,7 +11,7 @@ export function registerApply(program: Command, ctx: CliContext): void {
     );
   addAllowVolumeReplacementOption(addInputOptions(cmd)).action(async (flags: InputFlags) => {
     const { runVerb } = await import('../workflow/run-verb.js');
-    const { reportVerb } = await import('./verb-report.js');
+    const { reportVerb } = await import('./report/verb-report.js');
     const result = await runVerb('apply', flags, ctx);
     reportVerb(ctx, result, flags.json);
     ctx.exitCode = result.exitCode;

@@ -10,7 +10,7 @@ export function registerDestroy(program: Command, ctx: CliContext): void {
     );
   addInputOptions(cmd).action(async (flags: InputFlags) => {
     const { runVerb } = await import('../workflow/run-verb.js');
-    const { reportVerb } = await import('./verb-report.js');
+    const { reportVerb } = await import('./report/verb-report.js');
     const result = await runVerb('destroy', flags, ctx);
     reportVerb(ctx, result, flags.json);
     ctx.exitCode = result.exitCode;

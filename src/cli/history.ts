@@ -2,7 +2,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import type { CliContext } from './context.js';
 import { ConfigError } from '../errors.js';
-import { EXIT_CODES_HELP } from './exit-codes-help.js';
+import { EXIT_CODES_HELP } from './help/exit-codes-help.js';
 import { collectTargets, namespaceToCheck, SHARED_FLAGS } from './inputs.js';
 
 const HISTORY_HELP = `
@@ -54,9 +54,9 @@ export function registerHistory(program: Command, ctx: CliContext): void {
     .addHelpText('after', HISTORY_HELP + '\n' + EXIT_CODES_HELP)
     .action(async (positional: string | undefined, flags: { plan: string; target?: string[]; namespace?: string; last?: number; json?: boolean }) => {
       const target = oneTarget(positional, flags.target);
-      const { readHistory } = await import('../workflow/history.js');
+      const { readHistory } = await import('../workflow/status/history.js');
       const { parseBackendCoordinates } = await import('../config/backend-coordinates.js');
-      const { reportHistory } = await import('./history-report.js');
+      const { reportHistory } = await import('./report/history-report.js');
       reportHistory(ctx, await readHistory(target, { plan: flags.plan, last: flags.last, namespace: namespaceToCheck(flags.namespace, ctx.env), backend: parseBackendCoordinates(ctx.env) }, ctx), flags.json);
     });
 }

@@ -5,8 +5,8 @@
 import { Option, type Command } from 'commander';
 import { COORDINATES } from '../config/coordinate-table.js';
 import type { VerbInputs } from '../workflow/run-verb.js';
-import { ENVIRONMENT_HELP } from './environment-help.js';
-import { EXIT_CODES_HELP } from './exit-codes-help.js';
+import { ENVIRONMENT_HELP } from './help/environment-help.js';
+import { EXIT_CODES_HELP } from './help/exit-codes-help.js';
 
 /** The flags as commander gives them (camelCase). */
 export type InputFlags = VerbInputs;

@@ -9,7 +9,7 @@ import { DeployError, ExitCode, InterruptedError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
 import type { CliContext } from './context.js';
 import { registerVerbs } from './verbs.js';
-import { EXIT_CODES_HELP } from './exit-codes-help.js';
+import { EXIT_CODES_HELP } from './help/exit-codes-help.js';
 import { Shutdown } from './shutdown.js';
 
 export function buildProgram(ctx: CliContext): Command {

@@ -1,6 +1,6 @@
 /**
  * `deploy rbac`: the Namespace, Role, RoleBinding, ClusterRole and ClusterRoleBinding per
- * target that a least-privilege CD identity needs (src/workflow/rbac.ts), printed for
+ * target that a least-privilege CD identity needs (src/workflow/rbac/rbac.ts), printed for
  * `kubectl apply -f -` by the cluster's admin. Reads the group plan and the coordinates as
  * `deploy plan` does; touches no cluster, no state and no file.
  */
@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { ConfigError, type InputIssue } from '../errors.js';
 import type { CliContext } from './context.js';
 import { addInputOptions, type InputFlags } from './inputs.js';
-import type { RbacSubject } from '../workflow/rbac.js';
+import type { RbacSubject } from '../workflow/rbac/rbac.js';
 
 interface RbacFlags extends InputFlags {
   serviceAccount?: string[];
@@ -34,7 +34,7 @@ export function registerRbac(program: Command, ctx: CliContext): void {
     const subjects = subjectsOf(flags, format);
     const { loadTargets } = await import('../config/load-targets.js');
     const { targets } = await loadTargets(flags, ctx);
-    const { buildRbac } = await import('../workflow/rbac.js');
+    const { buildRbac } = await import('../workflow/rbac/rbac.js');
     const objects = buildRbac(targets, subjects);
     if (format === 'json') ctx.stdout.write(JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }, null, 2) + '\n');
     else {

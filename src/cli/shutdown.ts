@@ -1,7 +1,7 @@
 /**
  * How every verb stops on a signal. The first SIGINT, SIGTERM or SIGHUP aborts the run's
  * signal: nothing new starts, while the requests that save state and free locks still run,
- * each on its own short deadline (src/state/http-client.ts; tofu gets its one SIGINT from
+ * each on its own short deadline (src/state/source/http-client.ts; tofu gets its one SIGINT from
  * src/tools/run.ts and saves its state); the verb then ends with an InterruptedError that says
  * what was left undone, and the run exits 128 + the signal's number: 130, 143, 129 (the
  * shell's convention, so `deploy ...; echo $?` and CD runners read it as "interrupted").

@@ -104,7 +104,7 @@ export function registerState(program: Command, ctx: CliContext): void {
     .addHelpText('after', SERVE_HELP + DATA_DIR_HELP)
     .action(async (opts: { listen: string; data?: string; maxBodyMb: number }) => {
       ctx.held.exact = true; // it takes no lock (the locks it keeps are its clients')
-      const { serveState } = await import('../state/serve.js');
+      const { serveState } = await import('../state/server/serve.js');
       await serveState({ ...opts, env: ctx.env, signal: ctx.signal, logger: ctx.logger(), onServing: (url) => ctx.stdout.write(`${url}\n`) });
     });
 
@@ -121,7 +121,7 @@ export function registerState(program: Command, ctx: CliContext): void {
     .option('--json', 'print JSON')
     .action(async (opts: { data?: string; json?: boolean }) => {
       const { listStates } = await import('../state/operator.js');
-      const { reportStates } = await import('./state-report.js');
+      const { reportStates } = await import('./report/state-report.js');
       reportStates(ctx, await listStates(ctx, await where(opts.data)), opts.json);
     });
 
@@ -131,7 +131,7 @@ export function registerState(program: Command, ctx: CliContext): void {
     .option('--json', 'print JSON')
     .action(async (key: string, opts: { data?: string; json?: boolean }) => {
       const { listVersions } = await import('../state/operator.js');
-      const { reportVersions } = await import('./state-report.js');
+      const { reportVersions } = await import('./report/state-report.js');
       reportVersions(ctx, key, await listVersions(ctx, key, await where(opts.data)), opts.json);
     });
 
@@ -141,7 +141,7 @@ export function registerState(program: Command, ctx: CliContext): void {
     .option('--serial <n>', 'an older kept version', parseSerial)
     .action(async (key: string, opts: { data?: string; serial?: number }) => {
       const { showState } = await import('../state/operator.js');
-      const { reportState } = await import('./state-report.js');
+      const { reportState } = await import('./report/state-report.js');
       reportState(ctx, await showState(ctx, key, { serial: opts.serial, ...(await where(opts.data)) }));
     });
 
@@ -158,7 +158,7 @@ export function registerState(program: Command, ctx: CliContext): void {
       ctx.held.exact = true; // migrate records each lock it takes (a second Ctrl-C names them)
       const { migrateStates } = await import('../state/migrate.js');
       const { defaultStateDataDir, parseMigrateBackends } = await import('../config/backend-coordinates.js');
-      const { reportMigration, reportOutcome } = await import('./state-report.js');
+      const { reportMigration, reportOutcome } = await import('./report/state-report.js');
       const backends = parseMigrateBackends(opts, ctx.env);
       const migrate = { ...backends, data: opts.data, key: opts.key, defaultDataDir: defaultStateDataDir(ctx.env) };
       reportMigration(ctx, await migrateStates(ctx, migrate, (outcome) => reportOutcome(ctx, outcome, opts.json)), opts.json);
@@ -174,7 +174,7 @@ export function registerState(program: Command, ctx: CliContext): void {
     .action(async (id: string | undefined, opts: { data?: string; key?: string; heldBy?: string; forceStale?: boolean }) => {
       ctx.held.exact = true; // it takes no lock
       const { unlockState } = await import('../state/operator.js');
-      const { reportKept, reportNothingReleased, reportNothingStale, reportReleased } = await import('./state-report.js');
+      const { reportKept, reportNothingReleased, reportNothingStale, reportReleased } = await import('./report/state-report.js');
       const { where: from, released } = await unlockState(ctx, id, { key: opts.key, heldBy: opts.heldBy, forceStale: opts.forceStale, ...(await where(opts.data)) }, (lock) => reportReleased(ctx, lock), (kept) => reportKept(ctx, kept));
       if (released === 0 && opts.heldBy !== undefined) reportNothingReleased(ctx, opts.heldBy, opts.key, from);
       if (released === 0 && opts.forceStale) reportNothingStale(ctx, opts.key, from);

@@ -4,7 +4,7 @@
  */
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
-import { EXIT_CODES_HELP } from './exit-codes-help.js';
+import { EXIT_CODES_HELP } from './help/exit-codes-help.js';
 import { collectTargets, namespaceToCheck, SHARED_FLAGS } from './inputs.js';
 
 const STATUS_HELP = `
@@ -48,9 +48,9 @@ export function registerStatus(program: Command, ctx: CliContext): void {
     .option(SHARED_FLAGS.json, 'write one JSON document on stdout (docs/status-and-history.md describes its fields)')
     .addHelpText('after', STATUS_HELP + '\n' + EXIT_CODES_HELP)
     .action(async (flags: { plan: string; target?: string[]; namespace?: string; kubeconfig?: string; json?: boolean }) => {
-      const { readStatus } = await import('../workflow/status.js');
+      const { readStatus } = await import('../workflow/status/status.js');
       const { parseBackendCoordinates } = await import('../config/backend-coordinates.js');
-      const { reportStatus } = await import('./status-report.js');
+      const { reportStatus } = await import('./report/status-report.js');
       const result = await readStatus({ plan: flags.plan, target: flags.target, kubeconfig: flags.kubeconfig, namespace: namespaceToCheck(flags.namespace, ctx.env), backend: parseBackendCoordinates(ctx.env) }, ctx);
       reportStatus(ctx, result, flags.json);
       ctx.exitCode = result.exitCode;

@@ -1,7 +1,7 @@
 /**
  * The nodes named by `--allow-volume-replacement` (plan, apply): the override that lets a plan
  * delete or replace the /var/lib claim of a node that stays in the target
- * (src/workflow/claim-guard.ts). Each name must be a node of a chosen target, so a typo never
+ * (src/workflow/guard/claim-guard.ts). Each name must be a node of a chosen target, so a typo never
  * passes unseen. The flag itself is declared in src/cli/allow-volume-replacement.ts.
  */
 import { ConfigError } from '../errors.js';

@@ -10,8 +10,8 @@
  */
 import { join } from 'node:path';
 import { z } from 'zod';
-import { stateAddress } from '../contract/state-address.js';
-import { TF_HTTP_VARIABLES } from '../contract/tf-http-variables.js';
+import { stateAddress } from '../contract/graph/state-address.js';
+import { TF_HTTP_VARIABLES } from '../contract/graph/tf-http-variables.js';
 import { ConfigError } from '../errors.js';
 import { stateDir } from '../paths.js';
 

@@ -1,7 +1,7 @@
 /**
  * K8S_REGISTRY_CA_FILE: the PEM file of the CA that signed the registry's certificate, for a
  * registry whose CA the system does not trust (a private CA). The graph's skopeo steps (push
- * and digest read, through a copy staged for the run: src/workflow/registry-ca-dir.ts) and the
+ * and digest read, through a copy staged for the run: src/workflow/target/registry-ca-dir.ts) and the
  * no-op check's in-process tag reads (src/tools/registry-digest.ts) trust it besides the
  * system's CAs; the cluster's nodes must trust it for their pulls, which is the cluster
  * operator's setting (docs/registry-tls.md).

@@ -2,7 +2,7 @@
  * The probe protocol between a node's pod and the rollout step: the scripts the kubelet runs
  * in the pod (stacks/pod-template.ts, and bench/'s hand-made Deployments) and the output they
  * print, which the kubelet puts into the pod's "Unhealthy" event and the rollout step reads
- * (src/rollout/probe-output.ts): a line `systemd: <state>` (SYSTEMD_STATE_PREFIX), then, when
+ * (src/rollout/classify/probe-output.ts): a line `systemd: <state>` (SYSTEMD_STATE_PREFIX), then, when
  * not running, the failed units of `systemctl --failed --no-legend --plain`, one a line.
  */
 

@@ -1,7 +1,7 @@
 /**
  * The service accounts the graph makes and others name: each node's pod runs as
  * `node-<node>` (stacks/node.ts), which its SPIRE registration entries select
- * (`agent_sa:node-<node>`, src/contract/spire-names.ts); the spire node reviews tokens as
+ * (`agent_sa:node-<node>`, src/contract/spire/spire-names.ts); the spire node reviews tokens as
  * `spire-server` (stacks/spire-identity.ts).
  */
 

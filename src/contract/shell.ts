@@ -1,6 +1,6 @@
 /**
  * Quoting for the POSIX sh scripts the graph runs (local-exec, the external program) and the
- * ones deploy writes itself (src/workflow/deploy-wrapper.ts).
+ * ones deploy writes itself (src/workflow/target/deploy-wrapper.ts).
  */
 export function shq(s: string): string {
   return `'${s.replaceAll("'", `'\\''`)}'`;

@@ -7,7 +7,7 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TargetModel } from '../config/target-model.js';
-import { GRAPH_FILE } from '../contract/graph-ids.js';
+import { GRAPH_FILE } from '../contract/graph/graph-ids.js';
 import { graphKey, isGraphOf, keepGraphKey } from './graph-cache.js';
 
 /**

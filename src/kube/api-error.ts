@@ -3,11 +3,11 @@
  * (kube-api.ts) and the fast reads of `deploy status` and the check (kube-read.ts), without
  * loading @kubernetes/client-node. Both throw the answer as `{code|statusCode, body}` (the
  * client's ApiException adds `headers`); the class and the advice come from that answer's
- * Status (src/contract/api-status.ts), never from the words of its message.
+ * Status (src/contract/api/api-status.ts), never from the words of its message.
  */
 import { ToolError } from '../errors.js';
 import { DeadlineError, statusCode } from '../deadline.js';
-import { adviseApiFailure, apiFailureOf, apiNoAnswer, type ApiAdvice, type ApiFailure, type EditedField } from '../contract/api-status.js';
+import { adviseApiFailure, apiFailureOf, apiNoAnswer, type ApiAdvice, type ApiFailure, type EditedField } from '../contract/api/api-status.js';
 
 /**
  * The API failure a client error carries: an answer (a status code, the Status body), or no

@@ -53,7 +53,7 @@ export interface KubeLister {
   get(what: string, path: string, signal?: AbortSignal): Promise<unknown | undefined>;
   /**
    * A JSON patch (RFC 6902) of one object, as `fieldManager`: the ownership step's removal of
-   * hand edits (src/workflow/undo-hand-edits.ts). Never retried: a refused patch is the caller's.
+   * hand edits (src/workflow/drift/undo-hand-edits.ts). Never retried: a refused patch is the caller's.
    */
   jsonPatch(what: string, path: string, ops: readonly unknown[], fieldManager: string, signal?: AbortSignal): Promise<unknown>;
   /** A JSON merge patch (RFC 7386) of one object, as `fieldManager`; never retried. */

@@ -5,7 +5,7 @@
  */
 import { CONTAINER_NAME } from '../contract/node-container.js';
 import { eventCount, eventTimeMs, type ContainerState, type KubeEvent, type Pod } from '../kube/api-objects.js';
-import { parseProbeMessage } from './probe-output.js';
+import { parseProbeMessage } from './classify/probe-output.js';
 import type { LastState, ReportedEvent } from './report.js';
 import { currentPod, currentReplicaSet, ownedReplicaSets, type RolloutSnapshot } from './snapshot.js';
 

@@ -6,7 +6,7 @@
  */
 import type { Writable } from 'node:stream';
 import { z } from 'zod';
-import type { Verdict } from './verdict.js';
+import type { Verdict } from './classify/verdict.js';
 import { OUTCOMES, type RolloutReport } from './report.js';
 
 export type RolloutStage = 'rollout' | 'rollback';

@@ -60,7 +60,7 @@ export const RolloutReportSchema = z.object({
   node: z.string(),
   namespace: z.string(),
   outcome: z.enum(OUTCOMES),
-  /** `ready`, `interrupted`, or the failure reason of src/rollout/classify.ts. */
+  /** `ready`, `interrupted`, or the failure reason of src/rollout/classify/classify.ts. */
   reason: z.string(),
   /** One or two sentences for people: what happened and what the node runs now. */
   message: z.string(),
@@ -68,7 +68,7 @@ export const RolloutReportSchema = z.object({
   events: z.array(ReportedEventSchema),
   lastState: LastStateSchema.nullable(),
   logTail: z.array(z.string()),
-  /** systemd's job queue when a boot did not finish in time (src/rollout/systemd-jobs.ts), running jobs first. */
+  /** systemd's job queue when a boot did not finish in time (src/rollout/classify/systemd-jobs.ts), running jobs first. */
   systemdJobs: z.array(z.object({ unit: z.string(), type: z.string(), state: z.string() })).default([]),
   /** The image the rollout tried (the Deployment's template at the start). */
   image: z.string().nullable(),

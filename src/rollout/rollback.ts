@@ -5,7 +5,7 @@
  */
 import { ROLLBACK_FIELD_MANAGER } from '../contract/field-managers.js';
 import { DeploymentSchema, templateImage, type Deployment } from '../kube/api-objects.js';
-import type { Verdict } from './classify.js';
+import type { Verdict } from './classify/classify.js';
 import { describeApiError } from '../kube/api-error.js';
 import type { KubeApi } from '../kube/kube-api.js';
 import { describeNodeState } from './node-state.js';

@@ -6,9 +6,9 @@
  * The rollback: rollback.ts; the failed pod's log: log-tail.ts.
  */
 import { ToolError } from '../errors.js';
-import { createBootQueueReader } from './boot-queue.js';
+import { createBootQueueReader } from './classify/boot-queue.js';
 import { DeploymentSchema, templateImage } from '../kube/api-objects.js';
-import type { Verdict } from './classify.js';
+import type { Verdict } from './classify/classify.js';
 import { collectEvents, describeCurrentPod, describeFailedPod } from './evidence.js';
 import { apiToolError } from '../kube/api-error.js';
 import type { KubeApi } from '../kube/kube-api.js';
@@ -20,7 +20,7 @@ import { rollBack } from './rollback.js';
 import type { RolloutDeps, RolloutOptions } from './rollout-options.js';
 import { openRolloutWatch, type RolloutWatch } from './rollout-watch.js';
 import { previousReplicaSet, revisionOf } from './snapshot.js';
-import { describeJobs } from './systemd-jobs.js';
+import { describeJobs } from './classify/systemd-jobs.js';
 import { waitForVerdict } from './wait-for-verdict.js';
 
 export type { RolloutDeps, RolloutOptions };

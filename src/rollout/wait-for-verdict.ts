@@ -3,7 +3,7 @@
  * `timeout` failure that says what it was still waiting for), or the signal aborts.
  * Re-classifies on every watch change and every half second (grace periods, the deadline).
  */
-import { classifyRollout, type Verdict } from './classify.js';
+import { classifyRollout, type Verdict } from './classify/classify.js';
 import type { RolloutWatch } from './rollout-watch.js';
 import type { RolloutSnapshot } from './snapshot.js';
 

@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { httpBackend, tofuBackendVariables, type BackendCoordinates, type HttpBackendCoordinates } from '../config/backend-coordinates.js';
 import type { Logger } from '../log.js';
 import { DeployError, ExitCode, hintOf, InterruptedError, ToolError } from '../errors.js';
-import type { Credentials } from './credentials.js';
-import { startStateServer } from './server.js';
+import type { Credentials } from './server/credentials.js';
+import { startStateServer } from './server/server.js';
 import { checkStateKey } from './state-key.js';
-import { SqliteStateStore } from './sqlite-store.js';
+import { SqliteStateStore } from './store/sqlite-store.js';
 
 /** The state at `address` of a `deploy state serve` backend (LOCK/UNLOCK there, basic auth). */
 export function servedBackend(address: string, credentials: Credentials): HttpBackendCoordinates {

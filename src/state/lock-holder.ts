@@ -8,7 +8,7 @@
 import { hostname } from 'node:os';
 import { shq } from '../contract/shell.js';
 import type { LockInfo } from './lock-info.js';
-import type { StateSource } from './state-source.js';
+import type { StateSource } from './source/state-source.js';
 
 /** The process a lock names, when it names one. */
 export interface HolderProcess {

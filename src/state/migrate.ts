@@ -9,7 +9,7 @@
  * both. A target with another lineage, a higher serial, or the same serial with other bytes
  * is refused: each means that runs already wrote there, and copying would lose their state.
  * The same state already at the target is a no-op, so running migrate again changes nothing.
- * It returns the outcome per key; src/cli/state-report.ts says them.
+ * It returns the outcome per key; src/cli/report/state-report.ts says them.
  *
  * Interrupted (the run's signal), it starts no new key and no new request of the key under
  * way, but always releases what it locked and finishes a write it began (those requests take
@@ -27,10 +27,10 @@ import { describeLock, type LockInfo } from './lock-info.js';
 import { runIdentity } from './run-lock.js';
 import { parseStateHeader, type StateHeader } from './state-document.js';
 import type { StateAccess } from './operator.js';
-import { DataDirSource } from './data-dir-source.js';
-import { HttpSource } from './http-source.js';
-import type { StateSource } from './state-source.js';
-import { sha256Hex } from './store.js';
+import { DataDirSource } from './source/data-dir-source.js';
+import { HttpSource } from './source/http-source.js';
+import type { StateSource } from './source/state-source.js';
+import { sha256Hex } from './store/store.js';
 import { randomUUID } from 'node:crypto';
 
 export interface MigrateOptions {

@@ -1,6 +1,6 @@
 /**
  * The operator verbs `deploy state list|versions|show|unlock`: they read and unlock the states
- * and return what they found; src/cli/state-report.ts says it (tables, JSON, lines).
+ * and return what they found; src/cli/report/state-report.ts says it (tables, JSON, lines).
  */
 import type { BackendCoordinates } from '../config/backend-coordinates.js';
 import { ConfigError, DeployError, ExitCode } from '../errors.js';
@@ -8,12 +8,12 @@ import { shq } from '../contract/shell.js';
 import type { HeldLocks } from './held-locks.js';
 import { describeJudgement, judgeHolder, type HostFacts } from './lock-holder.js';
 import { describeLock, noSuchLock, type LockInfo } from './lock-info.js';
-import { isDatabaseUrl } from './open-store.js';
+import { isDatabaseUrl } from './store/open-store.js';
 import { redactState } from './redact.js';
-import { DataDirSource } from './data-dir-source.js';
-import { openStateSource } from './open-state-source.js';
-import type { StateSource } from './state-source.js';
-import type { StateSummary, VersionMeta } from './store.js';
+import { DataDirSource } from './source/data-dir-source.js';
+import { openStateSource } from './source/open-state-source.js';
+import type { StateSource } from './source/state-source.js';
+import type { StateSummary, VersionMeta } from './store/store.js';
 
 /** What the operator verbs read: the environment (DEPLOY_RUN_ID) and the run's signal. */
 export interface StateAccess {

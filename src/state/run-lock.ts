@@ -22,7 +22,7 @@ import type { HttpBackendCoordinates } from '../config/backend-coordinates.js';
 import { ConfigError, InterruptedError, ToolError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { sleep } from '../deadline.js';
-import { requestLock, requestUnlock, type BackendAuth } from './http-client.js';
+import { requestLock, requestUnlock, type BackendAuth } from './source/http-client.js';
 import { shq } from '../contract/shell.js';
 import type { HeldLocks } from './held-locks.js';
 import { describeJudgement, judgeHolder, type HostFacts } from './lock-holder.js';

@@ -1,9 +1,9 @@
 import { describeIssues } from '../contract/parse-json.js';
-import { tofuStateHeaderSchema } from '../contract/tofu-state.js';
+import { tofuStateHeaderSchema } from '../contract/graph/tofu-state.js';
 
 /**
  * The few fields of a state document the backend judges an update by (the backend's view of
- * the one model, src/contract/tofu-state.ts). The rest of the document is stored byte for byte
+ * the one model, src/contract/graph/tofu-state.ts). The rest of the document is stored byte for byte
  * and never interpreted.
  */
 export interface StateHeader {

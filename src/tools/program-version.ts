@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { ToolError } from '../errors.js';
 import { INSTALL_HINTS, type ToolName } from './discover.js';
 import { runTool } from './run.js';
-import { readTofuVersion } from './tofu.js';
+import { readTofuVersion } from './tofu/tofu.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 

@@ -1,6 +1,6 @@
 /**
  * plan / apply / destroy over every chosen target: run each, one after the other, and decide
- * the exit code. Returns what each target did; src/cli/verb-report.ts says it on stdout.
+ * the exit code. Returns what each target did; src/cli/report/verb-report.ts says it on stdout.
  */
 import { requireAbsoluteFile } from '../config/file-path.js';
 import { allowedReplacements } from '../config/allowed-replacements.js';
@@ -9,12 +9,12 @@ import type { BackendCoordinates } from '../config/backend-coordinates.js';
 import { requireStateBackend } from '../config/state-choice.js';
 import type { TargetModel } from '../config/target-model.js';
 import { ExitCode } from '../errors.js';
-import type { NodeCopy } from './node-copies.js';
+import type { NodeCopy } from './guard/node-copies.js';
 import { requireRunTools } from '../tools/preflight.js';
 import type { RunContext } from './run-context.js';
 import { requireKubeconfig } from './kubeconfig-check.js';
-import { runTarget } from './run-target.js';
-import type { Mode, TargetRunResult } from './target-run.js';
+import { runTarget } from './target/run-target.js';
+import type { Mode, TargetRunResult } from './target/target-types.js';
 
 /** The inputs of plan, apply and destroy: the targets' inputs, the output form, the overrides. */
 export interface VerbInputs extends TargetInputs {
@@ -89,9 +89,9 @@ export async function runVerb(mode: Mode, flags: VerbInputs, ctx: RunContext): P
  * at once, before tofu starts, and returned for the summary.
  */
 async function nodeCopiesOf(model: TargetModel, groupTargets: readonly string[], planned: readonly TargetModel[], backend: BackendCoordinates, ctx: RunContext, progress: (line: string) => void): Promise<NodeCopy[]> {
-  const { findNodeCopies } = await import('./node-copies.js');
-  const { openStateSource } = await import('../state/open-state-source.js');
-  const { DataDirSource } = await import('../state/data-dir-source.js');
+  const { findNodeCopies } = await import('./guard/node-copies.js');
+  const { openStateSource } = await import('../state/source/open-state-source.js');
+  const { DataDirSource } = await import('../state/source/data-dir-source.js');
   const source = openStateSource(backend, ctx.signal);
   try {
     // no database yet (a first run on this machine): no state to read, and none to create

@@ -199,7 +199,7 @@ async function expectStoppedCleanly(h: DeployHarness, run: Run, before: StateFac
     // the last message lists no problem that only the interrupt caused: tofu's "execution
     // halted", a provider's handshake cut short ("the plugin was not compiled for this
     // architecture"). (The run's log level is debug, which echoes every tofu event as is; at
-    // the default level the echo leaves them out too: test/unit/workflow/tofu-echo.test.ts.)
+    // the default level the echo leaves them out too: test/unit/workflow/target/tofu-events-shown.test.ts.)
     const at = run.stderr.search(/^deploy: tofu \S+ was interrupted/m);
     const last = at < 0 ? '' : run.stderr.slice(at);
     expect(last, `${why}: the last message lists an error only the interrupt caused:\n${tail}`).not.toMatch(/execution halted|not compiled for this architecture|Unrecognized remote plugin message/);

@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DATABASE_FILE, SqliteStateStore } from '../../src/state/sqlite-store.js';
+import { DATABASE_FILE, SqliteStateStore } from '../../src/state/store/sqlite-store.js';
 import { repoRoot } from '../integration/images-scripts.js';
 import { ensureBuilt, startServerProcess, type ServerProcess } from '../support/state-server.js';
 import { DeployHarness, images } from './harness.js';

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SpireCoordinates } from '../../src/config/spire-coordinates.js';
 import { loadSpireEnv } from '../spire/spire-env.js';
 import { runOnSpireNode } from '../integration/spire-node-ssh.js';
-import { spireNames } from '../../src/contract/spire-names.js';
+import { spireNames } from '../../src/contract/spire/spire-names.js';
 import { buildImage, repoRoot, type BuiltImage } from '../integration/images-scripts.js';
 import { DeployHarness, filesUnder, sampleArgv } from './harness.js';
 

@@ -1,5 +1,5 @@
 /**
- * The in-process reader of saved plans (src/tools/plan-changes.ts) against `tofu show -json` on
+ * The in-process reader of saved plans (src/tools/planfile/plan-changes.ts) against `tofu show -json` on
  * plans of `kubernetes_manifest` changes, made by the REAL OpenTofu and kubernetes provider
  * against the running local cluster (test/cluster/): its values are dynamically typed
  * (`manifest`, `object`: cty's [type, value] pairs in msgpack), with unknowns deep inside
@@ -14,8 +14,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LogEvent } from '../../src/log.js';
-import { readPlanChanges } from '../../src/tools/plan-changes.js';
-import { applyPlan, initGraph, planGraph, showPlan, type TofuOptions } from '../../src/tools/tofu.js';
+import { readPlanChanges } from '../../src/tools/planfile/plan-changes.js';
+import { applyPlan, initGraph, planGraph, showPlan, type TofuOptions } from '../../src/tools/tofu/tofu.js';
 import { DeployHarness } from './harness.js';
 
 let h: DeployHarness;

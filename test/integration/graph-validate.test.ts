@@ -9,7 +9,7 @@ import { buildTargets, loadCoordinates, readGroupPlan } from '../../src/config/l
 import { writeGraph } from '../../src/graph/synth.js';
 import { startEmbeddedBackend } from '../../src/state/embedded.js';
 import { providerEnv } from '../../src/tools/providers.js';
-import { initGraph, validateGraph } from '../../src/tools/tofu.js';
+import { initGraph, validateGraph } from '../../src/tools/tofu/tofu.js';
 import { tempDir } from '../support/cli.js';
 
 const examples = join(import.meta.dirname, '..', '..', 'examples');

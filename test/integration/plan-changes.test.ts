@@ -1,5 +1,5 @@
 /**
- * The in-process reader of saved plans (src/tools/plan-changes.ts) against `tofu show -json`
+ * The in-process reader of saved plans (src/tools/planfile/plan-changes.ts) against `tofu show -json`
  * of the same plan files, made by the REAL OpenTofu and providers (offline mirror): every
  * action and reason the runtime reads, replace paths, the keys of `triggers` that change,
  * tainted instances, data reads, and outputs known, unknown and removed.
@@ -10,10 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { requireTool } from '../../src/tools/discover.js';
-import { decodePlan, readPlanChanges } from '../../src/tools/plan-changes.js';
-import { zipEntry } from '../../src/tools/plan-file.js';
+import { decodePlan, readPlanChanges } from '../../src/tools/planfile/plan-changes.js';
+import { zipEntry } from '../../src/tools/planfile/plan-file.js';
 import { providerEnv } from '../../src/tools/providers.js';
-import { applyPlan, initGraph, planGraph, showPlan, type TofuOptions } from '../../src/tools/tofu.js';
+import { applyPlan, initGraph, planGraph, showPlan, type TofuOptions } from '../../src/tools/tofu/tofu.js';
 
 const env = { ...process.env, HTTPS_PROXY: 'http://127.0.0.1:9', HTTP_PROXY: 'http://127.0.0.1:9', NO_PROXY: '' };
 

@@ -10,11 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { LogEvent } from '../../src/log.js';
-import type { TofuResource } from '../../src/contract/tofu-state.js';
-import { readSavedPlan } from '../../src/tools/plan-file.js';
-import { readShownPriorState, planJsonSchema } from '../../src/tools/tofu-plan-json.js';
-import { applyPlan, initGraph, planGraph, type TofuOptions } from '../../src/tools/tofu.js';
-import { readTofuJson } from '../../src/tools/tofu-process.js';
+import type { TofuResource } from '../../src/contract/graph/tofu-state.js';
+import { readSavedPlan } from '../../src/tools/planfile/plan-file.js';
+import { readShownPriorState, planJsonSchema } from '../../src/tools/planfile/tofu-plan-json.js';
+import { applyPlan, initGraph, planGraph, type TofuOptions } from '../../src/tools/tofu/tofu.js';
+import { readTofuJson } from '../../src/tools/tofu/tofu-process.js';
 
 const offline = { ...process.env, HTTPS_PROXY: 'http://127.0.0.1:9', HTTP_PROXY: 'http://127.0.0.1:9', NO_PROXY: '' };
 // pbkdf2 + AES-GCM, for the state and the plan (the docs' first example); a test passphrase

@@ -20,7 +20,7 @@ import { loadSpireEnv } from '../spire/spire-env.js';
 import { runOnSpireNode } from './spire-node-ssh.js';
 import { requireTool } from '../../src/tools/discover.js';
 import { providerEnv } from '../../src/tools/providers.js';
-import { initGraph, planGraph, validateGraph } from '../../src/tools/tofu.js';
+import { initGraph, planGraph, validateGraph } from '../../src/tools/tofu/tofu.js';
 import { SpireIdentity } from '../../stacks/spire-identity.js';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');

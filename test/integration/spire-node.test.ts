@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dropFile } from '../../src/contract/spire-names.js';
+import { dropFile } from '../../src/contract/spire/spire-names.js';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const script = join(repo, 'test', 'spire', 'spire-node.sh');

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { openStore } from '../../src/state/open-store.js';
+import { openStore } from '../../src/state/store/open-store.js';
 import type { HttpBackendCoordinates } from '../../src/config/backend-coordinates.js';
 import { httpBackendEnv, servedBackend, startEmbeddedBackend } from '../../src/state/embedded.js';
-import type { StateStore } from '../../src/state/store.js';
+import type { StateStore } from '../../src/state/store/store.js';
 import { sharedPostgres } from '../support/postgres-server.js';
 import { startServerProcess, type ServerProcess } from '../support/state-server.js';
 

@@ -22,7 +22,7 @@ import {
   validateGraph,
   type TofuEvent,
   type TofuOptions,
-} from '../../src/tools/tofu.js';
+} from '../../src/tools/tofu/tofu.js';
 
 /**
  * Any attempt to reach a registry goes to a dead loopback port, so a passing init proves it

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseTofuLine, type TofuDiagnostic } from '../../src/tools/tofu-events.js';
+import { parseTofuLine, type TofuDiagnostic } from '../../src/tools/tofu/tofu-events.js';
 
 const DIR = join(import.meta.dirname, '..', 'fixtures', 'api-answers');
 

@@ -1,6 +1,6 @@
 /**
  * Captures real answers of the API server, one per class of failure that deploy tells apart
- * (src/contract/api-status.ts), into test/fixtures/api-answers/<class>.json: the HTTP status
+ * (src/contract/api/api-status.ts), into test/fixtures/api-answers/<class>.json: the HTTP status
  * and the body exactly as the server sent them (only the addresses of the API server and of
  * this script's stalling listener are replaced by `<api-server>` and `<stall-server>`). The
  * unit tests classify these answers, so the classes rest on what a cluster says, not on what

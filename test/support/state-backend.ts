@@ -2,11 +2,11 @@ import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Credentials } from '../../src/state/credentials.js';
-import { PostgresStateStore } from '../../src/state/postgres-store.js';
-import { startStateServer, type RunningStateServer } from '../../src/state/server.js';
-import { SqliteStateStore } from '../../src/state/sqlite-store.js';
-import type { StateStore } from '../../src/state/store.js';
+import type { Credentials } from '../../src/state/server/credentials.js';
+import { PostgresStateStore } from '../../src/state/store/postgres-store.js';
+import { startStateServer, type RunningStateServer } from '../../src/state/server/server.js';
+import { SqliteStateStore } from '../../src/state/store/sqlite-store.js';
+import type { StateStore } from '../../src/state/store/store.js';
 import { sharedPostgres } from './postgres-server.js';
 
 /** Which store a test backend keeps its states in. */

@@ -1,6 +1,6 @@
 /** What differs between a target's record and its fingerprint now, and what changed behind an apply. */
 import { names } from '../../config/names.js';
-import { describeGraphAddress, graphPartOf } from '../../contract/graph-ids.js';
+import { describeGraphAddress, graphPartOf } from '../../contract/graph/graph-ids.js';
 import type { TargetFingerprint } from './fingerprint.js';
 
 /**

@@ -4,7 +4,7 @@
  * every object of the target as the cluster holds it, with the state's lineage and serial and
  * the writers of the objects that are not deploy's own.
  */
-import { graphDocumentSchema } from '../../contract/graph-document.js';
+import { graphDocumentSchema } from '../../contract/graph/graph-document.js';
 import { parseJson } from '../../contract/parse-json.js';
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
@@ -14,7 +14,7 @@ import { clusterIdentityText } from '../../kube/kubeconfig.js';
 import { cacheDir, stateDir } from '../../paths.js';
 import { findProviderConfig } from '../../tools/providers.js';
 import { stableJson } from '../../contract/stable-json.js';
-import { readTargetObjects, type TargetObjects } from '../target-objects.js';
+import { readTargetObjects, type TargetObjects } from '../drift/target-objects.js';
 import type { NoopCheckContext } from './check-context.js';
 
 /** Annotations only the cluster and the rollout step write; no plan reads them. */

@@ -37,10 +37,10 @@
  */
 import { whyNoComputedFieldsPatch } from '../../tools/providers.js';
 import { readTagDigests, type TagDigest } from '../../tools/registry-digest.js';
-import { claimRisksOf } from '../claim-risk.js';
-import { shortHandEdit, undoes, type HandEdit } from '../hand-edits.js';
-import type { TargetObjects } from '../target-objects.js';
-import { movedFrom, recordedPushDigests, type MovedTag } from '../moved-tags.js';
+import { claimRisksOf } from '../guard/claim-risk.js';
+import { shortHandEdit, undoes, type HandEdit } from '../drift/hand-edits.js';
+import type { TargetObjects } from '../drift/target-objects.js';
+import { movedFrom, recordedPushDigests, type MovedTag } from '../target/moved-tags.js';
 import type { NoopCheckContext } from './check-context.js';
 import { compare } from './compare.js';
 import { takeFingerprint, type TargetFingerprint } from './fingerprint.js';

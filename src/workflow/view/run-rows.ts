@@ -4,13 +4,13 @@
  * of state is said in. Pure: no clock (each event carries its time), no stream, no colour;
  * tty-view.ts draws the rows in place, plain-view.ts prints the sentences.
  *
- * A resource is named through src/contract/graph-ids.ts (graphPartOf), the one mapping from a
+ * A resource is named through src/contract/graph/graph-ids.ts (graphPartOf), the one mapping from a
  * graph address to (node, part); no construct ID ever reaches a row or a sentence.
  */
-import { graphPartOf, NODE_PART_WORDS, TARGET_PART_WORDS } from '../../contract/graph-ids.js';
+import { graphPartOf, NODE_PART_WORDS, TARGET_PART_WORDS } from '../../contract/graph/graph-ids.js';
 import { parseLogLine } from '../../log.js';
 import { parseStepProgressLine, type StepProgress } from '../../rollout/progress.js';
-import type { ChangeAction, TofuEvent } from '../../tools/tofu-events.js';
+import type { ChangeAction, TofuEvent } from '../../tools/tofu/tofu-events.js';
 
 /** Where a row is: on its way (`active`), done well, done badly, or not touched by this run. */
 export type RowStatus = 'planned' | 'active' | 'ok' | 'bad' | 'unchanged';

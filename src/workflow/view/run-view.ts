@@ -3,7 +3,7 @@
  * target, redrawn in place (tty-view.ts); anywhere else (CI, a pipe), a plain line per change
  * of state (plain-view.ts). Both read the same rows (run-rows.ts); open-run-view.ts picks one.
  */
-import type { TofuEvent } from '../../tools/tofu-events.js';
+import type { TofuEvent } from '../../tools/tofu/tofu-events.js';
 import type { PlannedTarget } from './run-rows.js';
 
 export interface RunView {

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DataDirSource } from '../../../src/state/data-dir-source.js';
+import { DataDirSource } from '../../../src/state/source/data-dir-source.js';
 import { LAST_ROLLOUT_ANNOTATION } from '../../../src/rollout/last-rollout.js';
 import { runCli, tempDir, writeJson } from '../../support/cli.js';
 import { digest, fixtureState, imageRef } from '../workflow/state-fixture.js';
@@ -49,7 +49,7 @@ beforeAll(async () => {
   env = { HOME: '/nonexistent-home', DEPLOY_STATE_DIR: join(dir, 'state'), KUBE_CONFIG_PATH: kubeconfig };
   // two versions of g1-all: web and mail, then web on a new image whose rollout failed
   // (the database made as the embedded backend makes it; DataDirSource creates nothing)
-  const { SqliteStateStore } = await import('../../../src/state/sqlite-store.js');
+  const { SqliteStateStore } = await import('../../../src/state/store/sqlite-store.js');
   await mkdir(join(dir, 'state', 'state'), { recursive: true });
   const db = SqliteStateStore.open(join(dir, 'state', 'state'));
   await db.close();

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveCoordinates } from '../../../src/config/coordinates.js';
 import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../src/config/load.js';
 import { renderGraph } from '../../../src/graph/render.js';
-import { stageRegistryCa } from '../../../src/workflow/registry-ca-dir.js';
+import { stageRegistryCa } from '../../../src/workflow/target/registry-ca-dir.js';
 import { ConfigError } from '../../../src/errors.js';
 import { baseEnv, listTree, runCli, samplePlan, tempDir, writeJson } from '../../support/cli.js';
 import { makeTestCa, type TestCa } from '../../support/test-ca.js';

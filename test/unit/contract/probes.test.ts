@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { READINESS_SCRIPT, STARTUP_SCRIPT, SYSTEMD_STATE_PREFIX } from '../../../src/contract/probes.js';
-import { parseProbeMessage } from '../../../src/rollout/probe-output.js';
+import { parseProbeMessage } from '../../../src/rollout/classify/probe-output.js';
 
 describe('the probe protocol', () => {
   it('GIVEN the readiness and startup scripts THEN each prints the systemd state line the rollout step parses first', () => {

@@ -52,7 +52,7 @@ describe('docs/glossary.md', () => {
     for (const kind of [/^FR-/, /^SC-/, /^US\d+$/, /^US\d+ AS\d+$/, /^edge case /, /^law /]) {
       expect(cited.some((c) => kind.test(c.id)), `no id of the form ${kind} was found`).toBe(true);
     }
-    expect(cited).toContainEqual({ file: 'src/workflow/claim-guard.ts', line: 2, id: 'law 10' });
+    expect(cited).toContainEqual({ file: 'src/workflow/guard/claim-guard.ts', line: 2, id: 'law 10' });
     expect(cited).toContainEqual({ file: 'test/e2e/deploy-runtime-handler.test.ts', line: 2, id: 'edge case 1' });
     const undefinedIds = cited.filter((c) => !defined.has(c.id)).map((c) => `${c.file}:${c.line}: ${c.id}`);
     expect(undefinedIds, 'ids cited but not defined in docs/glossary.md (file:line: id): add a sentence for each').toEqual([]);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../src/config/load.js';
 import type { TargetModel } from '../../../src/config/target-model.js';
-import { GRAPH_FILE } from '../../../src/contract/graph-ids.js';
+import { GRAPH_FILE } from '../../../src/contract/graph/graph-ids.js';
 import { GRAPH_KEY_FILE, graphKey, keepGraphKey } from '../../../src/graph/graph-cache.js';
 import { renderGraph } from '../../../src/graph/render.js';
 import { writeGraph } from '../../../src/graph/synth.js';

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { DeadlineError } from '../../../src/deadline.js';
 import { adviseApiError, apiFailureOfError, apiToolError, describeApiError } from '../../../src/kube/api-error.js';
-import type { HandEdit } from '../../../src/workflow/hand-edits.js';
+import type { HandEdit } from '../../../src/workflow/drift/hand-edits.js';
 import { capturedNoAnswer, thrownAnswer } from '../../support/api-answers.js';
 
 const SERVER = 'https://k:6443';

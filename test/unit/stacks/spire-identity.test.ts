@@ -8,7 +8,7 @@ import { KubernetesProvider } from '@cdktf/provider-kubernetes/lib/provider/inde
 import { NullProvider } from '@cdktf/provider-null/lib/provider/index.js';
 import { ExternalProvider } from '@cdktf/provider-external/lib/provider/index.js';
 import { SpireIdentity, type SpireGraphCoordinates } from '../../../stacks/spire-identity.js';
-import { dropFile, spireNames } from '../../../src/contract/spire-names.js';
+import { dropFile, spireNames } from '../../../src/contract/spire/spire-names.js';
 
 const spire: SpireGraphCoordinates = {
   node: 'spire.central.example.org',

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dropFile } from '../../../src/contract/spire-names.js';
+import { dropFile } from '../../../src/contract/spire/spire-names.js';
 import { handoffDropFiles, handoffScript } from '../../../stacks/spire-scripts.js';
 
 const TOKEN = 'tok-3f9c2e1-secret';

@@ -244,7 +244,7 @@ describe('the graph of a target', () => {
     expect(step.depends_on).toEqual([address(json, 'resource', 'kubernetes_manifest', 'node-alpha/deployment')]);
     expect(Object.keys(step.triggers).sort()).toEqual(['image', 'machine_id', 'template']);
     expect(step.triggers.image).toContain(address(json, 'resource', 'terraform_data', 'image-alpha/pushed-digest'));
-    // the timeout is the run's, from tofu's environment (src/workflow/target-session.ts), or deploy's default by hand
+    // the timeout is the run's, from tofu's environment (src/workflow/target/target-session.ts), or deploy's default by hand
     expect(step.provisioner[0]['local-exec'].command).toBe(`"$\${DEPLOY_BIN:-deploy}" rollout --namespace 'fediversity' --node 'alpha' --timeout "$\${DEPLOY_ROLLOUT_TIMEOUT:-5m}"`);
     // a change of the pod spec (here: the runtime class) changes the template trigger
     const other = graphs(() => {}, { K8S_RUNTIME_CLASS: 'other' });

@@ -10,22 +10,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../src/config/load.js';
 import type { TargetModel } from '../../../src/config/target-model.js';
-import type { PlannedResourceChange } from '../../../src/contract/planned-change.js';
+import type { PlannedResourceChange } from '../../../src/contract/graph/planned-change.js';
 import type { Logger } from '../../../src/log.js';
 import type { RolloutOutcome, RolloutReport } from '../../../src/rollout/report.js';
-import type { PlanResult, TofuEvent } from '../../../src/tools/tofu.js';
+import type { PlanResult, TofuEvent } from '../../../src/tools/tofu/tofu.js';
 import type { TargetFingerprint } from '../../../src/workflow/noop/fingerprint.js';
 import type { NoopVerdict } from '../../../src/workflow/noop/verdict.js';
-import type { TargetObjects } from '../../../src/workflow/target-objects.js';
-import type { TargetParts } from '../../../src/workflow/target-parts.js';
-import type { TargetRunOptions } from '../../../src/workflow/target-run.js';
-import type { TargetSession } from '../../../src/workflow/target-session.js';
+import type { TargetObjects } from '../../../src/workflow/drift/target-objects.js';
+import type { TargetParts } from '../../../src/workflow/target/target-wiring.js';
+import type { TargetRunOptions } from '../../../src/workflow/target/target-types.js';
+import type { TargetSession } from '../../../src/workflow/target/target-session.js';
 import type { RunView } from '../../../src/workflow/view/run-view.js';
 import { samplePlan } from '../../support/cli.js';
 
 export const [model] = buildTargets(parseGroupPlan(JSON.stringify(samplePlan()), '/p/g.json'), loadCoordinates({}, { K8S_REGISTRY: 'reg' }), '/p/g.json', ['all']) as [TargetModel];
 
-/** Graph addresses of a node's parts, as CDKTF names them (src/contract/graph-ids.ts). */
+/** Graph addresses of a node's parts, as CDKTF names them (src/contract/graph/graph-ids.ts). */
 export const address = {
   push: (node: string) => `null_resource.image-${node}_push_0A1B2C3D`,
   deployment: (node: string) => `kubernetes_manifest.node-${node}_deployment_0A1B2C3E`,

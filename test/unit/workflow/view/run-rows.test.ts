@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createRunRows, type ViewEvent } from '../../../../src/workflow/view/run-rows.js';
-import type { TofuEvent } from '../../../../src/tools/tofu-events.js';
+import type { TofuEvent } from '../../../../src/tools/tofu/tofu-events.js';
 import { stepOutcomeLine } from '../../../../src/rollout/progress.js';
 
 const tofu = (at: number, event: TofuEvent): ViewEvent => ({ kind: 'tofu', at, target: 'all', event });

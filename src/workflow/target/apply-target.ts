@@ -1,0 +1,144 @@
+/**
+ * One target's saved plan applied (plan-target.ts made it): the rows of the changed nodes shown,
+ * the no-op record dropped, `tofu apply`, then the rollout steps' reports, which give the exit
+ * code (a failed rollout is a result, not an error); after a good apply the no-op record
+ * written again when nobody but deploy wrote the objects during the run. Its collaborators come
+ * in `parts` (target-wiring.ts); nothing here exits.
+ */
+import { stat } from 'node:fs/promises';
+import { names } from '../../config/names.js';
+import type { TargetModel } from '../../config/target-model.js';
+import { ExitCode } from '../../errors.js';
+import { rolloutsExitCode } from '../../rollout/report.js';
+import { spireFailure } from '../../spire/spire-failure.js';
+import { handEditsOf } from '../drift/undo-hand-edits.js';
+import { markHeldBack, waitWords } from '../summary/held-back-nodes.js';
+import { changedBehindTheApply } from '../noop/compare.js';
+import { checkContextOf, readNodeNames, type PlannedApply } from './plan-target.js';
+import { pushingNodes, type NodeSummary, type TargetSummary } from '../summary/plan-summary.js';
+import type { TargetParts } from './target-wiring.js';
+import type { TargetRunOptions, TargetRunResult } from './target-types.js';
+import type { TargetSession } from './target-session.js';
+import { echoTofu } from './tofu-events-shown.js';
+
+/** How long a failed or interrupted apply waits for its rollout steps' reports (they take < 1 s). */
+const STEP_REPORT_GRACE_MS = 20_000;
+
+/** What applyTarget needs of the run's options. */
+export type ApplyOptions = Pick<TargetRunOptions, 'model' | 'tools' | 'kubeconfig' | 'env' | 'logger' | 'signal' | 'progress' | 'view'>;
+
+export async function applyTarget(parts: Pick<TargetParts, 'noop' | 'tofu' | 'rolloutReports'>, session: TargetSession, plan: PlannedApply, opts: ApplyOptions): Promise<TargetRunResult> {
+  const { model, logger, signal } = opts;
+  const { summary, mode } = plan;
+  const graphDir = session.graphDir;
+  const say = (line: string) => opts.progress(`[${model.target}] ${line}`);
+  const noopCtx = checkContextOf(session, opts);
+  const base = { ...session.tofu, onEvent: echoTofu({ target: model.target, view: opts.view, progress: opts.progress, env: opts.env, scoped: plan.scoped !== undefined, signal }) };
+  const nodeNames = () => readNodeNames(mode, undefined, plan.scoped, () => parts.tofu.readOutputs(base));
+
+  opts.progress(`[${model.target}] tofu apply`);
+  const pushes = await describePushes(model, pushingNodes(summary));
+  opts.view.planned({
+    target: model.target,
+    namespace: model.namespace,
+    changes: summary.other.length > 0 || summary.spire.length > 0,
+    nodes: summary.nodes.map((n) => ({ node: n.node, words: n.words, changes: nodeChanges(n), push: pushes.get(n.node), waits: waitWords(n) })),
+  });
+  // the target changes now: its record no longer says anything (a new one follows success)
+  await parts.noop.forget(noopCtx);
+  let failure: unknown;
+  try {
+    await parts.tofu.applyPlan({ ...base, planFile: plan.planFile });
+  } catch (err) {
+    failure = spireFailure(err, 'apply', model.spire?.node) ?? err;
+  }
+  opts.view.ended(model.target, failure === undefined);
+  if (failure !== undefined) {
+    // on an interrupt tofu stops reading the rollout steps at once, while they are still
+    // writing what they left: wait (bounded) for their reports, so the summary has them
+    const left = await parts.rolloutReports.waitForRunningSteps(session.runDir, STEP_REPORT_GRACE_MS);
+    if (left.length > 0) logger.warn({ kind: 'rollout-steps-unreported', steps: left }, 'rollout steps still running; their reports are missing');
+  }
+  const rollouts = await parts.rolloutReports.readRolloutReports(session.runDir);
+  const rolloutCode = rolloutsExitCode(rollouts);
+  if (failure !== undefined) {
+    // A failed rollout step fails the apply; its report says more than tofu's error does.
+    // (the names are a courtesy here: reading them must not hide the rollout's exit code)
+    if (rolloutCode !== ExitCode.ok) return { summary: markHeldBack(model, summary, rollouts), rollouts, applied: true, nodeNames: await nodeNames().catch(() => undefined), exitCode: rolloutCode, graphDir };
+    throw failure;
+  }
+  logger.debug({ kind: 'target-applied', target: model.target, rollouts: rollouts.length }, 'applied');
+  if (plan.noFastPlan === undefined && rolloutCode === ExitCode.ok) {
+    // taken after the rollout, kept only when every writer of the objects is deploy's own, no
+    // hand edit is in them, and the objects the apply did not change are as before its plan
+    const before = plan.fingerprintBefore;
+    const after = await parts.noop.fingerprint(noopCtx, plan.graphText);
+    const during = (a: Exclude<typeof after, string>): string[] => [
+      ...handEditsOf(model, a.seen.objects, plan.manifests, a.seen.state?.resources)
+        .filter((e) => e.kind === 'Deployment' && e.action !== 'keep')
+        .map((e) => `${e.kind}/${e.name} ${e.field} (${e.writer})`),
+      ...(before === undefined ? ['no print of the target before the plan'] : changedBehindTheApply(before, a.fingerprint, changedObjects(model, summary), graphObject(model))),
+    ];
+    const stopped =
+      typeof after === 'string'
+        ? (logger.warn({ kind: 'noop-record', err: after }, 'the no-op record was not written'), [])
+        : await parts.noop.record(noopCtx, after.fingerprint, 'apply', before, during(after)).catch((err: Error) => (logger.warn({ kind: 'noop-record', err: err.message }, 'the no-op record was not written'), []));
+    if (stopped.length > 0) {
+      say(`not recorded as verified (the next plan is a full one): written during this run by another than deploy: ${stopped.slice(0, 3).join(', ')}${stopped.length > 3 ? `, and ${stopped.length - 3} more` : ''}`);
+    }
+  }
+  // the work is done: a stop now leaves the names out of the summary, not the apply's verdict
+  // (it ended the run as "tofu output was interrupted" with exit 130, after a whole apply)
+  const applied = await nodeNames().catch((err: unknown) => {
+    if (signal.aborted) return undefined;
+    throw err;
+  });
+  return { summary, rollouts, applied: true, nodeNames: applied, exitCode: rolloutCode, graphDir };
+}
+
+/** Whether the plan changes the object `Kind/name`: a changed node's, or the namespace and NetworkPolicy when the target's own part changes. */
+function changedObjects(model: TargetModel, summary: TargetSummary): (key: string) => boolean {
+  const keys = new Set<string>();
+  for (const n of summary.nodes) {
+    if (!nodeChanges(n) && !(n.handEdits ?? []).some((e) => e.action !== 'keep')) continue;
+    keys.add(`Deployment/${names.deployment(n.node)}`).add(`PersistentVolumeClaim/${names.stateClaim(n.node)}`).add(`ServiceAccount/${names.serviceAccount(n.node)}`);
+  }
+  const targetPart = summary.other.length > 0;
+  return (key) => keys.has(key) || (targetPart && (key === `Namespace/${model.namespace}` || key.startsWith('NetworkPolicy/')));
+}
+
+/** Whether `Kind/name` is an object the graph makes (not the namespace's own default service account, nor one made by hand). */
+function graphObject(model: TargetModel): (key: string) => boolean {
+  const keys = new Set([`Namespace/${model.namespace}`]);
+  for (const n of model.nodes) keys.add(`Deployment/${names.deployment(n.name)}`).add(`PersistentVolumeClaim/${names.stateClaim(n.name)}`).add(`ServiceAccount/${names.serviceAccount(n.name)}`);
+  return (key) => keys.has(key) || key.startsWith('NetworkPolicy/');
+}
+
+/**
+ * What each pushing node's push moves, for its row: the archive's size, and, when other nodes of
+ * this run push the same archive and tag, that it is uploaded once for them all (the first push to
+ * start uploads it, the others mount its layers: stacks/image-scripts.ts).
+ */
+async function describePushes(model: TargetModel, pushing: ReadonlySet<string>): Promise<Map<string, string>> {
+  // the pushing nodes by what they upload: one archive's size read once, however many share it
+  const byUpload = new Map<string, { archive: string; nodes: string[] }>();
+  for (const n of model.nodes) {
+    if (!pushing.has(n.name)) continue;
+    const key = `${n.archive}\n${n.tag}`;
+    const upload = byUpload.get(key) ?? { archive: n.archive, nodes: [] };
+    upload.nodes.push(n.name);
+    byUpload.set(key, upload);
+  }
+  const words = new Map<string, string>();
+  for (const { archive, nodes } of byUpload.values()) {
+    const size = await stat(archive).then((s) => s.size, () => undefined);
+    const text = [size === undefined ? undefined : `${(size / 1e6).toFixed(1)} MB archive`, nodes.length > 1 ? `one upload for ${nodes.length} nodes` : undefined].filter((w) => w !== undefined).join(', ');
+    if (text !== '') for (const node of nodes) words.set(node, text);
+  }
+  return words;
+}
+
+/** Whether the plan changes anything of the node (its row then waits for the apply's events). */
+function nodeChanges(n: NodeSummary): boolean {
+  return n.removed || [n.push, n.deployment, n.claim, n.rollout, n.account ?? 'none'].some((c) => c !== 'none');
+}

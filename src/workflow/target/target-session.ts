@@ -1,0 +1,82 @@
+/**
+ * One target's session: its graph written, a run directory for the rollout steps' reports,
+ * the SPIRE key and the registry's CA staged, the state backend opened and the run's lock
+ * taken; then the environment every tofu command of the target runs in. All of it is closed
+ * as one, whatever the run did: the lock released, the backend closed, the key's copy and the
+ * run directory removed.
+ */
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ROLLOUT_TIMEOUT_ENV } from '../../contract/rollout-step-env.js';
+import { stateDir } from '../../paths.js';
+import { PROGRESS_ENV, PROGRESS_JSON } from '../../rollout/progress.js';
+import type { TofuOptions } from '../../tools/tofu/tofu.js';
+import { writeDeployWrapper } from './deploy-wrapper.js';
+import { stageRegistryCa } from './registry-ca-dir.js';
+import type { TargetParts } from './target-wiring.js';
+import type { TargetRunOptions } from './target-types.js';
+
+export interface TargetSession {
+  /** The target's graph (cdk.tf.json), written for this run. */
+  readonly graphDir: string;
+  /** Where the rollout steps write their reports (DEPLOY_RUN_DIR); removed when the session ends. */
+  readonly runDir: string;
+  /** The state's backend: its address and TF_HTTP_* credentials. */
+  readonly backend: { readonly address: string; readonly embedded: boolean; readonly env: Readonly<Record<string, string>> };
+  /** What every tofu command of the target runs with but its events' handler: the graph, the environment, the lock held. */
+  readonly tofu: Omit<TofuOptions, 'onEvent'>;
+}
+
+/** Opens the target's session, runs `use` in it, and closes it, also when `use` throws. */
+export async function withTargetSession<T>(parts: Pick<TargetParts, 'writeGraph' | 'stageSpireAccess' | 'openBackend' | 'takeRunLock'>, opts: TargetRunOptions, use: (session: TargetSession) => Promise<T>): Promise<T> {
+  const { model, mode, logger, signal } = opts;
+  const graphDir = await parts.writeGraph(model, opts.graphsDir);
+  const runsDir = join(stateDir(opts.env), 'runs');
+  await mkdir(runsDir, { recursive: true });
+  const runDir = await mkdtemp(join(runsDir, `${model.stateKey}-`));
+  let spire: Awaited<ReturnType<TargetParts['stageSpireAccess']>> | undefined;
+  let backend: Awaited<ReturnType<TargetParts['openBackend']>> | undefined;
+  let lock: Awaited<ReturnType<TargetParts['takeRunLock']>> | undefined;
+  try {
+    spire = await parts.stageSpireAccess({ spire: model.spire, keyFile: opts.sshPrivateKeyFile, env: opts.env });
+    // the registry's CA for the graph's skopeo steps (K8S_REGISTRY_CA_FILE), a copy in the run's directory
+    const registryCa = await stageRegistryCa(model.registryCaFile, runDir);
+    backend = await parts.openBackend(opts.backend, model.stateKey, logger, signal);
+    // the run's own lock, for plan, apply and the rollout steps alike (see state/run-lock.ts)
+    lock = await parts.takeRunLock({
+      backend: backend.http,
+      key: model.stateKey,
+      operation: `deploy ${mode}`,
+      who: opts.who,
+      held: opts.held,
+      signal,
+      logger,
+      onWait: (holder) => opts.progress(`[${model.target}] waiting up to 60s for the state lock of ${model.stateKey}: ${holder}`),
+    });
+    const env = {
+      // the operator's environment, whole (tofu-process.ts); the provider mirror is tofu's own
+      ...opts.env,
+      // the programs the preflight found (DEPLOY_SKOPEO, ...), for the graph's shell steps
+      ...opts.tools.env,
+      ...backend.env,
+      ...lock.tofuEnv,
+      // the SPIRE steps' key (a staged copy), ssh and kubectl
+      ...spire.env,
+      ...registryCa,
+      KUBE_CONFIG_PATH: opts.kubeconfig,
+      DEPLOY_BIN: await writeDeployWrapper(runDir),
+      DEPLOY_RUN_DIR: runDir,
+      // the run's rollout timeout for the rollout steps: a value of the run, not of the graph
+      [ROLLOUT_TIMEOUT_ENV]: model.rolloutTimeout.text,
+      TF_IN_AUTOMATION: '1',
+      // the rollout steps write their progress as JSON lines for the view (src/rollout/progress.ts)
+      [PROGRESS_ENV]: PROGRESS_JSON,
+    };
+    return await use({ graphDir, runDir, backend, tofu: { dir: graphDir, env, signal, tofuPath: opts.tools.tofu, lockHeld: true } });
+  } finally {
+    await lock?.release();
+    await backend?.close();
+    await spire?.close();
+    await rm(runDir, { recursive: true, force: true }).catch(() => {});
+  }
+}

@@ -1,0 +1,186 @@
+/**
+ * planTarget's three paths, without a cluster or tofu: the verified no-op (no tofu at all),
+ * the scoped plan (-target of the changed nodes only), the full plan (and its no-op record).
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { SUBMISSION_OUTPUT } from '../../../../src/contract/graph/graph-outputs.js';
+import { ExitCode } from '../../../../src/errors.js';
+import { planTarget } from '../../../../src/workflow/target/plan-target.js';
+import { address, change, fakeParts, fakeRun, fingerprint, model, namesOutput, planResult } from '../target-fixture.js';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0)) await c();
+});
+async function run(mode: 'plan' | 'apply' | 'destroy', env: NodeJS.ProcessEnv = {}) {
+  const r = await fakeRun(mode);
+  cleanups.push(r.cleanup);
+  return { ...r, opts: { ...r.opts, env: { ...r.opts.env, ...env } } };
+}
+
+describe('planTarget', () => {
+  it('GIVEN the check verifies the target unchanged THEN it answers "no changes" without tofu, with the state\'s node names', async () => {
+    const { parts, calls } = fakeParts({ verdict: { kind: 'verified', movedTags: new Map(), outputs: namesOutput(['alpha', 'beta']), sentence: 'no changes, verified without a refresh' } });
+    const { session, opts, progress } = await run('plan');
+    const plan = await planTarget(parts, session, opts);
+    expect(plan.path).toBe('verified');
+    expect(plan.summary.verifiedNoop).toBe(true);
+    expect(plan.summary.nodes.every((n) => n.push === 'none' && n.deployment === 'none')).toBe(true);
+    expect(plan.nodeNames).toEqual(['alpha', 'beta']);
+    expect(plan.toApply).toBeUndefined();
+    // the objects read once, the check asked, and nothing else: no tofu, no record
+    expect(calls.map((c) => c.name)).toEqual(['objects.read', 'noop.check']);
+    expect(progress).toEqual(['[all] no changes, verified without a refresh']);
+  });
+
+  it('GIVEN only node alpha changed in the graph THEN tofu plans alpha alone (-target), says nothing of the targeting, and keeps no record', async () => {
+    const targets = [address.deployment('alpha'), address.push('alpha')];
+    const { parts, named } = fakeParts({
+      verdict: { kind: 'scoped', nodes: ['alpha'], targets, movedTags: new Map(), outputs: namesOutput(['alpha', 'beta', 'gamma', 'delta']), refresh: true, sentence: 'only node alpha changed in the graph: planned alone (-target)', fingerprint },
+      plans: [planResult([change(address.push('alpha'), ['delete', 'create'])])],
+      events: [{ kind: 'diagnostic', diagnostic: { severity: 'warning', summary: 'Resource targeting is in effect', detail: '', address: undefined, where: undefined } }],
+    });
+    const { session, opts, progress } = await run('plan');
+    const plan = await planTarget(parts, session, opts);
+    expect(plan.path).toBe('scoped');
+    expect(named('tofu.plan')).toHaveLength(1);
+    expect(named('tofu.plan')[0]!.args[0]).toMatchObject({ targets, replace: [], dir: session.graphDir, lockHeld: true });
+    // alpha's objects differ from the record: its plan reads them (tofu's refresh, the default)
+    expect(named('tofu.plan')[0]!.args[0]).not.toHaveProperty('refresh');
+    expect(plan.summary.nodes.find((n) => n.node === 'alpha')!.push).toBe('replace');
+    expect(plan.summary.verifiedNoop).toBeUndefined();
+    // a plan run applies nothing; its names are the state's, as the check read them (no tofu output)
+    expect(plan.toApply).toBeUndefined();
+    expect(plan.nodeNames).toEqual(['alpha', 'beta', 'gamma', 'delta']);
+    expect(named('tofu.output')).toEqual([]);
+    expect(named('noop.record')).toEqual([]);
+    expect(progress).toContain('[all] only node alpha changed in the graph: planned alone (-target)');
+    expect(progress.some((l) => l.includes('Resource targeting'))).toBe(false);
+  });
+
+  it("GIVEN only node alpha changed in the graph AND its objects are as recorded THEN its plan skips tofu's refresh", async () => {
+    const targets = [address.deployment('alpha'), address.push('alpha')];
+    const { parts, named } = fakeParts({
+      verdict: { kind: 'scoped', nodes: ['alpha'], targets, movedTags: new Map(), outputs: namesOutput(['alpha', 'beta', 'gamma', 'delta']), refresh: false, sentence: 'only node alpha changed in the graph: planned alone (-target) without a refresh (its objects are as recorded)', fingerprint },
+      plans: [planResult([change(address.push('alpha'), ['delete', 'create'])])],
+    });
+    const { session, opts } = await run('plan');
+    const plan = await planTarget(parts, session, opts);
+    expect(plan.path).toBe('scoped');
+    expect(named('tofu.plan')[0]!.args[0]).toMatchObject({ targets, refresh: false });
+  });
+
+  it('GIVEN no record THEN the full plan runs, says why, and a plan without changes records the fingerprint taken before it', async () => {
+    const { parts, named } = fakeParts({
+      verdict: { kind: 'full', reason: 'no record of a verified plan of this state on this machine yet (this plan makes one)', fingerprint },
+      plans: [planResult([])],
+      events: [{ kind: 'diagnostic', diagnostic: { severity: 'warning', summary: 'Resource targeting is in effect', detail: '', address: undefined, where: undefined } }],
+    });
+    const { session, opts, progress } = await run('plan');
+    const plan = await planTarget(parts, session, opts);
+    expect(plan.path).toBe('full');
+    expect(progress).toContain('[all] full plan: no record of a verified plan of this state on this machine yet (this plan makes one)');
+    expect(named('tofu.plan')[0]!.args[0]).toMatchObject({ targets: undefined, replace: [] });
+    expect(named('noop.record').map((c) => c.args.slice(0, 2))).toEqual([[fingerprint, 'plan']]);
+    // no change: the names are the state's (tofu output)
+    expect(named('tofu.output')).toHaveLength(1);
+    expect(plan.nodeNames).toEqual(model.nodes.map((n) => n.name));
+    // a full plan's targeting warning is tofu's to say (it was not asked for)
+    expect(progress.some((l) => l.includes('Resource targeting is in effect'))).toBe(true);
+  });
+
+  it('GIVEN DEPLOY_FAST_PLAN=off THEN the check is not asked, the full plan runs and no record is kept', async () => {
+    const { parts, named } = fakeParts({ plans: [planResult([])] });
+    const { session, opts } = await run('plan', { DEPLOY_FAST_PLAN: 'off' });
+    const plan = await planTarget(parts, session, opts);
+    expect(plan.path).toBe('full');
+    expect(named('noop.check')).toEqual([]);
+    expect(named('noop.record')).toEqual([]);
+  });
+
+  it('GIVEN an apply whose plan has changes THEN it hands the saved plan to applyTarget, with the fingerprint taken before it', async () => {
+    const { parts, named } = fakeParts({
+      verdict: { kind: 'full', reason: 'the state changed (serial 3 -> 4)', fingerprint },
+      plans: [planResult([change(address.deployment('beta'), ['update'])])],
+    });
+    const { session, opts } = await run('apply');
+    const plan = await planTarget(parts, session, opts);
+    expect(plan.path).toBe('full');
+    expect(plan.toApply).toMatchObject({ mode: 'apply', planFile: '/graph/tfplan', scoped: undefined, noFastPlan: undefined, fingerprintBefore: fingerprint });
+    expect(plan.toApply!.summary.nodes.find((n) => n.node === 'beta')!.deployment).toBe('update');
+    // an apply checks the state's submission before it plans (tofu output), and records nothing yet
+    expect(named('tofu.output')).toHaveLength(1);
+    expect(named('noop.record')).toEqual([]);
+  });
+
+  it("GIVEN an apply whose state belongs to another submission THEN it stops before tofu plans (exit 2)", async () => {
+    const { parts, named } = fakeParts({ verdict: { kind: 'full', reason: 'r', fingerprint }, outputs: { [SUBMISSION_OUTPUT]: { value: 'other', sensitive: false } } });
+    const { session, opts } = await run('apply');
+    await expect(planTarget(parts, session, opts)).rejects.toMatchObject({ exitCode: ExitCode.usage, message: expect.stringContaining('belongs to submission "other"') });
+    expect(named('tofu.plan')).toEqual([]);
+  });
+
+  it('GIVEN a destroy THEN the cluster is not read, the check not asked, and tofu plans -destroy', async () => {
+    const { parts, named, calls } = fakeParts({ plans: [planResult([change(address.deployment('alpha'), ['delete'])])] });
+    const { session, opts } = await run('destroy');
+    const plan = await planTarget(parts, session, opts);
+    expect(plan.path).toBe('full');
+    expect(calls.map((c) => c.name)).toEqual(['tofu.init', 'tofu.plan']);
+    expect(named('tofu.plan')[0]!.args[0]).toMatchObject({ destroy: true });
+    expect(plan.toApply).toMatchObject({ mode: 'destroy', noFastPlan: 'destroy' });
+  });
+});
+
+describe('planTarget: a /var/lib claim at risk in the cluster (claim-risk.ts)', () => {
+  const claimName = 'node-alpha_state_0A1B2C40';
+  const claimAddress = `kubernetes_persistent_volume_claim_v1.${claimName}`;
+  const graph = { resource: { kubernetes_persistent_volume_claim_v1: { [claimName]: {} } } };
+  const deletingClaim = {
+    metadata: { name: 'alpha-state', uid: 'u1', deletionTimestamp: '2026-05-01T10:00:00Z', finalizers: ['kubernetes.io/pvc-protection'] },
+    spec: { volumeName: 'pv-1' },
+    status: { phase: 'Bound' },
+  };
+  const pv = { metadata: { name: 'pv-1', uid: 'v1' }, spec: { persistentVolumeReclaimPolicy: 'Delete', claimRef: { namespace: model.namespace, name: 'alpha-state', uid: 'u1' } }, status: { phase: 'Bound' } };
+  const seen = (claims: unknown[]) => ({ server: 'https://cluster.test', objects: [], state: undefined, complete: true, claims, volumes: [pv], deployments: { patch: async () => undefined, read: async () => undefined } });
+  const verified = { kind: 'verified' as const, movedTags: new Map(), outputs: namesOutput(['alpha']), sentence: 'no changes, verified without a refresh' };
+  async function runWith(mode: 'plan' | 'apply', allowed: string[]) {
+    const r = await fakeRun(mode, { allowVolumeReplacement: new Set(allowed) }, graph);
+    cleanups.push(r.cleanup);
+    return r;
+  }
+
+  it('GIVEN a claim being deleted and no flag WHEN apply THEN it is refused (exit 2) after the objects are read, before the check, a hand edit undone or tofu', async () => {
+    const { parts, calls } = fakeParts({ objects: seen([deletingClaim]), verdict: verified });
+    const { session, opts } = await runWith('apply', []);
+    await expect(planTarget(parts, session, opts)).rejects.toMatchObject({ exitCode: ExitCode.usage, message: expect.stringContaining('  - node alpha: claim alpha-state is being deleted since 2026-05-01T10:00:00Z') });
+    expect(calls.map((c) => c.name)).toEqual(['objects.read']);
+  });
+
+  it('GIVEN the flag names the node WHEN apply THEN tofu plans the claim made again (-replace), and the summary says it on the claim\'s line', async () => {
+    const requested = { ...change(claimAddress, ['delete', 'create']), actionReason: 'replace_by_request' };
+    const { parts, named } = fakeParts({ objects: seen([deletingClaim]), verdict: { kind: 'full', reason: 'claims at risk' }, plans: [planResult([requested])] });
+    const { session, opts } = await runWith('apply', ['alpha']);
+    const plan = await planTarget(parts, session, opts);
+    expect(named('tofu.plan')[0]!.args[0]).toMatchObject({ replace: [claimAddress] });
+    expect(plan.summary.claimLosses).toEqual([expect.objectContaining({ node: 'alpha', cause: 'at-risk', allowed: true, address: claimAddress })]);
+    expect(plan.toApply).toBeDefined();
+  });
+
+  it('GIVEN no flag WHEN plan THEN the plan names the claim at risk, asks for no -replace, and keeps no no-op record', async () => {
+    const { parts, named } = fakeParts({ objects: seen([deletingClaim]), verdict: { kind: 'full', reason: 'claims at risk', fingerprint }, plans: [planResult([])] });
+    const { session, opts } = await runWith('plan', []);
+    const plan = await planTarget(parts, session, opts);
+    expect(named('tofu.plan')[0]!.args[0]).toMatchObject({ replace: [] });
+    expect(plan.summary.claimLosses).toEqual([expect.objectContaining({ node: 'alpha', claim: 'alpha-state', cause: 'at-risk', allowed: false })]);
+    expect(named('noop.record')).toEqual([]);
+  });
+
+  it('GIVEN the claim is as it should be WHEN apply THEN nothing is refused, and a plan without changes keeps its record', async () => {
+    const bound = { ...deletingClaim, metadata: { name: 'alpha-state', uid: 'u1' } };
+    const { parts, named } = fakeParts({ objects: seen([bound]), verdict: { kind: 'full', reason: 'no record', fingerprint }, plans: [planResult([])] });
+    const { session, opts } = await runWith('plan', []);
+    const plan = await planTarget(parts, session, opts);
+    expect(plan.summary.claimLosses).toEqual([]);
+    expect(named('noop.record')).toHaveLength(1);
+  });
+});
