@@ -13,8 +13,8 @@
  * a get-and-replace, or a server-side apply) under a random field manager; one to three edits a
  * round. What the API server refuses, or accepts without a change to the object, is dropped and
  * counted. About one round in four makes its edits while an apply of the other node (mail,
- * given another image) runs: that apply must exit 0 and record nothing as verified, and the next
- * plan is a full one naming them. The seed is printed; DEPLOY_DRIFT_SEED replays it,
+ * given another image) runs: that apply must exit 0, and the next plan is never verified (a
+ * full one naming them). The seed is printed; DEPLOY_DRIFT_SEED replays it,
  * DEPLOY_DRIFT_ROUNDS sets the rounds. Two suites define rounds with it:
  * test/e2e/deploy-drift-generated.test.ts in `npm test` (25 rounds of a seed that passed here,
  * so that CI checks the property on the same cases), and test/drift/drift.test.ts, `npm run
@@ -259,8 +259,8 @@ export function defineDriftRounds(defaults: { readonly seed: number; readonly ro
 
     /**
      * The edits made while an apply of the other plan (mail's other image) runs, once it reached
-     * tofu apply: that apply exits 0 and records nothing as verified (the edits came after its
-     * plan). Returns the edits, and the other plan is the applied one from then on.
+     * tofu apply: that apply exits 0, and the next plan is a full one naming them (the round
+     * checks it). Returns the edits, and the other plan is the applied one from then on.
      */
     async function editDuringApply(round: number, where: string): Promise<string[]> {
       const other = 1 - applied;
@@ -274,7 +274,10 @@ export function defineDriftRounds(defaults: { readonly seed: number; readonly ro
       const edits = await edited!;
       expect(r.exitCode, `${where}: the apply during the edits\n${r.stderr}`).toBe(0);
       applied = other;
-      if (edits.length > 0) expect(r.stderr, where).toContain('not recorded as verified (the next plan is a full one)');
+      // (whether that apply saw them depends on when they landed: before its record, it refuses
+      // the record; after it, the record is the target as the apply left it. Either way the next
+      // plan is never verified: asserted by the round. Seed 526597302 round 41: edits that
+      // landed after a fast apply's record.)
       return edits;
     }
 

@@ -203,24 +203,44 @@ export async function waitObserved(read: ReadDeployment, name: string, signal?: 
   }
 }
 
+type StringMap = Record<string, unknown>;
+const METADATA_MAPS = ['labels', 'annotations'] as const;
+const MAP_ENTRY = /^metadata\.(labels|annotations)\[(.+)\]$/;
+
 /**
- * The step's patch of one Deployment: the test of its resourceVersion, the removals outside
- * spec, the graph's labels and annotations that another writer changed or removed set again to
+ * The step's patch of one Deployment: the test of its resourceVersion; each metadata map
+ * (labels, annotations) that holds an edit written whole: the live map, without the entries
+ * another writer added, with the graph's entries another writer changed or removed set again to
  * the applied value (the provider takes a manifest's labels and annotations as computed, so
- * tofu never sets them back: found by the generated drift test), and the spec whole (or,
- * without an applied spec, the removals under it).
+ * tofu never sets them back: found by the generated drift test), so that a map removed whole
+ * (`metadata.labels` by a merge patch: seed 526597302 round 166) is made again, where an entry
+ * added to a map that is gone was refused; the other removals outside spec; and the spec whole
+ * (or, without an applied spec, the removals under it). `live`: the object as read.
  */
-export function ownershipPatch(resourceVersion: string, edits: readonly HandEdit[], spec: unknown, appliedMetadata?: unknown): EditPatchOp[] {
+export function ownershipPatch(resourceVersion: string, edits: readonly HandEdit[], spec: unknown, appliedMetadata?: unknown, live?: ManagedObject): EditPatchOp[] {
   const whole = spec !== undefined && touchesSpec(edits);
-  const pointers = edits.filter((e) => e.action === 'remove' && e.pointer !== undefined && !(whole && e.pointer.startsWith('/spec/'))).map((e) => e.pointer!);
-  const ops = removalPatch(resourceVersion, pointers);
+  const maps = new Map<(typeof METADATA_MAPS)[number], StringMap>();
+  const mapOf = (name: (typeof METADATA_MAPS)[number]): StringMap => {
+    let m = maps.get(name);
+    if (m === undefined) maps.set(name, (m = { ...((live?.metadata as Record<string, StringMap | undefined> | undefined)?.[name] ?? {}) }));
+    return m;
+  };
+  const inMap = (e: HandEdit) => (e.action === 'remove' || e.action === 'set-back' ? MAP_ENTRY.exec(e.field) : null);
   for (const e of edits) {
-    const m = e.action === 'set-back' ? /^metadata\.(labels|annotations)\[(.+)\]$/.exec(e.field) : null;
+    const m = inMap(e);
     if (m === null) continue;
-    const value = (appliedMetadata as Record<string, Record<string, unknown> | undefined> | undefined)?.[m[1]!]?.[m[2]!];
-    // (`add` sets a map entry whether or not it is there)
-    if (typeof value === 'string') ops.push({ op: 'add', path: `/metadata/${m[1]}/${m[2]!.replaceAll('~', '~0').replaceAll('/', '~1')}`, value });
+    const name = m[1] as (typeof METADATA_MAPS)[number];
+    const key = m[2]!;
+    if (e.action === 'remove') delete mapOf(name)[key];
+    else {
+      const value = (appliedMetadata as Record<string, StringMap | undefined> | undefined)?.[name]?.[key];
+      if (typeof value === 'string') mapOf(name)[key] = value;
+    }
   }
+  const pointers = edits.filter((e) => e.action === 'remove' && e.pointer !== undefined && inMap(e) === null && !(whole && e.pointer.startsWith('/spec/'))).map((e) => e.pointer!);
+  const ops = removalPatch(resourceVersion, pointers);
+  // (`add` of a member sets it whether or not it is there)
+  for (const name of METADATA_MAPS) if (maps.has(name)) ops.push({ op: 'add', path: `/metadata/${name}`, value: maps.get(name)! });
   return whole ? [...ops, { op: 'replace', path: '/spec', value: spec }] : ops;
 }
 
@@ -258,7 +278,7 @@ export async function undoHandEdits(
       if (object === undefined || version === undefined) break;
       const applied = io.appliedOf(name);
       const spec = specToWrite(applied, object);
-      const ops = ownershipPatch(version, todo, spec, (applied as { metadata?: unknown } | undefined)?.metadata);
+      const ops = ownershipPatch(version, todo, spec, (applied as { metadata?: unknown } | undefined)?.metadata, object);
       if (ops.length <= 1) break; // (only the test: nothing this step can write; tofu sets it back)
       try {
         const replicas = ops.some((o) => o.op === 'replace') ? replicasFirst(spec, object) : undefined;

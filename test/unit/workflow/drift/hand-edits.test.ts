@@ -321,14 +321,26 @@ describe('undoHandEdits', () => {
     expect(out.specWritten).toEqual([]);
   });
 
-  it("GIVEN a label of the graph's changed and an annotation of the graph's removed on the Deployment THEN the patch sets both again to the applied values (tofu takes a manifest's labels as computed: it would not)", async () => {
+  it("GIVEN a label of the graph's changed and an annotation of the graph's removed on the Deployment THEN each map is written whole: the applied values again, the other entries kept (tofu takes a manifest's labels as computed: it would not)", async () => {
     const { ownershipPatch } = await import('../../../../src/workflow/drift/undo-hand-edits.js');
     const setBack = (field: string) => ({ kind: 'Deployment', name: 'mail', node: 'mail', field, writer: 'kubectl-replace', action: 'set-back' as const, inTemplate: false });
-    const ops = ownershipPatch('5', [setBack('metadata.labels[app.kubernetes.io/managed-by]'), setBack('metadata.annotations[team]'), setBack('metadata.labels[gone]')], undefined, { labels: { 'app.kubernetes.io/managed-by': 'deploy' }, annotations: { team: 'ops' } });
+    const live = { metadata: { labels: { 'app.kubernetes.io/managed-by': 'someone', app: 'mail' }, annotations: { 'deployment.kubernetes.io/revision': '3' } } };
+    const ops = ownershipPatch('5', [setBack('metadata.labels[app.kubernetes.io/managed-by]'), setBack('metadata.annotations[team]'), setBack('metadata.labels[gone]')], undefined, { labels: { 'app.kubernetes.io/managed-by': 'deploy' }, annotations: { team: 'ops' } }, live);
     expect(ops).toEqual([
       { op: 'test', path: '/metadata/resourceVersion', value: '5' },
-      { op: 'add', path: '/metadata/labels/app.kubernetes.io~1managed-by', value: 'deploy' },
-      { op: 'add', path: '/metadata/annotations/team', value: 'ops' },
+      { op: 'add', path: '/metadata/labels', value: { 'app.kubernetes.io/managed-by': 'deploy', app: 'mail' } },
+      { op: 'add', path: '/metadata/annotations', value: { 'deployment.kubernetes.io/revision': '3', team: 'ops' } },
+    ]);
+  });
+
+  it('GIVEN the labels map removed whole by another writer (seed 526597302 round 166) and a label another writer added THEN the map is made again with the applied labels, without the added one', async () => {
+    const { ownershipPatch } = await import('../../../../src/workflow/drift/undo-hand-edits.js');
+    const edit = (field: string, action: 'set-back' | 'remove') => ({ kind: 'Deployment', name: 'mail', node: 'mail', field, writer: 'removed by a write that left no field manager', action, inTemplate: false, ...(action === 'remove' ? { pointer: '/metadata/annotations/x' } : {}) });
+    const ops = ownershipPatch('5', [edit('metadata.labels[app]', 'set-back'), edit('metadata.labels[group]', 'set-back'), edit('metadata.annotations[x]', 'remove')], undefined, { labels: { app: 'mail', group: 'g' } }, { metadata: { annotations: { x: '1', kept: 'k' } } });
+    expect(ops).toEqual([
+      { op: 'test', path: '/metadata/resourceVersion', value: '5' },
+      { op: 'add', path: '/metadata/labels', value: { app: 'mail', group: 'g' } },
+      { op: 'add', path: '/metadata/annotations', value: { kept: 'k' } },
     ]);
   });
 
