@@ -12,9 +12,14 @@ const deployBin = join(repo, 'bin', 'deploy.js');
  * does not type-check, which is not this test's business).
  */
 export function ensureBuilt(): void {
-  const out = join(repo, 'dist', 'src', 'state', 'serve.js');
+  const out = join(repo, 'dist', 'src', 'state', 'server', 'serve.js');
+  // (every file under them, rooms included: src/state/server/, store/, source/, src/cli/report/, ...)
   const newest = Math.max(
-    ...['src/state', 'src/cli'].flatMap((d) => readdirSync(join(repo, d)).map((f) => statSync(join(repo, d, f)).mtimeMs)),
+    ...['src/state', 'src/cli'].flatMap((d) =>
+      readdirSync(join(repo, d), { recursive: true, withFileTypes: true })
+        .filter((e) => e.isFile())
+        .map((e) => statSync(join(e.parentPath, e.name)).mtimeMs),
+    ),
   );
   if (existsSync(out) && statSync(out).mtimeMs >= newest) return;
   const r = spawnSync(process.execPath, [join(repo, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(repo, 'tsconfig.build.json')], {
