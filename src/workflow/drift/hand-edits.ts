@@ -52,6 +52,9 @@ export const KEPT_TEMPLATE_ANNOTATIONS: readonly string[] = KEPT.map((k) => /^sp
 export type HandEditAction = 'remove' | 'set-back' | 'keep';
 
 /** The writer of a field of the graph that is gone, or holds another value, with no field manager to name. */
+/** A hand edit's field that is one entry of a metadata map, as readablePath writes it: `metadata.labels[key]` (groups: map, key). */
+export const METADATA_MAP_ENTRY = /^metadata\.(labels|annotations)\[(.+)\]$/;
+
 export const REMOVED = 'removed by a write that left no field manager';
 export const CHANGED = 'changed by a write that left no field manager';
 

@@ -20,7 +20,7 @@ import type { PlannedChange } from '../../contract/graph/planned-change.js';
 import { graphPartOf } from '../../contract/graph/graph-ids.js';
 import type { TofuResource } from '../../contract/graph/tofu-state.js';
 import { leafChanges } from '../../tools/planfile/template-changes.js';
-import { CHANGED, REMOVED, type HandEdit } from './hand-edits.js';
+import { CHANGED, METADATA_MAP_ENTRY, REMOVED, type HandEdit } from './hand-edits.js';
 
 /** The owned typed object a planned change is of (kind, name, node), or undefined. */
 function typedObjectOf(model: TargetModel, address: string): { kind: string; name: string; node?: string } | undefined {
@@ -46,7 +46,7 @@ export function attributeField(path: string): string {
  * (`spec.ingress[0].podSelector` and `spec[0].ingress[0].pod_selector[0]` both `spec.ingress.podselector`).
  */
 function comparable(field: string): string[] {
-  const m = MAP_ENTRY.exec(field) ?? /^metadata\.(labels|annotations)\[(.+)\]$/.exec(field);
+  const m = MAP_ENTRY.exec(field) ?? METADATA_MAP_ENTRY.exec(field);
   if (m) return ['metadata', m[1]!, m[2]!];
   return field.replace(/\[\d+\]/g, '').replaceAll('_', '').toLowerCase().split('.').filter((s) => s !== '');
 }

@@ -34,7 +34,7 @@ import { FIELD_MANAGER } from '../../contract/field-managers.js';
 import { apiFailureOfError } from '../../kube/api-error.js';
 import { GRAPH_FILE, nodeResourceOf } from '../../contract/graph/graph-ids.js';
 import type { TofuResource } from '../../contract/graph/tofu-state.js';
-import { findHandEdits, inSpec, KEPT_TEMPLATE_ANNOTATIONS, shortHandEdit, undoes, type HandEdit, type ManagedObject, type ObjectUnderGraph } from './hand-edits.js';
+import { findHandEdits, inSpec, METADATA_MAP_ENTRY, KEPT_TEMPLATE_ANNOTATIONS, shortHandEdit, undoes, type HandEdit, type ManagedObject, type ObjectUnderGraph } from './hand-edits.js';
 
 /** A target's object as one LIST read it (target-objects.ts lists them). */
 export interface ListedObject {
@@ -205,7 +205,6 @@ export async function waitObserved(read: ReadDeployment, name: string, signal?: 
 
 type StringMap = Record<string, unknown>;
 const METADATA_MAPS = ['labels', 'annotations'] as const;
-const MAP_ENTRY = /^metadata\.(labels|annotations)\[(.+)\]$/;
 
 /**
  * The step's patch of one Deployment: the test of its resourceVersion; each metadata map
@@ -225,7 +224,7 @@ export function ownershipPatch(resourceVersion: string, edits: readonly HandEdit
     if (m === undefined) maps.set(name, (m = { ...((live?.metadata as Record<string, StringMap | undefined> | undefined)?.[name] ?? {}) }));
     return m;
   };
-  const inMap = (e: HandEdit) => (e.action === 'remove' || e.action === 'set-back' ? MAP_ENTRY.exec(e.field) : null);
+  const inMap = (e: HandEdit) => (e.action === 'remove' || e.action === 'set-back' ? METADATA_MAP_ENTRY.exec(e.field) : null);
   for (const e of edits) {
     const m = inMap(e);
     if (m === null) continue;
