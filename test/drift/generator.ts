@@ -78,9 +78,9 @@ function ownedObjects(namespace: string): Owned[] {
   return [
     { resource: 'deployment', name: names.deployment('web'), apiVersion: 'apps/v1', kind: 'Deployment', namespaced: true, roots: [['spec'], LABELS, ANNOTATIONS], weight: 4 },
     { resource: 'persistentvolumeclaim', name: names.stateClaim('web'), apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespaced: true, roots: [LABELS, ANNOTATIONS], weight: 1 },
-    // (not its automountServiceAccountToken: removed by hand, the typed provider reads the absent
-    // field as its old value, so neither tofu nor the plan sees it; see docs/hand-edits-and-drift.md)
-    { resource: 'serviceaccount', name: names.serviceAccount('web'), apiVersion: 'v1', kind: 'ServiceAccount', namespaced: true, roots: [LABELS, ANNOTATIONS], weight: 1 },
+    // (its automountServiceAccountToken removed by hand was unseen by the stock provider, which
+    // read the absent field as false: docs/provider-patch.md, 0003)
+    { resource: 'serviceaccount', name: names.serviceAccount('web'), apiVersion: 'v1', kind: 'ServiceAccount', namespaced: true, roots: [['automountServiceAccountToken'], LABELS, ANNOTATIONS], weight: 1 },
     { resource: 'networkpolicy', name: names.networkPolicy(), apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', namespaced: true, roots: [['spec'], LABELS, ANNOTATIONS], weight: 1 },
     { resource: 'namespace', name: namespace, apiVersion: 'v1', kind: 'Namespace', namespaced: false, roots: [LABELS, ANNOTATIONS], weight: 1 },
   ];

@@ -15,10 +15,12 @@ describe('toolchain/build-tools.sh --race-test', () => {
     const r = await execa('bash', ['toolchain/build-tools.sh', '--race-test'], { cwd: repo, all: true, reject: false, timeout: 20 * 60_000 });
     expect(r.exitCode, r.all).toBe(0);
     // The patches' tests, each run and passed under -race: 0001's four of the per-kind type
-    // cache, 0002's three of the computed fields of an update.
-    expect(r.all).toMatch(/testing the patched packages \.\/manifest\/openapi\/ \.\/manifest\/provider\/: 7 tests -race/);
+    // cache, 0002's three of the computed fields of an update, 0003's one of a service
+    // account's absent automountServiceAccountToken.
+    expect(r.all).toMatch(/testing the patched packages \.\/manifest\/openapi\/ \.\/manifest\/provider\/ \.\/kubernetes\/apimeaning\/: 8 tests -race/);
     expect(r.all?.match(/^--- PASS: TestTypeCache\w+/gm)).toHaveLength(4);
     expect(r.all?.match(/^--- PASS: TestComputedFields\w+/gm)).toHaveLength(3);
+    expect(r.all?.match(/^--- PASS: TestAutomount\w+/gm)).toHaveLength(1);
     expect(r.all).not.toMatch(/^--- FAIL/m);
     expect(r.all).toMatch(/race-tested the patches of 1 provider\(s\)/);
   });
