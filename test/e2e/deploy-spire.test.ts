@@ -9,8 +9,8 @@
  *
  * One flow, in order: each step builds on the state of the one before.
  */
-import { chmod, copyFile, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { chmod, copyFile, mkdir, readFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SpireCoordinates } from '../../src/config/spire-coordinates.js';
@@ -169,6 +169,19 @@ describe('SPIRE: node agents attest with k8s_psat against the spire node', () =>
     const p = await deploy('plan');
     expect(p.exitCode, p.stderr).toBe(0);
     expect(p.json.targets[0].changes).toBe(false);
+  });
+
+  it('GIVEN SSH_PRIVATE_KEY_FILE and the group plan named relative to another working directory THEN the full plan (its SPIRE steps read the bundle over ssh from the graph directory) finds the key: no changes (issue 46)', async () => {
+    const cwd = join(h.dir, 'elsewhere', 'deeper');
+    await mkdir(cwd, { recursive: true });
+    const key = join(h.dir, 'elsewhere', 'spire-key');
+    await copyFile(spireEnv.SSH_PRIVATE_KEY_FILE!, key);
+    await chmod(key, 0o600);
+    const env = { ...spireEnv, SSH_PRIVATE_KEY_FILE: relative(cwd, key), DEPLOY_FAST_PLAN: 'off' };
+    const p = await h.deploy('plan', relative(cwd, plan), ['--target', 'all'], env, { cwd });
+    expect(p.exitCode, p.stderr).toBe(0);
+    expect(p.stderr).toContain('tofu plan');
+    expect(p.json.targets[0].changes, p.stdout).toBe(false);
   });
 
   it('edge "no roster has a spiffe provider": without the SPIRE coordinates the same plan is refused (exit 2) naming each node and the roster, and nothing changes', async () => {

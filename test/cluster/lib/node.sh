@@ -21,6 +21,19 @@ write_runtime_links() {
   ln -sfn "$SYSTEMD_RUNTIME_BIN" "$S/bin/systemd-runc"
 }
 
+# runtime_toml NAME BINARY: containerd's runtime NAME, runc's shim running $S/bin/BINARY
+# (`runc` itself, or the `systemd` RuntimeClass handler's wrapper).
+runtime_toml() {
+  cat <<TOML
+      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.$1]
+        runtime_type = 'io.containerd.runc.v2'
+        [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.$1.options]
+          BinaryName = '$S/bin/$2'
+          Root = '$RUN_DIR/runc'
+          SystemdCgroup = false
+TOML
+}
+
 write_containerd_config() {
   cat >"$S/containerd.toml.tmp" <<TOML
 # Written by test/cluster/cluster.sh up. Checked shape: reference notes on the node.
@@ -48,18 +61,8 @@ state = '$RUN_DIR/containerd-state'
     restrict_oom_score_adj = true
     [plugins.'io.containerd.cri.v1.runtime'.containerd]
       default_runtime_name = 'runc'
-      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
-        runtime_type = 'io.containerd.runc.v2'
-        [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
-          BinaryName = '$S/bin/runc'
-          Root = '$RUN_DIR/runc'
-          SystemdCgroup = false
-      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.systemd]
-        runtime_type = 'io.containerd.runc.v2'
-        [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.systemd.options]
-          BinaryName = '$S/bin/systemd-runc'
-          Root = '$RUN_DIR/runc'
-          SystemdCgroup = false
+$(runtime_toml runc runc)
+$(runtime_toml systemd systemd-runc)
     [plugins.'io.containerd.cri.v1.runtime'.cni]
       bin_dirs = ['$CNI_DIR']
       conf_dir = '$S/cni/net.d'
