@@ -17,6 +17,7 @@ import { buildImage, type BuiltImage } from '../integration/images-scripts.js';
 import { parseExports, stateDir } from './global-setup.js';
 import { cacheDir } from '../../src/paths.js';
 import { VERSIONS } from '../../src/tools/versions.js';
+import { graphNodeObjects } from '../support/graph-node.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const clusterScript = `${repoRoot}test/cluster/cluster.sh`;
@@ -83,54 +84,6 @@ async function busyboxArchive(dir: string): Promise<string> {
     ...applets.flatMap((a) => ['--symlink', `busybox:/bin/${a}`]), '--cmd', '["/bin/sh"]'],
   { env: { BUILD_OUT: out }, timeout: 60_000 });
   return out;
-}
-
-const PROBE =
-  'state=$(systemctl is-system-running 2>/dev/null); echo "systemd: ${state:-unknown}"; [ "$state" = running ] && exit 0; systemctl --failed --no-legend --plain 2>/dev/null; exit 1';
-const STARTUP =
-  'state=$(systemctl is-system-running 2>/dev/null); echo "systemd: ${state:-unknown}"; case "$state" in running|degraded|maintenance) exit 0;; esac; exit 1';
-
-/** The node Deployment of the shared shapes (what the deployer writes), with its claim. */
-function nodeManifests(ns: string, name: string, image: string, uuid: string): string {
-  const claim = {
-    apiVersion: 'v1', kind: 'PersistentVolumeClaim',
-    metadata: { name: `${name}-state`, namespace: ns },
-    spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
-  };
-  const labels = { 'app.kubernetes.io/name': name };
-  const deployment = {
-    apiVersion: 'apps/v1', kind: 'Deployment',
-    metadata: { name, namespace: ns, labels },
-    spec: {
-      replicas: 1, strategy: { type: 'Recreate' }, progressDeadlineSeconds: 120,
-      selector: { matchLabels: labels },
-      template: {
-        metadata: { labels },
-        spec: {
-          runtimeClassName: 'systemd', hostUsers: false, automountServiceAccountToken: false,
-          terminationGracePeriodSeconds: 30,
-          containers: [{
-            name: 'node', image,
-            env: [{ name: 'container', value: 'docker' }, { name: 'container_uuid', value: uuid }],
-            volumeMounts: [
-              { name: 'state', mountPath: '/var/lib' }, { name: 'run', mountPath: '/run' },
-              { name: 'run-lock', mountPath: '/run/lock' }, { name: 'tmp', mountPath: '/tmp' },
-            ],
-            readinessProbe: { exec: { command: ['/bin/sh', '-c', PROBE] }, periodSeconds: 2, failureThreshold: 1 },
-            startupProbe: { exec: { command: ['/bin/sh', '-c', STARTUP] }, periodSeconds: 1, failureThreshold: 120 },
-            livenessProbe: { exec: { command: ['/bin/sh', '-c', 'systemctl is-system-running; exit 0'] }, periodSeconds: 10, failureThreshold: 3 },
-          }],
-          volumes: [
-            { name: 'state', persistentVolumeClaim: { claimName: `${name}-state` } },
-            { name: 'run', emptyDir: { medium: 'Memory' } },
-            { name: 'run-lock', emptyDir: { medium: 'Memory' } },
-            { name: 'tmp', emptyDir: { medium: 'Memory' } },
-          ],
-        },
-      },
-    },
-  };
-  return JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [claim, deployment] });
 }
 
 interface PodList { items: { metadata: { name: string; deletionTimestamp?: string }; status: { podIP?: string; conditions?: { type: string; status: string }[] } }[] }
@@ -207,7 +160,7 @@ describe('the local cluster', () => {
       // GIVEN the good image pushed to the loopback registry
       goodRef = await push(good.archive, `${nsA}/good`, good.tag);
       // WHEN its Deployment (with its state claim) is applied
-      await kubectlOk(['apply', '-f', '-'], nodeManifests(nsA, 'good', goodRef, uuid));
+      await kubectlOk(['apply', '-f', '-'], graphNodeObjects({ namespace: nsA, node: 'good', image: goodRef, machineId: uuid }));
       // THEN the claim binds and the pod becomes Ready, running that digest
       const phase = await waitFor('claim good-state bound', 30_000, async () => {
         const p = (await kubectl(['-n', nsA, 'get', 'pvc', 'good-state', '-o', 'jsonpath={.status.phase}'])).stdout;
@@ -252,7 +205,7 @@ describe('the local cluster', () => {
     it('keeps the broken image NotReady and names its failed unit in the events', async () => {
       // GIVEN the broken image (a unit that always fails) pushed and deployed
       const ref = await push(broken.archive, `${nsA}/broken`, broken.tag);
-      await kubectlOk(['apply', '-f', '-'], nodeManifests(nsA, 'broken', ref, randomUUID()));
+      await kubectlOk(['apply', '-f', '-'], graphNodeObjects({ namespace: nsA, node: 'broken', image: ref, machineId: randomUUID() }));
       // THEN a readiness-probe event carries `degraded` and the failed unit's name
       const message = await waitFor('an Unhealthy event naming broken.service', 120_000, async () => {
         const events = await getJson<{ items: { reason: string; message: string; involvedObject: { name: string } }[] }>(

@@ -20,6 +20,7 @@ import { buildImage } from '../integration/images-scripts.js';
 import { cacheDir } from '../../src/paths.js';
 import { VERSIONS } from '../../src/tools/versions.js';
 import { runCli } from '../support/cli.js';
+import { graphNodeObjects } from '../support/graph-node.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const env = inject('clusterEnv');
@@ -51,50 +52,9 @@ async function push(archive: string, repo: string, tag: string): Promise<string>
   return `${registry}/${repo}@${(await readFile(digestFile, 'utf8')).trim()}`;
 }
 
-const READINESS =
-  'state=$(systemctl is-system-running 2>/dev/null); echo "systemd: ${state:-unknown}"; [ "$state" = running ] && exit 0; systemctl --failed --no-legend --plain 2>/dev/null; exit 1';
-const STARTUP =
-  'state=$(systemctl is-system-running 2>/dev/null); echo "systemd: ${state:-unknown}"; case "$state" in running|degraded|maintenance) exit 0;; esac; exit 1';
-
-/** The node's objects in the shared Deployment shape (what the graph writes), server-side applied as `deploy`. */
-async function applyNode(name: string, image: string, uuid: string, claim: { name: string; storageClassName?: string } = { name: `${name}-state` }) {
-  const labels = { 'app.kubernetes.io/name': name, 'app.kubernetes.io/managed-by': 'deploy', 'deploy.fediversity/group': 'e2e' };
-  const items = [
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: `node-${name}`, namespace: ns } },
-    {
-      apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: claim.name, namespace: ns },
-      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, ...(claim.storageClassName ? { storageClassName: claim.storageClassName } : {}) },
-    },
-    {
-      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: ns, labels },
-      spec: {
-        replicas: 1, strategy: { type: 'Recreate' }, progressDeadlineSeconds: 120,
-        selector: { matchLabels: { 'app.kubernetes.io/name': name } },
-        template: {
-          metadata: { labels },
-          spec: {
-            runtimeClassName: 'systemd', hostUsers: false, serviceAccountName: `node-${name}`, automountServiceAccountToken: false,
-            terminationGracePeriodSeconds: 30,
-            containers: [{
-              name: 'node', image,
-              env: [{ name: 'container', value: 'docker' }, { name: 'container_uuid', value: uuid }],
-              volumeMounts: [{ name: 'state', mountPath: '/var/lib' }, { name: 'run', mountPath: '/run' }, { name: 'run-lock', mountPath: '/run/lock' }, { name: 'tmp', mountPath: '/tmp' }],
-              readinessProbe: { exec: { command: ['/bin/sh', '-c', READINESS] }, periodSeconds: 2, failureThreshold: 1 },
-              startupProbe: { exec: { command: ['/bin/sh', '-c', STARTUP] }, periodSeconds: 1, failureThreshold: 120 },
-              livenessProbe: { exec: { command: ['/bin/sh', '-c', 'systemctl is-system-running; exit 0'] }, periodSeconds: 10, failureThreshold: 3 },
-            }],
-            volumes: [
-              { name: 'state', persistentVolumeClaim: { claimName: claim.name } },
-              { name: 'run', emptyDir: { medium: 'Memory' } },
-              { name: 'run-lock', emptyDir: { medium: 'Memory' } },
-              { name: 'tmp', emptyDir: { medium: 'Memory' } },
-            ],
-          },
-        },
-      },
-    },
-  ];
-  await kubectlOk(['apply', '--server-side', '--field-manager=deploy', '--force-conflicts', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
+/** The node's objects as the graph makes them (test/support/graph-node.ts), server-side applied as `deploy`. */
+async function applyNode(name: string, image: string, uuid: string, claim?: { name: string; storageClassName?: string }) {
+  await kubectlOk(['apply', '--server-side', '--field-manager=deploy', '--force-conflicts', '-f', '-'], graphNodeObjects({ namespace: ns, node: name, image, machineId: uuid, ...(claim !== undefined ? { claim } : {}) }));
 }
 
 interface RolloutRun {
