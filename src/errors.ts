@@ -14,7 +14,7 @@ export const ExitCode = {
   tool: 3,
   /** The rollout failed and the Deployment was set back to the previous revision. */
   rolledBack: 4,
-  /** The rollout failed and there was nothing to set back (a first deploy). */
+  /** The rollout failed and there was nothing to set back (a first deploy, or a Deployment made again). */
   failedNoPrevious: 5,
   /** The rollout failed and setting the Deployment back failed too. */
   rollbackFailed: 6,

@@ -135,7 +135,7 @@ export async function runRollout(opts: RolloutOptions, deps: RolloutDeps): Promi
       return {
         ...evidence,
         outcome: 'failed-no-previous',
-        message: `${why}; there is no previous revision to set back (first deploy of this node)`,
+        message: `${why}; there is no previous revision to set back (this apply made the Deployment: a first deploy of the node, or its Deployment made again, as with a claim made again)`,
         durations: { waitMs, evidenceReadMs, rollbackMs: null, evidenceToVerdictMs: evidenceMs(verdict.evidenceAt, first.at), evidenceToRollbackDoneMs: null, totalMs: now() - startedAt },
       };
     }

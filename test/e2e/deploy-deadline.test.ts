@@ -122,7 +122,7 @@ describe('FR-006 at the deadline, first deploy: nothing to set back', () => {
     console.log(`deadline e2e (first deploy): wait ${rep?.durations?.waitMs} ms, reason ${rep?.reason}: ${rep?.message}`);
     expect(r.exitCode, `${r.stderr}\n${r.stdout}`).toBe(5);
     expect(rep).toMatchObject({ node: 'first', outcome: 'failed-no-previous', previousImage: null });
-    expect(rep.message).toContain('there is no previous revision to set back (first deploy of this node)');
+    expect(rep.message).toContain('there is no previous revision to set back (this apply made the Deployment: a first deploy of the node, or its Deployment made again, as with a claim made again)');
     expectNamesWhatSystemdWaitsFor(rep);
     expect(rep.durations.waitMs).toBeGreaterThanOrEqual(TIMEOUT_S * 1000 - EARLY_MS);
     expect(rep.durations.waitMs).toBeLessThan(TIMEOUT_S * 1000 + LATE_MS);

@@ -91,6 +91,38 @@ describe('edge: the cluster has no volume for the claim of a node', () => {
     expect(Date.now() - started).toBeLessThan(100_000);
     expect((await h.getJson(['get', 'pvc', 'lone-state'])).status.phase).toBe('Pending');
   });
+
+  it('GIVEN a node deployed before, its claim moved (--allow-volume-replacement) to a StorageClass that nothing provisions THEN its pod is named unschedulable for want of the volume, nothing is set back (the claim made again made its Deployment again: no earlier revision, and any earlier one needs the same claim), exit 5; the cluster runs no pod of it until the class is fixed', async () => {
+    const plan = await h.writePlan('group', { moved: { image: good } });
+    const first = await h.deploy('apply', plan, ['--target', 'all']);
+    expect(first.exitCode, first.stderr).toBe(0);
+    const before = await h.getJson(['get', 'pvc', 'moved-state']);
+    const started = Date.now();
+    const r = await h.deploy('apply', plan, ['--target', 'all', '--storage-class', 'no-such-class', '--allow-volume-replacement', 'moved']);
+    expect(r.exitCode, r.stderr).toBe(5);
+    const [rep] = r.json.targets[0].rollouts;
+    expect(rep.node).toBe('moved');
+    expect(rep.outcome).toBe('failed-no-previous');
+    expect(rep.reason).toBe('unschedulable');
+    expect(rep.message).toContain('moved-state');
+    expect(rep.message).toContain('no-such-class');
+    expect(rep.message).toContain('this apply made the Deployment');
+    expect(Date.now() - started).toBeLessThan(150_000);
+    // what the cluster runs: the claim made again, Pending; the pod unscheduled, not Ready
+    const claim = await h.getJson(['get', 'pvc', 'moved-state']);
+    expect(claim.metadata.uid).not.toBe(before.metadata.uid);
+    expect(claim.status.phase).toBe('Pending');
+    const pod = await h.podOf('moved');
+    expect(pod.status.conditions.find((c: any) => c.type === 'PodScheduled')?.status).toBe('False');
+    expect(pod.status.conditions.find((c: any) => c.type === 'Ready')?.status ?? 'False').toBe('False');
+    const status = await h.deploy('status', plan, ['--target', 'all']);
+    expect(status.exitCode, status.stdout).toBe(7);
+    // the class fixed (the cluster's default class named, the claim made again once more): Ready
+    // (without --storage-class the graph leaves the class to the cluster, and the claim keeps the one it has)
+    const fixed = await h.deploy('apply', plan, ['--target', 'all', '--storage-class', 'standard', '--allow-volume-replacement', 'moved']);
+    expect(fixed.exitCode, fixed.stderr).toBe(0);
+    expect((await h.podOf('moved')).status.conditions.find((c: any) => c.type === 'Ready').status).toBe('True');
+  });
 });
 
 describe('edge: a node is removed from the group', () => {

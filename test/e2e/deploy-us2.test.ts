@@ -102,6 +102,6 @@ describe('US2 AS2 (and edge: degraded is not ready): a first deploy that does no
     expect(events.items.some((e: any) => e.message.includes('systemd: degraded') && e.message.includes('broken.service'))).toBe(true);
     const again = await h.deploy('apply', plan, ['--target', 'all'], {}, { json: false });
     expect(again.exitCode).toBe(5);
-    expect(again.stdout).toContain('there is no previous revision to set back (first deploy of this node)');
+    expect(again.stdout).toContain('there is no previous revision to set back (this apply made the Deployment: a first deploy of the node, or its Deployment made again, as with a claim made again)');
   });
 });

@@ -7,7 +7,7 @@ Exit codes:
        or apply would take the /var/lib claim of a node that stays (see --allow-volume-replacement)
   3    a tool or the cluster failed (tofu, skopeo, state backend, API server)
   4    rollout failed; the Deployment was set back to the previous image
-  5    rollout failed; there was no previous image to set back (first deploy)
+  5    rollout failed; there was no previous image to set back (the apply made the Deployment: a first deploy, or made again with its claim)
   6    rollout failed and setting the Deployment back failed too
   7    status: a node is not ready, or does not run the image its state holds
        (rolled back, drift, its Deployment gone); nothing was changed

@@ -103,8 +103,8 @@ describe('rollout reports', () => {
   });
 
   it('says so when there was nothing to roll back to, or the rollback failed', () => {
-    expect(formatRolloutSummary([report({ outcome: 'failed-no-previous', previousImage: null, message: 'x; there is no previous revision to set back (first deploy of this node)' })])).toContain(
-      'fediversity/web: FAILED: x; there is no previous revision to set back (first deploy of this node)',
+    expect(formatRolloutSummary([report({ outcome: 'failed-no-previous', previousImage: null, message: 'x; there is no previous revision to set back (this apply made the Deployment: a first deploy of the node, or its Deployment made again, as with a claim made again)' })])).toContain(
+      'fediversity/web: FAILED: x; there is no previous revision to set back (this apply made the Deployment: a first deploy of the node, or its Deployment made again, as with a claim made again)',
     );
     expect(formatRolloutSummary([report({ outcome: 'rollback-failed', message: 'y' })])).toContain('the rollback to sha256:1f3c9a7e2b6d failed too');
     expect(formatRolloutSummary([])).toMatch(/No rollout ran/);
