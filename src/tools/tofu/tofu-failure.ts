@@ -131,10 +131,13 @@ function describeFailure(facts: FailureFacts, r: RunResult, errors: readonly Tof
  * tofu's diagnostics have no code, but a diagnostic's summary is tofu's fixed title for its
  * kind (the detail carries the particulars): these are matched as the whole field, not by
  * words found anywhere in it. A word search took "Inconsistent dependency lock file" for the
- * state lock, and any init error naming a provider for a mirror problem.
+ * state lock, and any init error naming a provider for a mirror problem. The titles are
+ * OpenTofu 1.12.6's (internal/command/init.go, internal/command/clistate/state.go), read
+ * from its source.
  */
 const PROVIDER_INSTALL_SUMMARIES: ReadonlySet<string> = new Set([
   'Failed to query available provider packages',
+  'Failed to resolve provider packages',
   'Failed to install provider',
   'Failed to install provider from shared cache',
   'Invalid provider registry host',
