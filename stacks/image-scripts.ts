@@ -13,6 +13,7 @@ import { createHash } from 'node:crypto';
 import type { ImageBuild, TargetModel } from '../src/config/target-model.js';
 import { REGISTRY_CERT_DIR_ENV } from '../src/contract/registry-cert-dir.js';
 import { shellWords, shq } from '../src/contract/shell.js';
+import { sayStepLine, STEP_LINE_SHELL, stepLinesOf } from '../src/contract/step-lines.js';
 import { TF_HTTP_VARIABLES } from '../src/contract/graph/tf-http-variables.js';
 
 /**
@@ -59,16 +60,19 @@ export interface PushedImage {
  * With `image.build`, the command runs first: in the plan file's directory, stdin from
  * /dev/null, with tofu's environment less the state backend's (TF_HTTP_*: its address and
  * credentials; a build has no business with the state); each line it prints (stdout and stderr) goes out as
- * `<node>: build: <line>`, so the run's progress shows it as it comes. A failure names the node,
- * the command and its exit code; a build that ends well without writing the archive fails too.
+ * a typed line of the build (src/contract/step-lines.ts; said `<node>: build: <line>`), so the
+ * run's progress shows it as it comes. A failure names the node, the command and its exit
+ * code; a build that ends well without writing the archive fails too. What the push says to
+ * deploy is typed lines only: deploy makes their words (stepLineWords).
  */
 export function pushScript(image: PushedImage, registryTls: RegistryTls): string {
   const tls = tlsOption(registryTls, 'dest');
   return [
+    ...STEP_LINE_SHELL,
     `archive=${shq(image.archive)}`,
     ...sharedUploadLines(image.name, image.upload),
     ...(image.build ? buildLines(image.name, image.build) : []),
-    `if [ ! -r "$archive" ]; then echo "deploy: node ${image.name}: image archive $archive is missing or unreadable; build the node image, or fix image.archive in the group plan" >&2; exit 1; fi`,
+    `if [ ! -r "$archive" ]; then ${failed(image.name, 'image archive $archive is missing or unreadable; build the node image, or fix image.archive in the group plan')}; exit 1; fi`,
     // the digest the registry gives for this push, for the digest read after it (FR-003)
     `set --; if [ -n "\${DEPLOY_RUN_DIR:-}" ]; then set -- --digestfile "$DEPLOY_RUN_DIR/${pushedDigestFile(image.name)}"; fi`,
     `exec "\${DEPLOY_SKOPEO:-skopeo}" copy --quiet --retry-times 3${tls} "$@" "docker-archive:$archive" ${shq(`docker://${image.tagRef}`)}`,
@@ -98,7 +102,6 @@ export function uploadKey(archive: string, tag: string): string {
  * node of 200 took twice as long (bench/README.md).
  */
 function sharedUploadLines(name: string, key: string): string[] {
-  const failed = `deploy: node ${name}: not pushed: node $first, which pushes the same archive and tag in this run and started first, failed (its error says why)`;
   return [
     `if [ -n "\${DEPLOY_RUN_DIR:-}" ] && [ -d "$DEPLOY_RUN_DIR" ]; then`,
     `  up="$DEPLOY_RUN_DIR/upload-${key}"`,
@@ -108,7 +111,7 @@ function sharedUploadLines(name: string, key: string): string[] {
     `    i=0; until [ -s "$up/by" ] || [ "$i" -ge 300 ]; do i=$((i + 1)); sleep 0.1; done`,
     `    if read -r pid first <"$up/by" 2>/dev/null; then`,
     `      while kill -0 "$pid" 2>/dev/null; do sleep 0.2; done`,
-    `      if [ ! -s "$DEPLOY_RUN_DIR/${pushedDigestFile('$first')}" ]; then echo "${failed}" >&2; exit 1; fi`,
+    `      if [ ! -s "$DEPLOY_RUN_DIR/${pushedDigestFile('$first')}" ]; then ${failed(name, 'not pushed: node $first, which pushes the same archive and tag in this run and started first, failed (its error says why)')}; exit 1; fi`,
     `    fi`,
     `  fi`,
     `fi`,
@@ -120,13 +123,21 @@ function buildLines(name: string, build: ImageBuild): string[] {
   const argv = shellWords(build.argv);
   // the command as the messages show it: its quoted words, inside a double-quoted printf argument
   const shown = inDoubleQuotes(argv);
-  const say = (text: string) => `printf '%s\\n' "deploy: node ${name}: ${text}" >&2`;
   return [
-    say(`building its image: ${shown} (in ${inDoubleQuotes(build.dir)})`),
-    `rc=$( { { (cd ${shq(build.dir)} && unset ${TF_HTTP_VARIABLES.join(' ')} && exec ${argv}) </dev/null 2>&1 3>&-; echo "$?" >&3; } | while IFS= read -r line || [ -n "$line" ]; do printf '%s\\n' ${shq(`${name}: build: `)}"$line"; done >&2; } 3>&1 )`,
-    `if [ "$rc" != 0 ]; then ${say(`the image build failed (exit $rc): ${shown}; nothing was pushed for this node; fix the command (image.build in the group plan) or what it builds`)}; exit 1; fi`,
-    `if [ ! -r "$archive" ]; then ${say(`the image build (${shown}) ended without writing image archive $archive; make it write there, or fix image.archive in the group plan`)}; exit 1; fi`,
+    sayStepLine('push', 'said', shq(name), `"building its image: ${shown} (in ${inDoubleQuotes(build.dir)})"`),
+    `rc=$( { { (cd ${shq(build.dir)} && unset ${TF_HTTP_VARIABLES.join(' ')} && exec ${argv}) </dev/null 2>&1 3>&-; echo "$?" >&3; } | ${stepLinesOf('push', 'build', shq(name))}; } 3>&1 )`,
+    `if [ "$rc" != 0 ]; then ${failed(name, `the image build failed (exit $rc): ${shown}; nothing was pushed for this node; fix the command (image.build in the group plan) or what it builds`)}; exit 1; fi`,
+    `if [ ! -r "$archive" ]; then ${failed(name, `the image build (${shown}) ended without writing image archive $archive; make it write there, or fix image.archive in the group plan`)}; exit 1; fi`,
   ];
+}
+
+/**
+ * The shell that prints the push's typed line of failure (src/contract/step-lines.ts), which
+ * deploy shows as `deploy: node <node>: <text>`; `text` is the inside of a double-quoted sh
+ * word (it may name `$archive`, `$rc`, `$first`).
+ */
+function failed(name: string, text: string): string {
+  return sayStepLine('push', 'failed', shq(name), `"${text}"`);
 }
 
 /** Text that a double-quoted sh word reproduces as it is. */

@@ -6,6 +6,8 @@
  * Secrets: the token goes from kubectl into a shell variable and from there through ssh's
  * stdin; it is never an argument, never in the state. The ssh key is read from
  * SSH_PRIVATE_KEY_FILE at run time: its path is never an input or a trigger (FR-017).
+ * A failure is said to deploy as a typed line naming the spire node (src/contract/step-lines.ts),
+ * followed by ssh's own complaint; deploy makes its words (src/spire/spire-failure.ts).
  * The text is part of the graph: a change to it changes every graph
  * (test/unit/stacks/target-stack-scripts.test.ts pins it). Each returns the shell as it runs, except
  * the destroy step, whose text is a tofu template (it reads its triggers).
@@ -15,6 +17,7 @@ import { SPIRE_SERVER_ACCOUNT } from '../src/contract/service-accounts.js';
 import { knownHostsLine, SPIRE_HOST_KEY_ALIAS, sshCheckOptions } from '../src/contract/spire/spire-ssh-options.js';
 import { dropFile, spireNames } from '../src/contract/spire/spire-names.js';
 import { shellWords, shq, tfEscape } from '../src/contract/shell.js';
+import { sayStepLine, STEP_LINE_SHELL } from '../src/contract/step-lines.js';
 
 /** What the ssh steps need of the SPIRE coordinates (never the key's path). */
 export type SpireSshTarget = Pick<SpireGraphCoordinates, 'node' | 'sshUser' | 'hostKey' | 'sshOptions'>;
@@ -32,6 +35,7 @@ export function spireSshPrelude(
   if (nodeOptionsShell !== '') opts.push(nodeOptionsShell);
   return [
     'set -eu',
+    ...STEP_LINE_SHELL,
     `key="\${SSH_PRIVATE_KEY_FILE:?is not set: the ssh key for the spire node ${spire.node}}"`,
     'tmp=$(mktemp -d)',
     "trap 'rm -rf \"$tmp\"' EXIT",
@@ -48,8 +52,17 @@ export function spireSshPrelude(
     // ssh's own complaint goes to a file, so that our line comes first in tofu's diagnostic
     // DEPLOY_SSH: the ssh the run found (src/tools/discover.ts); a plain `ssh` otherwise
     `spire_ssh() { "\${DEPLOY_SSH:-ssh}" -i "$key" ${opts.join(' ')} -l ${shq(spire.sshUser)} -- ${shq(spire.node)} "$@" 2>"$tmp/ssh.err"; }`,
-    `unreachable() { echo "deploy: the spire node ${spire.node} is not reachable over ssh as ${spire.sshUser} ($1); check K8S_SPIRE_NODE, the node, the host key in SSH_NODES and SSH_PRIVATE_KEY_FILE" >&2; sed -n 1,4p "$tmp/ssh.err" >&2; exit 1; }`,
+    `unreachable() { ${failed(spire, `the spire node ${spire.node} is not reachable over ssh as ${spire.sshUser} ($1); check K8S_SPIRE_NODE, the node, the host key in SSH_NODES and SSH_PRIVATE_KEY_FILE`)}; sed -n 1,4p "$tmp/ssh.err" >&2; exit 1; }`,
   ].join('\n');
+}
+
+/**
+ * The shell that prints a SPIRE step's typed line of failure naming the spire node
+ * (src/contract/step-lines.ts), which deploy shows as `deploy: <text>`; `text` is the inside
+ * of a double-quoted sh word.
+ */
+function failed(spire: Pick<SpireSshTarget, 'node'>, text: string): string {
+  return sayStepLine('spire', 'failed', shq(spire.node), `"${text}"`);
 }
 
 /**
@@ -70,7 +83,7 @@ function readScript(spire: SpireSshTarget, field: string, remote: string, check:
     '  rc=$?',
     `  [ "$rc" -ne 255 ] || unreachable ${shq(what)}`,
     '  tries=$((tries + 1))',
-    `  if [ "$tries" -ge 10 ]; then echo "deploy: on the spire node ${spire.node}, ${remote.replaceAll('"', '')} failed (exit $rc) 10 times in about 30 s (${what}); check the SPIRE server there: spire-server healthcheck" >&2; sed -n 1,4p "$tmp/ssh.err" >&2; exit 1; fi`,
+    `  if [ "$tries" -ge 10 ]; then ${failed(spire, `on the spire node ${spire.node}, ${remote.replaceAll('"', '')} failed (exit $rc) 10 times in about 30 s (${what}); check the SPIRE server there: spire-server healthcheck`)}; sed -n 1,4p "$tmp/ssh.err" >&2; exit 1; fi`,
     '  sleep 3',
     'done',
     check,
@@ -88,7 +101,7 @@ export function machineIdReadScript(spire: SpireSshTarget): string {
     spire,
     SPIRE_READS.machineId,
     'cat /etc/machine-id',
-    `printf '%s' "$out" | grep -Eqx '[0-9a-f]{32}' || { echo "deploy: the spire node ${spire.node} has no machine ID in /etc/machine-id" >&2; exit 1; }`,
+    `printf '%s' "$out" | grep -Eqx '[0-9a-f]{32}' || { ${failed(spire, `the spire node ${spire.node} has no machine ID in /etc/machine-id`)}; exit 1; }`,
     'reading /etc/machine-id',
   );
 }
@@ -99,7 +112,7 @@ export function bundleReadScript(spire: SpireSshTarget): string {
     spire,
     SPIRE_READS.bundle,
     'spire-server bundle show -format pem',
-    `printf '%s\\n' "$out" | grep -q -- '-----BEGIN CERTIFICATE-----' || { echo "deploy: the SPIRE server on ${spire.node} gave no PEM trust bundle; check it with spire-server healthcheck" >&2; exit 1; }\nout=$(printf '%s\\n' "$out" | base64 -w0)`,
+    `printf '%s\\n' "$out" | grep -q -- '-----BEGIN CERTIFICATE-----' || { ${failed(spire, `the SPIRE server on ${spire.node} gave no PEM trust bundle; check it with spire-server healthcheck`)}; exit 1; }\nout=$(printf '%s\\n' "$out" | base64 -w0)`,
     'reading the trust bundle',
   );
 }

@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import { describeGraphAddress } from '../../contract/graph/graph-ids.js';
+import { stepLinesInWords } from '../../contract/step-lines.js';
 
 export type ChangeAction = 'noop' | 'create' | 'read' | 'update' | 'replace' | 'delete' | 'move' | 'import' | 'forget' | 'open' | 'close' | 'renew' | string;
 
@@ -232,7 +233,8 @@ export function causedByTheInterrupt(d: Pick<TofuDiagnostic, 'summary' | 'detail
 export function formatDiagnostic(d: TofuDiagnostic): string {
   const where = (d.address === undefined ? undefined : (describeGraphAddress(d.address) ?? d.address)) ?? d.where;
   const head = `${d.severity === 'error' ? 'Error' : 'Warning'}${where ? ` (${where})` : ''}: ${nameGraphParts(d.summary)}`;
-  const detail = nameGraphParts(withoutScript(d.detail.trim()));
+  // a step's typed lines (src/contract/step-lines.ts) in the words they stand for
+  const detail = nameGraphParts(stepLinesInWords(withoutScript(d.detail.trim())));
   return detail ? `${head}: ${detail}` : head;
 }
 

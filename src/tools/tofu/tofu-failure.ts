@@ -127,11 +127,28 @@ function describeFailure(facts: FailureFacts, r: RunResult, errors: readonly Tof
   return lines.join('\n');
 }
 
+/**
+ * tofu's diagnostics have no code, but a diagnostic's summary is tofu's fixed title for its
+ * kind (the detail carries the particulars): these are matched as the whole field, not by
+ * words found anywhere in it. A word search took "Inconsistent dependency lock file" for the
+ * state lock, and any init error naming a provider for a mirror problem. The titles are
+ * OpenTofu 1.12.6's (internal/command/init.go, internal/command/clistate/state.go), read
+ * from its source.
+ */
+const PROVIDER_INSTALL_SUMMARIES: ReadonlySet<string> = new Set([
+  'Failed to query available provider packages',
+  'Failed to resolve provider packages',
+  'Failed to install provider',
+  'Failed to install provider from shared cache',
+  'Invalid provider registry host',
+]);
+const STATE_LOCK_SUMMARY = 'Error acquiring the state lock';
+
 function failureHint(verb: string, errors: readonly TofuDiagnostic[]): string {
-  if (verb === 'init' && errors.some((d) => /provider|registry|query/i.test(d.summary))) {
+  if (verb === 'init' && errors.some((d) => PROVIDER_INSTALL_SUMMARIES.has(d.summary))) {
     return `the providers must come from the offline mirror: ${INSTALL_HINTS.tofu}; or unset TF_CLI_CONFIG_FILE on a machine with network access`;
   }
-  if (errors.some((d) => /state lock|lock/i.test(d.summary))) {
+  if (errors.some((d) => d.summary === STATE_LOCK_SUMMARY)) {
     return 'another run holds the state lock: wait for it, or release a stale lock with `deploy state unlock`';
   }
   const text = errors.map((d) => `${d.summary}\n${d.detail}`).join('\n');
@@ -141,7 +158,9 @@ function failureHint(verb: string, errors: readonly TofuDiagnostic[]): string {
 
 /**
  * What to do, per class of failure that is not an answer of the API server: the words of
- * tofu, the provider, skopeo and the network. The API server's answers are classified by their
+ * tofu, the provider, skopeo and the network. These stay text rules because nothing here has a
+ * structured field to read: a provider's error and a step's output (skopeo's, the network's)
+ * reach tofu's diagnostic as text only. The API server's answers are classified by their
  * status and reason (src/contract/api/api-status.ts; the kubernetes provider relays them for a
  * kubernetes_manifest), never by words here: a 422's message holds the word "Forbidden". The
  * typed resources pass on the message only: its RBAC permission and quota words are read in

@@ -8,6 +8,7 @@
  * graph address to (node, part); no construct ID ever reaches a row or a sentence.
  */
 import { graphPartOf, NODE_PART_WORDS, TARGET_PART_WORDS } from '../../contract/graph/graph-ids.js';
+import { parseStepLine, stepLineWords } from '../../contract/step-lines.js';
 import { parseLogLine } from '../../log.js';
 import { parseStepProgressLine, type StepProgress } from '../../rollout/progress.js';
 import type { ChangeAction, TofuEvent } from '../../tools/tofu/tofu-events.js';
@@ -166,11 +167,13 @@ export function createRunRows(): RunRows {
       const words = logged.level === 'info' ? logged.msg : `${logged.level}: ${logged.msg}`;
       return set(row, { output: words }, at, `${part}: ${words}`);
     }
-    // a line of the push step that names its node itself (`<node>: build: ...`, `deploy: node
-    // <node>: ...`: stacks/image-scripts.ts) is said as it is; the row shows it without the name
-    const own = node === undefined ? undefined : [`${node}: `, `deploy: node ${node}: `].find((p) => text.startsWith(p));
-    if (own === undefined) return set(row, { output: text }, at, `${part}: ${text}`);
-    return set(row, { output: text.slice(own.length) }, at, text, { asIs: true });
+    // a typed line of a step (src/contract/step-lines.ts): the push's about its own node (a
+    // build's line, a failure) is said in its words, which name the node; the row shows it
+    // without the name
+    const step = parseStepLine(text);
+    if (step === undefined) return set(row, { output: text }, at, `${part}: ${text}`);
+    if (step.deployStep !== 'push' || step.node !== node) return set(row, { output: stepLineWords(step) }, at, `${part}: ${stepLineWords(step)}`);
+    return set(row, { output: step.event === 'build' ? `build: ${step.message}` : step.message }, at, stepLineWords(step), { asIs: true });
   }
 
   function onStepProgress(stepRow: Row, p: StepProgress, at: number): Said[] {

@@ -1,10 +1,12 @@
 /** A tofu failure of the SPIRE steps, reported as what the step printed (src/spire/spire-failure.ts). */
 import { describe, expect, it } from 'vitest';
 import { ToolError } from '../../../src/errors.js';
+import { formatStepLine } from '../../../src/contract/step-lines.js';
 import { spireFailure, spireStepOutput } from '../../../src/spire/spire-failure.js';
 
+// the step's typed line (stacks/spire-scripts.ts), then ssh's own complaint
 const unreachable = (what: string) =>
-  `deploy: the spire node spire.example.org is not reachable over ssh as deploy (${what}); check K8S_SPIRE_NODE, the node, the host key in SSH_NODES and SSH_PRIVATE_KEY_FILE\nssh: connect to host spire.example.org port 22: Connection refused\n`;
+  `${formatStepLine({ deployStep: 'spire', event: 'failed', node: 'spire.example.org', message: `the spire node spire.example.org is not reachable over ssh as deploy (${what}); check K8S_SPIRE_NODE, the node, the host key in SSH_NODES and SSH_PRIVATE_KEY_FILE` })}\nssh: connect to host spire.example.org port 22: Connection refused\n`;
 // the external data source's diagnostic (terraform-provider-external, data_source.go)
 const external = (what: string) => ({
   severity: 'error',
@@ -15,7 +17,7 @@ const external = (what: string) => ({
 const localExec = {
   severity: 'error',
   summary: 'local-exec provisioner error',
-  detail: `Error running command 'set -eu\nunreachable() { echo "deploy: the spire node spire.example.org is not reachable over ssh as deploy ($1)" >&2; }\n': exit status 1. Output: ${unreachable('handing off the kubeconfig')}`,
+  detail: `Error running command 'set -eu\nunreachable() { deploy_line spire failed 'spire.example.org' "the spire node spire.example.org is not reachable over ssh as deploy ($1)"; }\ndeploy_line() { printf '{"deployStep":"%s","event":"%s","node":"%s","message":"%s"}\\n' "$1" "$2" "$3" "$4" >&2; }\n': exit status 1. Output: ${unreachable('handing off the kubeconfig')}`,
 };
 
 describe('spireFailure', () => {
@@ -34,9 +36,24 @@ describe('spireFailure', () => {
   });
 
   it('GIVEN a failed hand-off THEN only its output is kept, not the script', () => {
-    expect(spireStepOutput(localExec.detail)).toEqual([expect.stringContaining('(handing off the kubeconfig)'), 'ssh: connect to host spire.example.org port 22: Connection refused']);
+    expect(spireStepOutput(localExec.detail)).toEqual({
+      lines: [expect.stringMatching(/^deploy: the spire node spire\.example\.org .*\(handing off the kubeconfig\)/), 'ssh: connect to host spire.example.org port 22: Connection refused'],
+      node: 'spire.example.org',
+    });
     // without coordinates (a hand-off retired after SPIRE was turned off) the node comes from the line
     expect(spireFailure({ diagnostics: [localExec] }, 'apply', undefined)!.message).toContain('with the spire node spire.example.org:');
+  });
+
+  it('GIVEN a typed line naming another spire node than its words THEN the node is the typed one (no words are read for it)', () => {
+    const line = formatStepLine({ deployStep: 'spire', event: 'failed', node: 'spire-b.example.org', message: 'the spire node spire-a.example.org says so' });
+    const e = spireFailure({ diagnostics: [{ severity: 'error', detail: `Error Message: ${line}\nState: exit status 1` }] }, 'plan', undefined);
+    expect(e!.message.split('\n')).toEqual(['tofu plan failed at the SPIRE steps with the spire node spire-b.example.org:', '  deploy: the spire node spire-a.example.org says so']);
+  });
+
+  it('GIVEN words that look like ours, or a typed line of the push THEN they are not the SPIRE steps', () => {
+    const words = 'Error Message: deploy: the spire node spire.example.org is not reachable over ssh as deploy (x)\nState: exit status 1';
+    const push = `Error Message: ${formatStepLine({ deployStep: 'push', event: 'failed', node: 'web', message: 'the spire node x' })}\nState: exit status 1`;
+    expect(spireFailure({ diagnostics: [{ severity: 'error', detail: words }, { severity: 'error', detail: push }] }, 'plan', 'x')).toBeUndefined();
   });
 
   it('GIVEN errors that are not the SPIRE steps THEN it leaves them to tofu', () => {

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIGEST_PROGRAM_NAME, digestScript, pushScript } from '../../../stacks/image-scripts.js';
+import { stepWords } from '../../support/step-words.js';
 import { until } from '../../support/until.js';
 
 let dir: string;
@@ -65,7 +66,7 @@ describe('the push of a node image', () => {
     await rm(join(dir, 'args'), { force: true });
     const r = await run(pushScript({ name: 'beta', archive: join(dir, 'missing.tar'), tagRef: 'r/beta:1', upload: 'k1' }, 'system'));
     expect(r.exitCode).toBe(1);
-    expect(r.stderr).toBe(`deploy: node beta: image archive ${join(dir, 'missing.tar')} is missing or unreadable; build the node image, or fix image.archive in the group plan`);
+    expect(stepWords(r.stderr)).toBe(`deploy: node beta: image archive ${join(dir, 'missing.tar')} is missing or unreadable; build the node image, or fix image.archive in the group plan`);
     await expect(readFile(join(dir, 'args'))).rejects.toThrow();
   });
 });
@@ -127,7 +128,7 @@ describe('the pushes of one archive and tag in a run: one upload, no order in th
   it('GIVEN the first push fails THEN the others fail without pushing, naming it', async () => {
     const { results, log } = await pushes(['alpha', 'beta'].map((name) => ({ name, upload: 'same' })), { FAIL_FOR: 'r/alpha:1' });
     expect(results.map((r) => r.exitCode)).toEqual([1, 1]);
-    expect(results[1]!.stderr).toBe('deploy: node beta: not pushed: node alpha, which pushes the same archive and tag in this run and started first, failed (its error says why)');
+    expect(stepWords(results[1]!.stderr)).toBe('deploy: node beta: not pushed: node alpha, which pushes the same archive and tag in this run and started first, failed (its error says why)');
     expect(log).toEqual(['start r/alpha:1', 'end r/alpha:1 (failed)']);
   });
 
@@ -163,7 +164,7 @@ describe('the image build before the push (image.build, FR-002)', () => {
     const script = pushScript({ name: 'alpha', archive, tagRef: 'r/alpha:1', upload: 'k1', build: { argv: [build, "it's", 'built.tar'], dir } }, 'system');
     const r = await runWith(script, { TF_HTTP_PASSWORD: 'secret', TF_HTTP_ADDRESS: 'http://127.0.0.1:1/x', KEEP: 'kept' });
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(r.stderr.split('\n')).toEqual([
+    expect(stepWords(r.stderr).split('\n')).toEqual([
       `deploy: node alpha: building its image: '${build}' 'it'\\''s' 'built.tar' (in ${dir})`,
       `alpha: build: in ${dir} with 2 args: it's|built.tar`,
       'alpha: build: password=unset address=unset keep=kept',
@@ -179,7 +180,7 @@ describe('the image build before the push (image.build, FR-002)', () => {
     const build = await fakeBuild('echo "error: attribute missing" >&2; exit 7');
     const r = await run(pushScript({ name: 'beta', archive, tagRef: 'r/beta:1', upload: 'k1', build: { argv: [build, '--out', archive], dir } }, 'system'));
     expect(r.exitCode).toBe(1);
-    expect(r.stderr.split('\n').slice(1)).toEqual([
+    expect(stepWords(r.stderr).split('\n').slice(1)).toEqual([
       'beta: build: error: attribute missing',
       `deploy: node beta: the image build failed (exit 7): '${build}' '--out' '${archive}'; nothing was pushed for this node; fix the command (image.build in the group plan) or what it builds`,
     ]);
@@ -192,7 +193,7 @@ describe('the image build before the push (image.build, FR-002)', () => {
     const build = await fakeBuild('echo built somewhere else');
     const r = await run(pushScript({ name: 'gamma', archive, tagRef: 'r/gamma:1', upload: 'k1', build: { argv: [build], dir } }, 'system'));
     expect(r.exitCode).toBe(1);
-    expect(r.stderr.split('\n').slice(1)).toEqual([
+    expect(stepWords(r.stderr).split('\n').slice(1)).toEqual([
       'gamma: build: built somewhere else',
       `deploy: node gamma: the image build ('${build}') ended without writing image archive ${archive}; make it write there, or fix image.archive in the group plan`,
     ]);
@@ -202,8 +203,8 @@ describe('the image build before the push (image.build, FR-002)', () => {
   it('GIVEN a command that is not there THEN the push fails with its exit code 127 and the shell saying why', async () => {
     const r = await run(pushScript({ name: 'delta', archive: join(dir, 'd.tar'), tagRef: 'r/delta:1', upload: 'k1', build: { argv: ['no-such-builder-here', 'x'], dir } }, 'system'));
     expect(r.exitCode).toBe(1);
-    expect(r.stderr).toMatch(/\ndelta: build: .*no-such-builder-here.*not found\n/);
-    expect(r.stderr).toContain("deploy: node delta: the image build failed (exit 127): 'no-such-builder-here' 'x'");
+    expect(stepWords(r.stderr)).toMatch(/\ndelta: build: .*no-such-builder-here.*not found\n/);
+    expect(stepWords(r.stderr)).toContain("deploy: node delta: the image build failed (exit 127): 'no-such-builder-here' 'x'");
   });
 });
 

@@ -9,6 +9,7 @@ import { NullProvider } from '@cdktf/provider-null/lib/provider/index.js';
 import { ExternalProvider } from '@cdktf/provider-external/lib/provider/index.js';
 import { SpireIdentity, type SpireGraphCoordinates } from '../../../stacks/spire-identity.js';
 import { dropFile, spireNames } from '../../../src/contract/spire/spire-names.js';
+import { stepWords } from '../../support/step-words.js';
 
 const spire: SpireGraphCoordinates = {
   node: 'spire.central.example.org',
@@ -61,7 +62,7 @@ describe('SPIRE identity of a target', () => {
       expect(script).toContain("'StrictHostKeyChecking=yes'");
       expect(script.indexOf("'StrictHostKeyChecking=yes'")).toBeLessThan(script.indexOf("'Port=2222'"));
       expect(script).toContain("-l 'deploy' -- 'spire.central.example.org'");
-      expect(script).toContain('deploy: the spire node spire.central.example.org is not reachable over ssh as deploy');
+      expect(script).toContain(`deploy_line spire failed 'spire.central.example.org' "the spire node spire.central.example.org is not reachable over ssh as deploy`);
     }
     expect(one(g, 'data', 'external', 'bundle').program[2]).toContain('spire-server bundle show -format pem');
   });
@@ -146,7 +147,7 @@ describe('SPIRE identity of a target', () => {
     const r = await runBundleRead(`echo 'ssh: connect to host spire.central.example.org port 2222: Connection refused' >&2; exit 255`);
     expect(r.exitCode).not.toBe(0);
     expect(r.calls).toBe(1);
-    expect(r.stderr).toContain('deploy: the spire node spire.central.example.org is not reachable over ssh as deploy (reading the trust bundle)');
+    expect(stepWords(r.stderr)).toContain('deploy: the spire node spire.central.example.org is not reachable over ssh as deploy (reading the trust bundle)');
     expect(r.stderr).toContain('Connection refused');
   });
 });

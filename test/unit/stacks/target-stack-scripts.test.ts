@@ -34,7 +34,11 @@ describe('the shell the graph runs (as written into cdk.tf.json)', () => {
 
   it('pushes the image with skopeo', () => {
     expect(byPath(g.resource.null_resource, '/image-alpha/push').provisioner[0]['local-exec'].command).toMatchInlineSnapshot(`
-      "archive='/plans/images/it'\\''s alpha.tar'
+      "deploy_escape() { tr -d '\\000-\\010\\013-\\037' | sed -e 's/\\\\/\\\\\\\\/g' -e 's/"/\\\\"/g' -e "s/$(printf '\\t')/\\\\\\\\t/g"; }
+      deploy_json() { printf '%s\\n' "$1" | deploy_escape | sed -e '$!s/$/\\\\n/' | tr -d '\\n'; }
+      deploy_line() { printf '{"deployStep":"%s","event":"%s","node":"%s","message":"%s"}\\n' "$1" "$2" "$(deploy_json "$3")" "$(deploy_json "$4")" >&2; }
+      deploy_lines() { n=$(deploy_json "$3"); deploy_escape | while IFS= read -r l || [ -n "$l" ]; do printf '{"deployStep":"%s","event":"%s","node":"%s","message":"%s"}\\n' "$1" "$2" "$n" "$l"; done >&2; }
+      archive='/plans/images/it'\\''s alpha.tar'
       if [ -n "$\${DEPLOY_RUN_DIR:-}" ] && [ -d "$DEPLOY_RUN_DIR" ]; then
         up="$DEPLOY_RUN_DIR/upload-4790c8d6a42302f7"
         if mkdir "$up" 2>/dev/null; then printf '%s %s\\n' "$$" 'alpha' >"$up/by.tmp" && mv "$up/by.tmp" "$up/by"
@@ -42,11 +46,11 @@ describe('the shell the graph runs (as written into cdk.tf.json)', () => {
           i=0; until [ -s "$up/by" ] || [ "$i" -ge 300 ]; do i=$((i + 1)); sleep 0.1; done
           if read -r pid first <"$up/by" 2>/dev/null; then
             while kill -0 "$pid" 2>/dev/null; do sleep 0.2; done
-            if [ ! -s "$DEPLOY_RUN_DIR/$first.pushed-digest" ]; then echo "deploy: node alpha: not pushed: node $first, which pushes the same archive and tag in this run and started first, failed (its error says why)" >&2; exit 1; fi
+            if [ ! -s "$DEPLOY_RUN_DIR/$first.pushed-digest" ]; then deploy_line push failed 'alpha' "not pushed: node $first, which pushes the same archive and tag in this run and started first, failed (its error says why)"; exit 1; fi
           fi
         fi
       fi
-      if [ ! -r "$archive" ]; then echo "deploy: node alpha: image archive $archive is missing or unreadable; build the node image, or fix image.archive in the group plan" >&2; exit 1; fi
+      if [ ! -r "$archive" ]; then deploy_line push failed 'alpha' "image archive $archive is missing or unreadable; build the node image, or fix image.archive in the group plan"; exit 1; fi
       set --; if [ -n "$\${DEPLOY_RUN_DIR:-}" ]; then set -- --digestfile "$DEPLOY_RUN_DIR/alpha.pushed-digest"; fi
       exec "$\${DEPLOY_SKOPEO:-skopeo}" copy --quiet --retry-times 3 --dest-tls-verify=false "$@" "docker-archive:$archive" 'docker://reg.test:5000/fediversity-web/alpha:a1'"
     `);
@@ -55,7 +59,11 @@ describe('the shell the graph runs (as written into cdk.tf.json)', () => {
   it('builds the image first when the node has image.build (FR-002), and only then', () => {
     const built = graphOf('web', (plan) => (plan.nodes.alpha.image.build = ['nix', 'build', '--file', "it's.nix", '--out-link', "images/it's alpha.tar", '${x}$y`z`"q"']));
     expect(byPath(built.resource.null_resource, '/image-alpha/push').provisioner[0]['local-exec'].command).toMatchInlineSnapshot(`
-      "archive='/plans/images/it'\\''s alpha.tar'
+      "deploy_escape() { tr -d '\\000-\\010\\013-\\037' | sed -e 's/\\\\/\\\\\\\\/g' -e 's/"/\\\\"/g' -e "s/$(printf '\\t')/\\\\\\\\t/g"; }
+      deploy_json() { printf '%s\\n' "$1" | deploy_escape | sed -e '$!s/$/\\\\n/' | tr -d '\\n'; }
+      deploy_line() { printf '{"deployStep":"%s","event":"%s","node":"%s","message":"%s"}\\n' "$1" "$2" "$(deploy_json "$3")" "$(deploy_json "$4")" >&2; }
+      deploy_lines() { n=$(deploy_json "$3"); deploy_escape | while IFS= read -r l || [ -n "$l" ]; do printf '{"deployStep":"%s","event":"%s","node":"%s","message":"%s"}\\n' "$1" "$2" "$n" "$l"; done >&2; }
+      archive='/plans/images/it'\\''s alpha.tar'
       if [ -n "$\${DEPLOY_RUN_DIR:-}" ] && [ -d "$DEPLOY_RUN_DIR" ]; then
         up="$DEPLOY_RUN_DIR/upload-4790c8d6a42302f7"
         if mkdir "$up" 2>/dev/null; then printf '%s %s\\n' "$$" 'alpha' >"$up/by.tmp" && mv "$up/by.tmp" "$up/by"
@@ -63,15 +71,15 @@ describe('the shell the graph runs (as written into cdk.tf.json)', () => {
           i=0; until [ -s "$up/by" ] || [ "$i" -ge 300 ]; do i=$((i + 1)); sleep 0.1; done
           if read -r pid first <"$up/by" 2>/dev/null; then
             while kill -0 "$pid" 2>/dev/null; do sleep 0.2; done
-            if [ ! -s "$DEPLOY_RUN_DIR/$first.pushed-digest" ]; then echo "deploy: node alpha: not pushed: node $first, which pushes the same archive and tag in this run and started first, failed (its error says why)" >&2; exit 1; fi
+            if [ ! -s "$DEPLOY_RUN_DIR/$first.pushed-digest" ]; then deploy_line push failed 'alpha' "not pushed: node $first, which pushes the same archive and tag in this run and started first, failed (its error says why)"; exit 1; fi
           fi
         fi
       fi
-      printf '%s\\n' "deploy: node alpha: building its image: 'nix' 'build' '--file' 'it'\\\\''s.nix' '--out-link' 'images/it'\\\\''s alpha.tar' '\\$\${x}\\$y\\\`z\\\`\\"q\\"' (in /plans)" >&2
-      rc=$( { { (cd '/plans' && unset TF_HTTP_ADDRESS TF_HTTP_UPDATE_METHOD TF_HTTP_LOCK_ADDRESS TF_HTTP_LOCK_METHOD TF_HTTP_UNLOCK_ADDRESS TF_HTTP_UNLOCK_METHOD TF_HTTP_USERNAME TF_HTTP_PASSWORD TF_HTTP_SKIP_CERT_VERIFICATION TF_HTTP_RETRY_MAX TF_HTTP_RETRY_WAIT_MIN TF_HTTP_RETRY_WAIT_MAX TF_HTTP_CLIENT_CA_CERTIFICATE_PEM TF_HTTP_CLIENT_CERTIFICATE_PEM TF_HTTP_CLIENT_PRIVATE_KEY_PEM && exec 'nix' 'build' '--file' 'it'\\''s.nix' '--out-link' 'images/it'\\''s alpha.tar' '$\${x}$y\`z\`"q"') </dev/null 2>&1 3>&-; echo "$?" >&3; } | while IFS= read -r line || [ -n "$line" ]; do printf '%s\\n' 'alpha: build: '"$line"; done >&2; } 3>&1 )
-      if [ "$rc" != 0 ]; then printf '%s\\n' "deploy: node alpha: the image build failed (exit $rc): 'nix' 'build' '--file' 'it'\\\\''s.nix' '--out-link' 'images/it'\\\\''s alpha.tar' '\\$\${x}\\$y\\\`z\\\`\\"q\\"'; nothing was pushed for this node; fix the command (image.build in the group plan) or what it builds" >&2; exit 1; fi
-      if [ ! -r "$archive" ]; then printf '%s\\n' "deploy: node alpha: the image build ('nix' 'build' '--file' 'it'\\\\''s.nix' '--out-link' 'images/it'\\\\''s alpha.tar' '\\$\${x}\\$y\\\`z\\\`\\"q\\"') ended without writing image archive $archive; make it write there, or fix image.archive in the group plan" >&2; exit 1; fi
-      if [ ! -r "$archive" ]; then echo "deploy: node alpha: image archive $archive is missing or unreadable; build the node image, or fix image.archive in the group plan" >&2; exit 1; fi
+      deploy_line push said 'alpha' "building its image: 'nix' 'build' '--file' 'it'\\\\''s.nix' '--out-link' 'images/it'\\\\''s alpha.tar' '\\$\${x}\\$y\\\`z\\\`\\"q\\"' (in /plans)"
+      rc=$( { { (cd '/plans' && unset TF_HTTP_ADDRESS TF_HTTP_UPDATE_METHOD TF_HTTP_LOCK_ADDRESS TF_HTTP_LOCK_METHOD TF_HTTP_UNLOCK_ADDRESS TF_HTTP_UNLOCK_METHOD TF_HTTP_USERNAME TF_HTTP_PASSWORD TF_HTTP_SKIP_CERT_VERIFICATION TF_HTTP_RETRY_MAX TF_HTTP_RETRY_WAIT_MIN TF_HTTP_RETRY_WAIT_MAX TF_HTTP_CLIENT_CA_CERTIFICATE_PEM TF_HTTP_CLIENT_CERTIFICATE_PEM TF_HTTP_CLIENT_PRIVATE_KEY_PEM && exec 'nix' 'build' '--file' 'it'\\''s.nix' '--out-link' 'images/it'\\''s alpha.tar' '$\${x}$y\`z\`"q"') </dev/null 2>&1 3>&-; echo "$?" >&3; } | deploy_lines push build 'alpha'; } 3>&1 )
+      if [ "$rc" != 0 ]; then deploy_line push failed 'alpha' "the image build failed (exit $rc): 'nix' 'build' '--file' 'it'\\\\''s.nix' '--out-link' 'images/it'\\\\''s alpha.tar' '\\$\${x}\\$y\\\`z\\\`\\"q\\"'; nothing was pushed for this node; fix the command (image.build in the group plan) or what it builds"; exit 1; fi
+      if [ ! -r "$archive" ]; then deploy_line push failed 'alpha' "the image build ('nix' 'build' '--file' 'it'\\\\''s.nix' '--out-link' 'images/it'\\\\''s alpha.tar' '\\$\${x}\\$y\\\`z\\\`\\"q\\"') ended without writing image archive $archive; make it write there, or fix image.archive in the group plan"; exit 1; fi
+      if [ ! -r "$archive" ]; then deploy_line push failed 'alpha' "image archive $archive is missing or unreadable; build the node image, or fix image.archive in the group plan"; exit 1; fi
       set --; if [ -n "$\${DEPLOY_RUN_DIR:-}" ]; then set -- --digestfile "$DEPLOY_RUN_DIR/alpha.pushed-digest"; fi
       exec "$\${DEPLOY_SKOPEO:-skopeo}" copy --quiet --retry-times 3 --dest-tls-verify=false "$@" "docker-archive:$archive" 'docker://reg.test:5000/fediversity-web/alpha:a1'"
     `);
@@ -108,6 +116,10 @@ describe('the shell the graph runs (as written into cdk.tf.json)', () => {
         "/bin/sh",
         "-c",
         "set -eu
+      deploy_escape() { tr -d '\\000-\\010\\013-\\037' | sed -e 's/\\\\/\\\\\\\\/g' -e 's/"/\\\\"/g' -e "s/$(printf '\\t')/\\\\\\\\t/g"; }
+      deploy_json() { printf '%s\\n' "$1" | deploy_escape | sed -e '$!s/$/\\\\n/' | tr -d '\\n'; }
+      deploy_line() { printf '{"deployStep":"%s","event":"%s","node":"%s","message":"%s"}\\n' "$1" "$2" "$(deploy_json "$3")" "$(deploy_json "$4")" >&2; }
+      deploy_lines() { n=$(deploy_json "$3"); deploy_escape | while IFS= read -r l || [ -n "$l" ]; do printf '{"deployStep":"%s","event":"%s","node":"%s","message":"%s"}\\n' "$1" "$2" "$n" "$l"; done >&2; }
       key="$\${SSH_PRIVATE_KEY_FILE:?is not set: the ssh key for the spire node spire.central.example.org}"
       tmp=$(mktemp -d)
       trap 'rm -rf "$tmp"' EXIT
@@ -115,7 +127,7 @@ describe('the shell the graph runs (as written into cdk.tf.json)', () => {
       printf '%s' 'spire-node ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHnU1vq8oTjWkDmmXG0vWq4m7Kq8lYk3dQ2dN3bq7c0X
       ' >"$kh"
       spire_ssh() { "$\${DEPLOY_SSH:-ssh}" -i "$key" '-o' 'IdentitiesOnly=yes' '-o' 'BatchMode=yes' '-o' 'StrictHostKeyChecking=yes' '-o' "UserKnownHostsFile=$kh" '-o' 'GlobalKnownHostsFile=/dev/null' '-o' 'HostKeyAlias=spire-node' '-o' 'UpdateHostKeys=no' '-o' 'ConnectTimeout=15' '-o' 'ServerAliveInterval=10' '-o' 'Port=2222' '-o' 'ServerAliveCountMax=$\${x}'\\''3' -l 'deploy' -- 'spire.central.example.org' "$@" 2>"$tmp/ssh.err"; }
-      unreachable() { echo "deploy: the spire node spire.central.example.org is not reachable over ssh as deploy ($1); check K8S_SPIRE_NODE, the node, the host key in SSH_NODES and SSH_PRIVATE_KEY_FILE" >&2; sed -n 1,4p "$tmp/ssh.err" >&2; exit 1; }
+      unreachable() { deploy_line spire failed 'spire.central.example.org' "the spire node spire.central.example.org is not reachable over ssh as deploy ($1); check K8S_SPIRE_NODE, the node, the host key in SSH_NODES and SSH_PRIVATE_KEY_FILE"; sed -n 1,4p "$tmp/ssh.err" >&2; exit 1; }
       cat >/dev/null
       tries=0
       while :; do
@@ -123,10 +135,10 @@ describe('the shell the graph runs (as written into cdk.tf.json)', () => {
         rc=$?
         [ "$rc" -ne 255 ] || unreachable 'reading /etc/machine-id'
         tries=$((tries + 1))
-        if [ "$tries" -ge 10 ]; then echo "deploy: on the spire node spire.central.example.org, cat /etc/machine-id failed (exit $rc) 10 times in about 30 s (reading /etc/machine-id); check the SPIRE server there: spire-server healthcheck" >&2; sed -n 1,4p "$tmp/ssh.err" >&2; exit 1; fi
+        if [ "$tries" -ge 10 ]; then deploy_line spire failed 'spire.central.example.org' "on the spire node spire.central.example.org, cat /etc/machine-id failed (exit $rc) 10 times in about 30 s (reading /etc/machine-id); check the SPIRE server there: spire-server healthcheck"; sed -n 1,4p "$tmp/ssh.err" >&2; exit 1; fi
         sleep 3
       done
-      printf '%s' "$out" | grep -Eqx '[0-9a-f]{32}' || { echo "deploy: the spire node spire.central.example.org has no machine ID in /etc/machine-id" >&2; exit 1; }
+      printf '%s' "$out" | grep -Eqx '[0-9a-f]{32}' || { deploy_line spire failed 'spire.central.example.org' "the spire node spire.central.example.org has no machine ID in /etc/machine-id"; exit 1; }
       printf '{"machine_id":"%s"}' "$out"",
         "deploy-spire-machine_id",
       ]
@@ -136,6 +148,10 @@ describe('the shell the graph runs (as written into cdk.tf.json)', () => {
         "/bin/sh",
         "-c",
         "set -eu
+      deploy_escape() { tr -d '\\000-\\010\\013-\\037' | sed -e 's/\\\\/\\\\\\\\/g' -e 's/"/\\\\"/g' -e "s/$(printf '\\t')/\\\\\\\\t/g"; }
+      deploy_json() { printf '%s\\n' "$1" | deploy_escape | sed -e '$!s/$/\\\\n/' | tr -d '\\n'; }
+      deploy_line() { printf '{"deployStep":"%s","event":"%s","node":"%s","message":"%s"}\\n' "$1" "$2" "$(deploy_json "$3")" "$(deploy_json "$4")" >&2; }
+      deploy_lines() { n=$(deploy_json "$3"); deploy_escape | while IFS= read -r l || [ -n "$l" ]; do printf '{"deployStep":"%s","event":"%s","node":"%s","message":"%s"}\\n' "$1" "$2" "$n" "$l"; done >&2; }
       key="$\${SSH_PRIVATE_KEY_FILE:?is not set: the ssh key for the spire node spire.central.example.org}"
       tmp=$(mktemp -d)
       trap 'rm -rf "$tmp"' EXIT
@@ -143,7 +159,7 @@ describe('the shell the graph runs (as written into cdk.tf.json)', () => {
       printf '%s' 'spire-node ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHnU1vq8oTjWkDmmXG0vWq4m7Kq8lYk3dQ2dN3bq7c0X
       ' >"$kh"
       spire_ssh() { "$\${DEPLOY_SSH:-ssh}" -i "$key" '-o' 'IdentitiesOnly=yes' '-o' 'BatchMode=yes' '-o' 'StrictHostKeyChecking=yes' '-o' "UserKnownHostsFile=$kh" '-o' 'GlobalKnownHostsFile=/dev/null' '-o' 'HostKeyAlias=spire-node' '-o' 'UpdateHostKeys=no' '-o' 'ConnectTimeout=15' '-o' 'ServerAliveInterval=10' '-o' 'Port=2222' '-o' 'ServerAliveCountMax=$\${x}'\\''3' -l 'deploy' -- 'spire.central.example.org' "$@" 2>"$tmp/ssh.err"; }
-      unreachable() { echo "deploy: the spire node spire.central.example.org is not reachable over ssh as deploy ($1); check K8S_SPIRE_NODE, the node, the host key in SSH_NODES and SSH_PRIVATE_KEY_FILE" >&2; sed -n 1,4p "$tmp/ssh.err" >&2; exit 1; }
+      unreachable() { deploy_line spire failed 'spire.central.example.org' "the spire node spire.central.example.org is not reachable over ssh as deploy ($1); check K8S_SPIRE_NODE, the node, the host key in SSH_NODES and SSH_PRIVATE_KEY_FILE"; sed -n 1,4p "$tmp/ssh.err" >&2; exit 1; }
       cat >/dev/null
       tries=0
       while :; do
@@ -151,10 +167,10 @@ describe('the shell the graph runs (as written into cdk.tf.json)', () => {
         rc=$?
         [ "$rc" -ne 255 ] || unreachable 'reading the trust bundle'
         tries=$((tries + 1))
-        if [ "$tries" -ge 10 ]; then echo "deploy: on the spire node spire.central.example.org, spire-server bundle show -format pem failed (exit $rc) 10 times in about 30 s (reading the trust bundle); check the SPIRE server there: spire-server healthcheck" >&2; sed -n 1,4p "$tmp/ssh.err" >&2; exit 1; fi
+        if [ "$tries" -ge 10 ]; then deploy_line spire failed 'spire.central.example.org' "on the spire node spire.central.example.org, spire-server bundle show -format pem failed (exit $rc) 10 times in about 30 s (reading the trust bundle); check the SPIRE server there: spire-server healthcheck"; sed -n 1,4p "$tmp/ssh.err" >&2; exit 1; fi
         sleep 3
       done
-      printf '%s\\n' "$out" | grep -q -- '-----BEGIN CERTIFICATE-----' || { echo "deploy: the SPIRE server on spire.central.example.org gave no PEM trust bundle; check it with spire-server healthcheck" >&2; exit 1; }
+      printf '%s\\n' "$out" | grep -q -- '-----BEGIN CERTIFICATE-----' || { deploy_line spire failed 'spire.central.example.org' "the SPIRE server on spire.central.example.org gave no PEM trust bundle; check it with spire-server healthcheck"; exit 1; }
       out=$(printf '%s\\n' "$out" | base64 -w0)
       printf '{"bundle_b64":"%s"}' "$out"",
         "deploy-spire-bundle_b64",
@@ -166,6 +182,10 @@ describe('the shell the graph runs (as written into cdk.tf.json)', () => {
     const handoff = byPath(g.resource.null_resource, '/spire/handoff');
     expect(handoff.provisioner[0]['local-exec'].command).toMatchInlineSnapshot(`
       "set -eu
+      deploy_escape() { tr -d '\\000-\\010\\013-\\037' | sed -e 's/\\\\/\\\\\\\\/g' -e 's/"/\\\\"/g' -e "s/$(printf '\\t')/\\\\\\\\t/g"; }
+      deploy_json() { printf '%s\\n' "$1" | deploy_escape | sed -e '$!s/$/\\\\n/' | tr -d '\\n'; }
+      deploy_line() { printf '{"deployStep":"%s","event":"%s","node":"%s","message":"%s"}\\n' "$1" "$2" "$(deploy_json "$3")" "$(deploy_json "$4")" >&2; }
+      deploy_lines() { n=$(deploy_json "$3"); deploy_escape | while IFS= read -r l || [ -n "$l" ]; do printf '{"deployStep":"%s","event":"%s","node":"%s","message":"%s"}\\n' "$1" "$2" "$n" "$l"; done >&2; }
       key="$\${SSH_PRIVATE_KEY_FILE:?is not set: the ssh key for the spire node spire.central.example.org}"
       tmp=$(mktemp -d)
       trap 'rm -rf "$tmp"' EXIT
@@ -173,7 +193,7 @@ describe('the shell the graph runs (as written into cdk.tf.json)', () => {
       printf '%s' 'spire-node ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHnU1vq8oTjWkDmmXG0vWq4m7Kq8lYk3dQ2dN3bq7c0X
       ' >"$kh"
       spire_ssh() { "$\${DEPLOY_SSH:-ssh}" -i "$key" '-o' 'IdentitiesOnly=yes' '-o' 'BatchMode=yes' '-o' 'StrictHostKeyChecking=yes' '-o' "UserKnownHostsFile=$kh" '-o' 'GlobalKnownHostsFile=/dev/null' '-o' 'HostKeyAlias=spire-node' '-o' 'UpdateHostKeys=no' '-o' 'ConnectTimeout=15' '-o' 'ServerAliveInterval=10' '-o' 'Port=2222' '-o' 'ServerAliveCountMax=$\${x}'\\''3' -l 'deploy' -- 'spire.central.example.org' "$@" 2>"$tmp/ssh.err"; }
-      unreachable() { echo "deploy: the spire node spire.central.example.org is not reachable over ssh as deploy ($1); check K8S_SPIRE_NODE, the node, the host key in SSH_NODES and SSH_PRIVATE_KEY_FILE" >&2; sed -n 1,4p "$tmp/ssh.err" >&2; exit 1; }
+      unreachable() { deploy_line spire failed 'spire.central.example.org' "the spire node spire.central.example.org is not reachable over ssh as deploy ($1); check K8S_SPIRE_NODE, the node, the host key in SSH_NODES and SSH_PRIVATE_KEY_FILE"; sed -n 1,4p "$tmp/ssh.err" >&2; exit 1; }
       kc() { "$\${DEPLOY_KUBECTL:-kubectl}" --kubeconfig "$\${KUBE_CONFIG_PATH:?is not set: the kubeconfig of the cluster}" "$@"; }
       server=$(kc config view --minify -o jsonpath='{.clusters[0].cluster.server}')
       ca=$(kc config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority-data}')
@@ -193,6 +213,10 @@ describe('the shell the graph runs (as written into cdk.tf.json)', () => {
     expect(handoff.provisioner[1]['local-exec']).toMatchInlineSnapshot(`
       {
         "command": "set -eu
+      deploy_escape() { tr -d '\\000-\\010\\013-\\037' | sed -e 's/\\\\/\\\\\\\\/g' -e 's/"/\\\\"/g' -e "s/$(printf '\\t')/\\\\\\\\t/g"; }
+      deploy_json() { printf '%s\\n' "$1" | deploy_escape | sed -e '$!s/$/\\\\n/' | tr -d '\\n'; }
+      deploy_line() { printf '{"deployStep":"%s","event":"%s","node":"%s","message":"%s"}\\n' "$1" "$2" "$(deploy_json "$3")" "$(deploy_json "$4")" >&2; }
+      deploy_lines() { n=$(deploy_json "$3"); deploy_escape | while IFS= read -r l || [ -n "$l" ]; do printf '{"deployStep":"%s","event":"%s","node":"%s","message":"%s"}\\n' "$1" "$2" "$n" "$l"; done >&2; }
       key="$\${SSH_PRIVATE_KEY_FILE:?is not set: the ssh key for the spire node \${self.triggers.spire_node}}"
       tmp=$(mktemp -d)
       trap 'rm -rf "$tmp"' EXIT
@@ -201,7 +225,7 @@ describe('the shell the graph runs (as written into cdk.tf.json)', () => {
       ' >"$kh"
       if [ "$\${DEPLOY_SPIRE_NODE:-}" = "\${self.triggers.spire_node}" ] && [ -n "$\${DEPLOY_SPIRE_HOST_KEY:-}" ]; then printf 'spire-node %s\\n' "$DEPLOY_SPIRE_HOST_KEY" >>"$kh"; fi
       spire_ssh() { "$\${DEPLOY_SSH:-ssh}" -i "$key" '-o' 'IdentitiesOnly=yes' '-o' 'BatchMode=yes' '-o' 'StrictHostKeyChecking=yes' '-o' "UserKnownHostsFile=$kh" '-o' 'GlobalKnownHostsFile=/dev/null' '-o' 'HostKeyAlias=spire-node' '-o' 'UpdateHostKeys=no' '-o' 'ConnectTimeout=15' '-o' 'ServerAliveInterval=10' \${self.triggers.ssh_options} -l "\${self.triggers.ssh_user}" -- "\${self.triggers.spire_node}" "$@" 2>"$tmp/ssh.err"; }
-      unreachable() { echo "deploy: the spire node \${self.triggers.spire_node} is not reachable over ssh as \${self.triggers.ssh_user} ($1); check K8S_SPIRE_NODE, the node, the host key in SSH_NODES and SSH_PRIVATE_KEY_FILE" >&2; sed -n 1,4p "$tmp/ssh.err" >&2; exit 1; }
+      unreachable() { deploy_line spire failed "\${self.triggers.spire_node}" "the spire node \${self.triggers.spire_node} is not reachable over ssh as \${self.triggers.ssh_user} ($1); check K8S_SPIRE_NODE, the node, the host key in SSH_NODES and SSH_PRIVATE_KEY_FILE"; sed -n 1,4p "$tmp/ssh.err" >&2; exit 1; }
       spire_ssh 'rm -rf '\\''/var/lib/spire/k8s/fediversity-web'\\''' || unreachable 'removing the kubeconfig and names of fediversity-web'",
         "when": "destroy",
       }

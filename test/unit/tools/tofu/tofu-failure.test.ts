@@ -50,6 +50,17 @@ describe('tofu errors in deploy\'s words (issue 34)', () => {
     expect(withoutScript('other words')).toBe('other words');
   });
 
+  it("GIVEN tofu's summary of a held state lock, or of a provider init could not install THEN their hints; a summary that only has their words does not", () => {
+    const lock = "another run holds the state lock";
+    expect(tofuFailure(facts([diag('Error acquiring the state lock', 'Lock Info: ID: 1')]), run).hint).toContain(lock);
+    expect(tofuFailure(facts([diag('Inconsistent dependency lock file', 'provider x is not in the lock file')]), run).hint).not.toContain(lock);
+    const mirror = 'the providers must come from the offline mirror';
+    const init = (summary: string) => tofuFailure({ ...facts([diag(summary, 'registry.opentofu.org/hashicorp/null')]), verb: 'init' }, run).hint;
+    expect(init('Failed to query available provider packages')).toContain(mirror);
+    expect(init('Failed to install provider')).toContain(mirror);
+    expect(init('Invalid provider configuration')).not.toContain(mirror);
+  });
+
   it('GIVEN an error of no known class THEN the hint says to read the named errors, not a bare "fix what the errors above name"', () => {
     const hint = tofuFailure(facts([diag('Something odd', 'no words we know')]), run).hint ?? '';
     expect(hint).toContain('each names the node and the part of the graph');

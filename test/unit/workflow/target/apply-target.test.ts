@@ -10,6 +10,8 @@ import { applyTarget } from '../../../../src/workflow/target/apply-target.js';
 import type { PlannedApply } from '../../../../src/workflow/target/plan-target.js';
 import { summarizePlan } from '../../../../src/workflow/summary/plan-summary.js';
 import { address, change, fakeParts, fakeRun, fingerprint, model, report, type FakeAnswers } from '../target-fixture.js';
+import { formatStepLine } from '../../../../src/contract/step-lines.js';
+
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -85,7 +87,8 @@ describe('applyTarget', () => {
 
   it("GIVEN a SPIRE step's failure THEN the run's error names the spire node and keeps only the step's lines", async () => {
     const spireModel = { ...model, spire: { node: 'spire-1' } as typeof model.spire };
-    const detail = "Error running command 'set -eu; ...the whole script...': exit status 1. Output: deploy: the spire node spire-1 cannot be reached over ssh\nssh: connect to host spire-1 port 22: Connection refused";
+    // the step's typed line (src/contract/step-lines.ts), then ssh's complaint
+    const detail = `Error running command 'set -eu; ...the whole script...': exit status 1. Output: ${formatStepLine({ deployStep: 'spire', event: 'failed', node: 'spire-1', message: 'the spire node spire-1 cannot be reached over ssh' })}\nssh: connect to host spire-1 port 22: Connection refused`;
     const tofuError = Object.assign(new ToolError('tofu apply failed'), { diagnostics: [{ severity: 'error', detail }] });
     const fake = fakeParts({ applyFails: tofuError });
     const r = await fakeRun('apply', { model: spireModel });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createRunRows, type ViewEvent } from '../../../../src/workflow/view/run-rows.js';
 import type { TofuEvent } from '../../../../src/tools/tofu/tofu-events.js';
 import { stepOutcomeLine } from '../../../../src/rollout/progress.js';
+import { formatStepLine } from '../../../../src/contract/step-lines.js';
 
 const tofu = (at: number, event: TofuEvent): ViewEvent => ({ kind: 'tofu', at, target: 'all', event });
 const start = (address: string, action = 'create'): TofuEvent => ({ kind: 'apply-start', address, action });
@@ -102,10 +103,20 @@ describe('the rows of a run (events in, a row per node and per target out)', () 
     expect(run([planned, { kind: 'ended', at: 3, target: 'all', ok: false }]).lines).toEqual(['namespace shop: not applied', 'mail: not applied']);
   });
 
-  it("GIVEN the push step's lines that name their node (a build's output) THEN they are said as they are, the row shows them without the name", () => {
-    const { rows, lines } = run([planned, tofu(1, start(PUSH)), tofu(2, output(PUSH, 'deploy: node mail: building its image: make image')), tofu(3, output(PUSH, 'mail: build: compiling'))]);
-    expect(lines.slice(1)).toEqual(['deploy: node mail: building its image: make image', 'mail: build: compiling']);
-    expect(rows.find((r) => r.node === 'mail')!.output).toBe('build: compiling');
+  it("GIVEN the push step's typed lines about its node (a build's output) THEN they are said in their words, the row shows them without the name", () => {
+    const said = formatStepLine({ deployStep: 'push', event: 'said', node: 'mail', message: 'building its image: make image' });
+    const built = formatStepLine({ deployStep: 'push', event: 'build', node: 'mail', message: 'compiling "a\\b"' });
+    const { rows, lines } = run([planned, tofu(1, start(PUSH)), tofu(2, output(PUSH, said)), tofu(3, output(PUSH, built))]);
+    expect(lines.slice(1)).toEqual(['deploy: node mail: building its image: make image', 'mail: build: compiling "a\\b"']);
+    expect(rows.find((r) => r.node === 'mail')!.output).toBe('build: compiling "a\\b"');
+    const failed = formatStepLine({ deployStep: 'push', event: 'failed', node: 'mail', message: 'image archive /x is missing' });
+    expect(run([planned, tofu(1, start(PUSH)), tofu(2, output(PUSH, failed))]).rows.find((r) => r.node === 'mail')!.output).toBe('image archive /x is missing');
+  });
+
+  it("GIVEN human words that look like the push's own (`deploy: node mail: ...`) THEN they are the step's output, not read as naming the node", () => {
+    const { rows, lines } = run([planned, tofu(1, start(PUSH)), tofu(2, output(PUSH, 'deploy: node mail: said by someone else'))]);
+    expect(lines.at(-1)).toBe('mail: image push: deploy: node mail: said by someone else');
+    expect(rows.find((r) => r.node === 'mail')!.output).toBe('deploy: node mail: said by someone else');
   });
 
   it("GIVEN a log line of the rollout step (pino JSON) THEN its sentence is said, not the JSON; the step's next progress replaces it on the row", () => {
