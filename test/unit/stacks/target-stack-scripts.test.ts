@@ -58,30 +58,18 @@ describe('the shell the graph runs (as written into cdk.tf.json)', () => {
 
   it('builds the image first when the node has image.build (FR-002), and only then', () => {
     const built = graphOf('web', (plan) => (plan.nodes.alpha.image.build = ['nix', 'build', '--file', "it's.nix", '--out-link', "images/it's alpha.tar", '${x}$y`z`"q"']));
-    expect(byPath(built.resource.null_resource, '/image-alpha/push').provisioner[0]['local-exec'].command).toMatchInlineSnapshot(`
-      "deploy_escape() { tr -d '\\000-\\010\\013-\\037' | sed -e 's/\\\\/\\\\\\\\/g' -e 's/"/\\\\"/g' -e "s/$(printf '\\t')/\\\\\\\\t/g"; }
-      deploy_json() { printf '%s\\n' "$1" | deploy_escape | sed -e '$!s/$/\\\\n/' | tr -d '\\n'; }
-      deploy_line() { printf '{"deployStep":"%s","event":"%s","node":"%s","message":"%s"}\\n' "$1" "$2" "$(deploy_json "$3")" "$(deploy_json "$4")" >&2; }
-      deploy_lines() { n=$(deploy_json "$3"); deploy_escape | while IFS= read -r l || [ -n "$l" ]; do printf '{"deployStep":"%s","event":"%s","node":"%s","message":"%s"}\\n' "$1" "$2" "$n" "$l"; done >&2; }
-      archive='/plans/images/it'\\''s alpha.tar'
-      if [ -n "$\${DEPLOY_RUN_DIR:-}" ] && [ -d "$DEPLOY_RUN_DIR" ]; then
-        up="$DEPLOY_RUN_DIR/upload-4790c8d6a42302f7"
-        if mkdir "$up" 2>/dev/null; then printf '%s %s\\n' "$$" 'alpha' >"$up/by.tmp" && mv "$up/by.tmp" "$up/by"
-        else
-          i=0; until [ -s "$up/by" ] || [ "$i" -ge 300 ]; do i=$((i + 1)); sleep 0.1; done
-          if read -r pid first <"$up/by" 2>/dev/null; then
-            while kill -0 "$pid" 2>/dev/null; do sleep 0.2; done
-            if [ ! -s "$DEPLOY_RUN_DIR/$first.pushed-digest" ]; then deploy_line push failed 'alpha' "not pushed: node $first, which pushes the same archive and tag in this run and started first, failed (its error says why)"; exit 1; fi
-          fi
-        fi
-      fi
-      deploy_line push said 'alpha' "building its image: 'nix' 'build' '--file' 'it'\\\\''s.nix' '--out-link' 'images/it'\\\\''s alpha.tar' '\\$\${x}\\$y\\\`z\\\`\\"q\\"' (in /plans)"
+    // the push as above, with the build's lines put in before the archive is checked: only those pinned here
+    const plain = byPath(g.resource.null_resource, '/image-alpha/push').provisioner[0]['local-exec'].command.split('\n') as string[];
+    const withBuild = byPath(built.resource.null_resource, '/image-alpha/push').provisioner[0]['local-exec'].command.split('\n') as string[];
+    const at = plain.findIndex((l, i) => l !== withBuild[i]);
+    const added = withBuild.length - plain.length;
+    expect(at).toBeGreaterThan(0);
+    expect(withBuild.slice(at + added)).toEqual(plain.slice(at));
+    expect(withBuild.slice(at, at + added).join('\n')).toMatchInlineSnapshot(`
+      "deploy_line push said 'alpha' "building its image: 'nix' 'build' '--file' 'it'\\\\''s.nix' '--out-link' 'images/it'\\\\''s alpha.tar' '\\$\${x}\\$y\\\`z\\\`\\"q\\"' (in /plans)"
       rc=$( { { (cd '/plans' && unset TF_HTTP_ADDRESS TF_HTTP_UPDATE_METHOD TF_HTTP_LOCK_ADDRESS TF_HTTP_LOCK_METHOD TF_HTTP_UNLOCK_ADDRESS TF_HTTP_UNLOCK_METHOD TF_HTTP_USERNAME TF_HTTP_PASSWORD TF_HTTP_SKIP_CERT_VERIFICATION TF_HTTP_RETRY_MAX TF_HTTP_RETRY_WAIT_MIN TF_HTTP_RETRY_WAIT_MAX TF_HTTP_CLIENT_CA_CERTIFICATE_PEM TF_HTTP_CLIENT_CERTIFICATE_PEM TF_HTTP_CLIENT_PRIVATE_KEY_PEM && exec 'nix' 'build' '--file' 'it'\\''s.nix' '--out-link' 'images/it'\\''s alpha.tar' '$\${x}$y\`z\`"q"') </dev/null 2>&1 3>&-; echo "$?" >&3; } | deploy_lines push build 'alpha'; } 3>&1 )
       if [ "$rc" != 0 ]; then deploy_line push failed 'alpha' "the image build failed (exit $rc): 'nix' 'build' '--file' 'it'\\\\''s.nix' '--out-link' 'images/it'\\\\''s alpha.tar' '\\$\${x}\\$y\\\`z\\\`\\"q\\"'; nothing was pushed for this node; fix the command (image.build in the group plan) or what it builds"; exit 1; fi
-      if [ ! -r "$archive" ]; then deploy_line push failed 'alpha' "the image build ('nix' 'build' '--file' 'it'\\\\''s.nix' '--out-link' 'images/it'\\\\''s alpha.tar' '\\$\${x}\\$y\\\`z\\\`\\"q\\"') ended without writing image archive $archive; make it write there, or fix image.archive in the group plan"; exit 1; fi
-      if [ ! -r "$archive" ]; then deploy_line push failed 'alpha' "image archive $archive is missing or unreadable; build the node image, or fix image.archive in the group plan"; exit 1; fi
-      set --; if [ -n "$\${DEPLOY_RUN_DIR:-}" ]; then set -- --digestfile "$DEPLOY_RUN_DIR/alpha.pushed-digest"; fi
-      exec "$\${DEPLOY_SKOPEO:-skopeo}" copy --quiet --retry-times 3 --dest-tls-verify=false "$@" "docker-archive:$archive" 'docker://reg.test:5000/fediversity-web/alpha:a1'"
+      if [ ! -r "$archive" ]; then deploy_line push failed 'alpha' "the image build ('nix' 'build' '--file' 'it'\\\\''s.nix' '--out-link' 'images/it'\\\\''s alpha.tar' '\\$\${x}\\$y\\\`z\\\`\\"q\\"') ended without writing image archive $archive; make it write there, or fix image.archive in the group plan"; exit 1; fi"
     `);
     // the argv is no trigger: the tag alone says when the push (and so the build) is replaced
     expect(byPath(built.resource.null_resource, '/image-alpha/push').triggers).toEqual(byPath(g.resource.null_resource, '/image-alpha/push').triggers);
@@ -111,11 +99,15 @@ describe('the shell the graph runs (as written into cdk.tf.json)', () => {
   });
 
   it('reads the machine ID and the bundle from the spire node', () => {
-    expect(byPath(g.data.external, '/spire/spire-machine-id').program).toMatchInlineSnapshot(`
-      [
-        "/bin/sh",
-        "-c",
-        "set -eu
+    // both reads start with the same prelude (typed lines, the key, known_hosts, ssh): pinned once
+    const [id, bundle] = ['/spire/spire-machine-id', '/spire/spire-bundle'].map((p) => byPath(g.data.external, p).program as string[]);
+    expect(id!.slice(0, 2)).toEqual(['/bin/sh', '-c']);
+    expect(bundle!.slice(0, 2)).toEqual(['/bin/sh', '-c']);
+    const [idLines, bundleLines] = [id![2]!.split('\n'), bundle![2]!.split('\n')];
+    const shared = idLines.findIndex((l, i) => l !== bundleLines[i]);
+    expect(shared).toBeGreaterThan(10);
+    expect(idLines.slice(0, shared).join('\n')).toMatchInlineSnapshot(`
+      "set -eu
       deploy_escape() { tr -d '\\000-\\010\\013-\\037' | sed -e 's/\\\\/\\\\\\\\/g' -e 's/"/\\\\"/g' -e "s/$(printf '\\t')/\\\\\\\\t/g"; }
       deploy_json() { printf '%s\\n' "$1" | deploy_escape | sed -e '$!s/$/\\\\n/' | tr -d '\\n'; }
       deploy_line() { printf '{"deployStep":"%s","event":"%s","node":"%s","message":"%s"}\\n' "$1" "$2" "$(deploy_json "$3")" "$(deploy_json "$4")" >&2; }
@@ -130,8 +122,11 @@ describe('the shell the graph runs (as written into cdk.tf.json)', () => {
       unreachable() { deploy_line spire failed 'spire.central.example.org' "the spire node spire.central.example.org is not reachable over ssh as deploy ($1); check K8S_SPIRE_NODE, the node, the host key in SSH_NODES and SSH_PRIVATE_KEY_FILE"; sed -n 1,4p "$tmp/ssh.err" >&2; exit 1; }
       cat >/dev/null
       tries=0
-      while :; do
-        out=$(spire_ssh cat /etc/machine-id) && break
+      while :; do"
+    `);
+    expect([idLines.slice(shared).join('\n'), ...id!.slice(3)]).toMatchInlineSnapshot(`
+      [
+        "  out=$(spire_ssh cat /etc/machine-id) && break
         rc=$?
         [ "$rc" -ne 255 ] || unreachable 'reading /etc/machine-id'
         tries=$((tries + 1))
@@ -143,27 +138,9 @@ describe('the shell the graph runs (as written into cdk.tf.json)', () => {
         "deploy-spire-machine_id",
       ]
     `);
-    expect(byPath(g.data.external, '/spire/spire-bundle').program).toMatchInlineSnapshot(`
+    expect([bundleLines.slice(shared).join('\n'), ...bundle!.slice(3)]).toMatchInlineSnapshot(`
       [
-        "/bin/sh",
-        "-c",
-        "set -eu
-      deploy_escape() { tr -d '\\000-\\010\\013-\\037' | sed -e 's/\\\\/\\\\\\\\/g' -e 's/"/\\\\"/g' -e "s/$(printf '\\t')/\\\\\\\\t/g"; }
-      deploy_json() { printf '%s\\n' "$1" | deploy_escape | sed -e '$!s/$/\\\\n/' | tr -d '\\n'; }
-      deploy_line() { printf '{"deployStep":"%s","event":"%s","node":"%s","message":"%s"}\\n' "$1" "$2" "$(deploy_json "$3")" "$(deploy_json "$4")" >&2; }
-      deploy_lines() { n=$(deploy_json "$3"); deploy_escape | while IFS= read -r l || [ -n "$l" ]; do printf '{"deployStep":"%s","event":"%s","node":"%s","message":"%s"}\\n' "$1" "$2" "$n" "$l"; done >&2; }
-      key="$\${SSH_PRIVATE_KEY_FILE:?is not set: the ssh key for the spire node spire.central.example.org}"
-      tmp=$(mktemp -d)
-      trap 'rm -rf "$tmp"' EXIT
-      kh=$tmp/known_hosts
-      printf '%s' 'spire-node ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHnU1vq8oTjWkDmmXG0vWq4m7Kq8lYk3dQ2dN3bq7c0X
-      ' >"$kh"
-      spire_ssh() { "$\${DEPLOY_SSH:-ssh}" -i "$key" '-o' 'IdentitiesOnly=yes' '-o' 'BatchMode=yes' '-o' 'StrictHostKeyChecking=yes' '-o' "UserKnownHostsFile=$kh" '-o' 'GlobalKnownHostsFile=/dev/null' '-o' 'HostKeyAlias=spire-node' '-o' 'UpdateHostKeys=no' '-o' 'ConnectTimeout=15' '-o' 'ServerAliveInterval=10' '-o' 'Port=2222' '-o' 'ServerAliveCountMax=$\${x}'\\''3' -l 'deploy' -- 'spire.central.example.org' "$@" 2>"$tmp/ssh.err"; }
-      unreachable() { deploy_line spire failed 'spire.central.example.org' "the spire node spire.central.example.org is not reachable over ssh as deploy ($1); check K8S_SPIRE_NODE, the node, the host key in SSH_NODES and SSH_PRIVATE_KEY_FILE"; sed -n 1,4p "$tmp/ssh.err" >&2; exit 1; }
-      cat >/dev/null
-      tries=0
-      while :; do
-        out=$(spire_ssh spire-server bundle show -format pem) && break
+        "  out=$(spire_ssh spire-server bundle show -format pem) && break
         rc=$?
         [ "$rc" -ne 255 ] || unreachable 'reading the trust bundle'
         tries=$((tries + 1))
@@ -180,21 +157,13 @@ describe('the shell the graph runs (as written into cdk.tf.json)', () => {
 
   it('hands off the kubeconfig and the names, and takes them back on destroy', () => {
     const handoff = byPath(g.resource.null_resource, '/spire/handoff');
-    expect(handoff.provisioner[0]['local-exec'].command).toMatchInlineSnapshot(`
-      "set -eu
-      deploy_escape() { tr -d '\\000-\\010\\013-\\037' | sed -e 's/\\\\/\\\\\\\\/g' -e 's/"/\\\\"/g' -e "s/$(printf '\\t')/\\\\\\\\t/g"; }
-      deploy_json() { printf '%s\\n' "$1" | deploy_escape | sed -e '$!s/$/\\\\n/' | tr -d '\\n'; }
-      deploy_line() { printf '{"deployStep":"%s","event":"%s","node":"%s","message":"%s"}\\n' "$1" "$2" "$(deploy_json "$3")" "$(deploy_json "$4")" >&2; }
-      deploy_lines() { n=$(deploy_json "$3"); deploy_escape | while IFS= read -r l || [ -n "$l" ]; do printf '{"deployStep":"%s","event":"%s","node":"%s","message":"%s"}\\n' "$1" "$2" "$n" "$l"; done >&2; }
-      key="$\${SSH_PRIVATE_KEY_FILE:?is not set: the ssh key for the spire node spire.central.example.org}"
-      tmp=$(mktemp -d)
-      trap 'rm -rf "$tmp"' EXIT
-      kh=$tmp/known_hosts
-      printf '%s' 'spire-node ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHnU1vq8oTjWkDmmXG0vWq4m7Kq8lYk3dQ2dN3bq7c0X
-      ' >"$kh"
-      spire_ssh() { "$\${DEPLOY_SSH:-ssh}" -i "$key" '-o' 'IdentitiesOnly=yes' '-o' 'BatchMode=yes' '-o' 'StrictHostKeyChecking=yes' '-o' "UserKnownHostsFile=$kh" '-o' 'GlobalKnownHostsFile=/dev/null' '-o' 'HostKeyAlias=spire-node' '-o' 'UpdateHostKeys=no' '-o' 'ConnectTimeout=15' '-o' 'ServerAliveInterval=10' '-o' 'Port=2222' '-o' 'ServerAliveCountMax=$\${x}'\\''3' -l 'deploy' -- 'spire.central.example.org' "$@" 2>"$tmp/ssh.err"; }
-      unreachable() { deploy_line spire failed 'spire.central.example.org' "the spire node spire.central.example.org is not reachable over ssh as deploy ($1); check K8S_SPIRE_NODE, the node, the host key in SSH_NODES and SSH_PRIVATE_KEY_FILE"; sed -n 1,4p "$tmp/ssh.err" >&2; exit 1; }
-      kc() { "$\${DEPLOY_KUBECTL:-kubectl}" --kubeconfig "$\${KUBE_CONFIG_PATH:?is not set: the kubeconfig of the cluster}" "$@"; }
+    // the prelude pinned above (the reads'), up to its ssh and `unreachable`: only what follows is pinned here
+    const read = (byPath(g.data.external, '/spire/spire-machine-id').program as string[])[2]!.split('\n');
+    const create = (handoff.provisioner[0]['local-exec'].command as string).split('\n');
+    const shared = create.findIndex((l, i) => l !== read[i]);
+    expect(create[shared - 1]).toMatch(/^unreachable\(\) \{/);
+    expect(create.slice(shared).join('\n')).toMatchInlineSnapshot(`
+      "kc() { "$\${DEPLOY_KUBECTL:-kubectl}" --kubeconfig "$\${KUBE_CONFIG_PATH:?is not set: the kubeconfig of the cluster}" "$@"; }
       server=$(kc config view --minify -o jsonpath='{.clusters[0].cluster.server}')
       ca=$(kc config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority-data}')
       if [ -z "$ca" ]; then ca=$(base64 -w0 <"$(kc config view --minify -o jsonpath='{.clusters[0].cluster.certificate-authority}')"); fi
