@@ -1,6 +1,6 @@
 /**
  * The root outputs of a target's graph (stacks/target-stack.ts), read back from the state or
- * a saved plan by src/workflow/ (node-names.ts: FR-009; plan-target.ts: the submission rule).
+ * a saved plan by src/workflow/ (node-names.ts: FR-009; target-planner.ts: the submission rule).
  */
 /** The node names of the target, a list of strings (FR-009). */
 export const NODE_NAMES_OUTPUT = 'node_names';

@@ -149,9 +149,15 @@ export function describeClaimLoss(loss: ClaimLoss): string {
  * the data, and the commands that keep it.
  */
 export function refuseClaimRisks(model: TargetModel, risks: readonly ClaimRisk[], allowed: ReadonlySet<string>): void {
+  const refusal = claimRisksRefusal(model, risks, allowed);
+  if (refusal !== undefined) throw refusal;
+}
+
+/** refuseClaimRisks's error as a value (undefined: nothing refused), for the planner (target-planner.ts). */
+export function claimRisksRefusal(model: TargetModel, risks: readonly ClaimRisk[], allowed: ReadonlySet<string>): DeployError | undefined {
   const staying = new Set(model.nodes.map((n) => n.name));
   const refused = risks.filter((r) => staying.has(r.node) && !allowed.has(r.node));
-  if (refused.length === 0) return;
+  if (refused.length === 0) return undefined;
   const lines = refused.flatMap((r) => {
     const steps = keepDataSteps(r, model.namespace);
     return [
@@ -161,7 +167,7 @@ export function refuseClaimRisks(model: TargetModel, risks: readonly ClaimRisk[]
     ];
   });
   const one = refused.length === 1;
-  throw new DeployError(
+  return new DeployError(
     [
       `apply refused before changing anything: in target ${model.target} (namespace ${model.namespace}) the /var/lib claim of ${one ? 'a node that stays is' : `${refused.length} nodes that stay are`} at risk, and an apply would start ${one ? 'it' : 'them'} on a new, empty claim:`,
       ...lines,
@@ -178,12 +184,18 @@ export function refuseClaimRisks(model: TargetModel, risks: readonly ClaimRisk[]
  * does not name it: called after the plan, before the apply changes anything.
  */
 export function refuseClaimLosses(model: TargetModel, losses: readonly ClaimLoss[]): void {
+  const refusal = claimLossesRefusal(model, losses);
+  if (refusal !== undefined) throw refusal;
+}
+
+/** refuseClaimLosses's error as a value (undefined: nothing refused), for the planner (target-planner.ts). */
+export function claimLossesRefusal(model: TargetModel, losses: readonly ClaimLoss[]): DeployError | undefined {
   const refused = losses.filter((l) => !l.allowed);
-  if (refused.length === 0) return;
+  if (refused.length === 0) return undefined;
   const nodes = refused.map((l) => l.node);
   const lines = refused.map((l) => `  - node ${l.node}: claim ${l.claim} would be ${l.change === 'replace' ? 'replaced' : 'deleted'}, forced by ${l.forcedBy.join('; ')}`);
   const one = refused.length === 1;
-  throw new DeployError(
+  return new DeployError(
     [
       `apply refused before changing anything: the plan of target ${model.target} (namespace ${model.namespace}) takes the /var/lib claim of ${one ? 'a node that stays' : `${refused.length} nodes that stay`} in the target, and the data on ${one ? 'it' : 'them'} would be lost:`,
       ...lines,

@@ -184,3 +184,40 @@ describe('planTarget: a /var/lib claim at risk in the cluster (claim-risk.ts)', 
     expect(named('noop.record')).toHaveLength(1);
   });
 });
+
+describe('planTarget: the ownership step (undo-hand-edits.ts)', () => {
+  // alpha's Deployment as the graph makes it, and as the cluster lists it after `kubectl set env FOO=bar`
+  const manifest = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'alpha', namespace: model.namespace }, spec: { template: { spec: { containers: [{ name: 'node', image: 'x', env: [{ name: 'container', value: 'docker' }] }] } } } };
+  const graph = { resource: { kubernetes_manifest: { 'node-alpha_deployment_0A1B2C3E': { manifest } }, null_resource: { 'node-alpha_rollout_0A1B2C3F': {} } } };
+  const env = (name: string) => ({ 'f:env': { [`k:{"name":"${name}"}`]: { '.': {}, 'f:name': {}, 'f:value': {} } } });
+  const live = {
+    ...manifest,
+    metadata: {
+      ...manifest.metadata,
+      resourceVersion: '41',
+      managedFields: [
+        { manager: 'deploy', operation: 'Apply', fieldsV1: { 'f:spec': { 'f:template': { 'f:spec': { 'f:containers': { 'k:{"name":"node"}': { '.': {}, 'f:name': {}, 'f:image': {}, ...env('container') } } } } } } },
+        { manager: 'kubectl-set', operation: 'Update', fieldsV1: { 'f:spec': { 'f:template': { 'f:spec': { 'f:containers': { 'k:{"name":"node"}': env('FOO') } } } } } },
+      ],
+    },
+    spec: { template: { spec: { containers: [{ name: 'node', image: 'x', env: [{ name: 'container', value: 'docker' }, { name: 'FOO', value: 'bar' }] }] } } },
+  };
+
+  it("GIVEN a hand edit in alpha's Deployment spec WHEN apply THEN the step writes it back before tofu, the fingerprint is taken again, and alpha's rollout step is replaced", async () => {
+    const patched: unknown[] = [];
+    const objects = { server: 'https://cluster.test', objects: [{ kind: 'Deployment', object: live }], state: undefined, complete: true, claims: [], volumes: [], deployments: { patch: async (...args: unknown[]) => void patched.push(args), read: async () => undefined } };
+    const { parts, calls, named } = fakeParts({ objects, verdict: { kind: 'full', reason: 'hand edits in the cluster', fingerprint }, plans: [planResult([])] });
+    const r = await fakeRun('apply', {}, graph);
+    cleanups.push(r.cleanup);
+    await planTarget(parts, r.session, r.opts);
+    expect(patched).toEqual([['alpha', [{ op: 'test', path: '/metadata/resourceVersion', value: '41' }, { op: 'remove', path: '/spec/template/spec/containers/0/env/1' }], 'deploy']]);
+    expect(calls.map((c) => c.name)).toEqual(['objects.read', 'noop.check', 'noop.fingerprint', 'tofu.init', 'tofu.output', 'tofu.plan', 'noop.record', 'tofu.output']);
+    expect(named('tofu.plan')[0]!.args[0]).toMatchObject({ replace: ['null_resource.node-alpha_rollout_0A1B2C3F'] });
+    expect(r.progress).toEqual([
+      '[all] full plan: hand edits in the cluster',
+      '[all] alpha: undid 1 hand edit of its Deployment (spec.template.spec.containers[node].env[FOO] by kubectl-set)',
+      `[all] tofu init (graph ${r.session.graphDir})`,
+      '[all] tofu plan',
+    ]);
+  });
+});
