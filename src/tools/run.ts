@@ -304,7 +304,7 @@ async function startRunGuard(): Promise<RunGuard | undefined> {
   (guardian?.stdin as { unref?: () => void } | null | undefined)?.unref?.();
   // the backstop, in the background: a guardian with stdin at end of file for each run whose
   // deploy and guardian were both killed
-  void findStaleRunMarks(mark)
+  void findStaleRunMarks(mark, process.env[RUN_MARK_VAR])
     .then((stale) => {
       for (const s of stale) startDetached(spawn, guardianArgs(s.text), 'ignore');
     })

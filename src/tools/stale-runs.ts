@@ -7,15 +7,19 @@
  *
  * A run is stale when its mark names a deploy process of this PID namespace that no longer
  * runs with that start time. A mark of another namespace, of a live deploy, or in a form this
- * program does not know is never judged.
+ * program does not know is never judged; nor the mark this process inherited: its own
+ * /proc/<pid>/environ carries that mark for as long as it lives (the environment a process was
+ * started with), so a guardian of that mark would end this very deploy (seen: a deploy started
+ * with the mark of a run whose deploy was gone took SIGTERM before its first line, one start in
+ * five). That run's other processes are left to the next deploy started outside of it.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { markOwnerRuns, parseRunMark, RUN_MARK_VAR, type RunMark } from './run-mark.js';
 
 const NEEDLE = Buffer.from(`${RUN_MARK_VAR}=`);
 
-/** The distinct marks of stale runs that processes of this user still carry (never `own`). */
-export async function findStaleRunMarks(own: Pick<RunMark, 'text' | 'pidns'>): Promise<RunMark[]> {
+/** The distinct marks of stale runs that processes of this user still carry (never `own`, nor `inherited`: this process's own). */
+export async function findStaleRunMarks(own: Pick<RunMark, 'text' | 'pidns'>, inherited?: string): Promise<RunMark[]> {
   const names = await readdir('/proc').catch(() => [] as string[]);
   const seen = new Set<string>();
   await Promise.all(
@@ -31,7 +35,7 @@ export async function findStaleRunMarks(own: Pick<RunMark, 'text' | 'pidns'>): P
   const stale: RunMark[] = [];
   for (const text of seen) {
     const mark = parseRunMark(text);
-    if (mark && mark.text !== own.text && mark.pidns === own.pidns && !markOwnerRuns(mark)) stale.push(mark);
+    if (mark && mark.text !== own.text && mark.text !== inherited && mark.pidns === own.pidns && !markOwnerRuns(mark)) stale.push(mark);
   }
   return stale;
 }

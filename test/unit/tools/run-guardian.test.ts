@@ -3,15 +3,23 @@
  * src/tools/run.ts, with a deploy in miniature (fixtures/run-tree.mjs: runTool starting a
  * process tree as deploy starts tofu) that is killed with SIGKILL, as an OOM kill or a killed
  * CI runner does. Real processes, no mocks; every wait polls a condition up to a deadline.
+ *
+ * Run it on a machine where no other deploy starts meanwhile (`npm test` runs the unit project
+ * after the e2e project): every deploy that starts a process reaps the stale runs it finds on
+ * the machine (stale-runs.ts), and the fixtures here carry stale marks on purpose, so a deploy
+ * of an e2e run beside them ends them early, as it should. Seen with `npm run test:fast` during
+ * an e2e run: a fixture ended by SIGTERM before its first line, a stubborn process killed before
+ * its grace.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GUARDIAN_GRACE_MS, GUARDIAN_NAME } from '../../../src/tools/run-guardian.js';
 import { ownPidNamespace, parseRunMark, RUN_MARK_VAR, startTimeOf } from '../../../src/tools/run-mark.js';
-import { markIn } from '../../../src/tools/stale-runs.js';
+import { findStaleRunMarks, markIn } from '../../../src/tools/stale-runs.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const FIXTURE = join(here, 'fixtures', 'run-tree.mjs');
@@ -36,14 +44,18 @@ async function startFixture(mode: 'tree' | 'stubborn' | 'once' | 'idle', mark?: 
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let exit: string | undefined;
+  const exited = new Promise<void>((resolve) => child.once('exit', (code, signal) => ((exit = `exited (${signal ?? code}) before it was ready`), resolve())));
   let out = '';
   let err = '';
   child.stdout!.on('data', (d) => (out += String(d)));
   child.stderr!.on('data', (d) => (err += String(d)));
   // (a fixture loads TypeScript through Node's type stripping: on a loaded host, with other test
-  // workers and a cluster beside it, that took more than 15 s once; the wait ends at the line)
-  await waitFor(() => out.includes('ready\n'), 50_000, () => `the fixture (${mode}) did not get ready: ${out} ${err}`);
+  // workers and a cluster beside it, that took more than 15 s once, and 50 s twice under a
+  // load of 10 on 2 cores; the wait ends at the line, or when the fixture ends without it)
+  const t0 = Date.now();
+  await waitFor(() => out.includes('ready\n') || exit !== undefined, 80_000, () => `the fixture (${mode}) did not get ready in ${Date.now() - t0} ms: ${out} ${err}`);
+  if (!out.includes('ready\n')) throw new Error(`the fixture (${mode}) ${exit}: ${out} ${err}`);
   const lines = out.split('\n');
   const s: Started = {
     child,
@@ -141,9 +153,22 @@ describe('the run mark', () => {
     expect(markIn(env([`X_${RUN_MARK_VAR}=no`, `${RUN_MARK_VAR}=yes`]))).toBe('yes');
     expect(markIn(Buffer.alloc(0))).toBeUndefined();
   });
+
+  it('GIVEN a process carrying the mark of a run whose deploy is gone THEN it is a stale run, but never to the deploy that inherited that mark (its own environ carries it: it would end itself)', async () => {
+    const stale = `${process.pid}.1.${ownPidNamespace()}.${randomBytes(6).toString('hex')}`;
+    const own = { text: `${process.pid}.${startTimeOf(process.pid)}.${ownPidNamespace()}.0123456789ab`, pidns: ownPidNamespace()! };
+    const child = spawn('sleep', ['60'], { env: { ...process.env, [RUN_MARK_VAR]: stale }, stdio: 'ignore' });
+    try {
+      await waitFor(() => marked(stale).length === 1, 5000, () => 'the marked sleep did not start');
+      expect((await findStaleRunMarks(own)).map((m) => m.text)).toContain(stale);
+      expect((await findStaleRunMarks(own, stale)).map((m) => m.text)).not.toContain(stale);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
 });
 
-describe('the run guardian', { timeout: 90_000 }, () => {
+describe('the run guardian', { timeout: 120_000 }, () => {
   it('GIVEN a deploy whose child started a tree WHEN the deploy is killed with SIGKILL THEN within 5 s no process with its mark is left, and the guardian is gone too', async () => {
     const run = await startFixture('tree');
     // GIVEN: the whole tree carries the run's mark, and one guardian watches it from a session of its own
@@ -210,7 +235,7 @@ describe('the run guardian', { timeout: 90_000 }, () => {
   });
 });
 
-describe('the reaper', { timeout: 90_000 }, () => {
+describe('the reaper', { timeout: 180_000 }, () => {
   it('GIVEN a run killed together with its guardian, and a run still going WHEN the next deploy starts a process THEN the dead run\'s processes end and the live run\'s stay', async () => {
     const dead = await startFixture('tree');
     const live = await startFixture('tree');
