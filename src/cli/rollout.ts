@@ -5,6 +5,7 @@
  */
 import { Command, Option } from 'commander';
 import { DEFAULT_ROLLOUT_TIMEOUT, DURATION_RULES, readDuration, type Duration } from '../config/duration.js';
+import { SOAK_ENV } from '../contract/rollout-step-env.js';
 import { ConfigError, type InputIssue } from '../errors.js';
 import type { CliContext } from './context.js';
 
@@ -13,6 +14,7 @@ interface RolloutFlags {
   node: string;
   timeout: Duration;
   rollbackTimeout: Duration;
+  soak: Duration;
   reportDir?: string;
   json?: boolean;
 }
@@ -28,12 +30,13 @@ export function registerRollout(program: Command, ctx: CliContext): void {
     .requiredOption('--node <name>', 'the node (the Deployment name)')
     .addOption(new Option('--timeout <duration>', 'how long the new pod may take to become ready').default(DEFAULT_ROLLOUT_TIMEOUT.text))
     .addOption(new Option('--rollback-timeout <duration>', 'how long the previous pod may take after a rollback (default: --timeout)'))
+    .addOption(new Option('--soak <duration>', `how long the pod must stay running once ready (no fall of readiness, no container restart, the same pod) before the rollout counts; a fall is rolled back like a failed boot (default: env ${SOAK_ENV}, else 0, none)`))
     .option('--report-dir <dir>', 'where to write rollout-<ns>-<node>.json (default: env DEPLOY_RUN_DIR, else no file)')
     .option('--json', 'print the report as JSON on stdout')
     .addHelpText(
       'after',
       '\nExit codes: 0 ready; 4 failed and rolled back; 5 failed, no previous revision; 6 rollback failed; 3 API error; 130 interrupted.\n' +
-        'Environment: KUBE_CONFIG_PATH (kubeconfig), DEPLOY_RUN_DIR (default --report-dir), DEPLOY_PROGRESS=json (set by deploy apply: progress and outcome as JSON lines on stderr, for its view).',
+        `Environment: KUBE_CONFIG_PATH (kubeconfig), ${SOAK_ENV} (default --soak; set by deploy apply to the run's soak), DEPLOY_RUN_DIR (default --report-dir), DEPLOY_PROGRESS=json (set by deploy apply: progress and outcome as JSON lines on stderr, for its view).`,
     )
     .action(async (raw: Record<string, string | boolean | undefined>) => {
       // the one parse of both (config/duration.ts); every refusal said at once (exit 2)
@@ -45,13 +48,20 @@ export function registerRollout(program: Command, ctx: CliContext): void {
       };
       const timeout = read('--timeout', String(raw.timeout));
       const rollbackTimeout = raw.rollbackTimeout === undefined ? timeout : read('--rollback-timeout', String(raw.rollbackTimeout));
-      if (timeout === undefined || rollbackTimeout === undefined) throw new ConfigError('Bad rollout options.', issues);
+      // the graph's step passes no --soak: deploy apply sets the run's in tofu's environment
+      const soakFrom = raw.soak !== undefined ? '--soak' : SOAK_ENV;
+      const soakText = raw.soak !== undefined ? String(raw.soak) : ctx.env[SOAK_ENV] || DURATION_RULES.soak.defaultText;
+      const soakRead = readDuration(soakText, DURATION_RULES.soak);
+      if (!soakRead.ok) issues.push({ where: soakFrom, message: `${soakRead.problem}: ${soakText}` });
+      const soak = soakRead.ok ? soakRead.value : undefined;
+      if (timeout === undefined || rollbackTimeout === undefined || soak === undefined) throw new ConfigError('Bad rollout options.', issues);
       const reportDir = typeof raw.reportDir === 'string' && raw.reportDir ? raw.reportDir : ctx.env.DEPLOY_RUN_DIR;
       const flags: RolloutFlags = {
         namespace: String(raw.namespace),
         node: String(raw.node),
         timeout,
         rollbackTimeout,
+        soak,
         // the run directory of `deploy apply` comes through the environment of the graph's step
         ...(reportDir ? { reportDir } : {}),
         json: raw.json === true,
@@ -77,7 +87,7 @@ async function runRolloutVerb(flags: RolloutFlags, ctx: CliContext): Promise<voi
   const forApply = ctx.env[PROGRESS_ENV] === PROGRESS_JSON && !flags.json;
   try {
     const result = await runRollout(
-      { namespace: flags.namespace, node: flags.node, timeout: flags.timeout, rollbackTimeout: flags.rollbackTimeout },
+      { namespace: flags.namespace, node: flags.node, timeout: flags.timeout, rollbackTimeout: flags.rollbackTimeout, soak: flags.soak },
       { api, signal: ctx.signal, progress: forApply ? createStepProgress(ctx.stderr, flags.node) : createProgress(ctx.stderr, flags.node), logger: ctx.logger() },
     );
     if (flags.reportDir) await report.writeRolloutReport(flags.reportDir, result);

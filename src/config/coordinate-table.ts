@@ -17,7 +17,16 @@ export interface CoordinateFlags {
   stopTimeout?: string;
   probePeriod?: string;
   maxUnavailable?: string;
+  soak?: string;
+  onFailure?: string;
 }
+
+/**
+ * What a failed rollout sets back (--on-failure): `node`, the failed node alone (its rollout
+ * step does it); `group`, also every node the run changed (workflow/target/group-rollback.ts).
+ */
+export const ON_FAILURE = ['node', 'group'] as const;
+export type OnFailure = (typeof ON_FAILURE)[number];
 
 /** Each coordinate: its flag, its environment variable, and what it is. Shown in --help. */
 export const COORDINATES = [
@@ -31,6 +40,8 @@ export const COORDINATES = [
   { key: 'stopTimeout', flag: '--stop-timeout <duration>', env: 'DEPLOY_STOP_TIMEOUT', help: `how long a node's systemd may take to stop on SIGRTMIN+3 before it is killed (the pod's terminationGracePeriodSeconds), 1s up to less than the rollout timeout (default: ${DURATION_RULES.stopTimeout.defaultText})` },
   { key: 'probePeriod', flag: '--probe-period <duration>', env: 'DEPLOY_PROBE_PERIOD', help: `how often the kubelet runs the readiness probe (systemctl is-system-running) in a booted node, the liveness probe every ${LIVENESS_PERIOD_FACTOR}x that; every probe is a process started in the pod, so a big group on a small cluster wants it longer; the rollout does not wait on it (default: ${DURATION_RULES.probePeriod.defaultText})` },
   { key: 'maxUnavailable', flag: '--max-unavailable <n|p%>', env: 'DEPLOY_MAX_UNAVAILABLE', help: "how many changed nodes of a target may be down at once: the nodes go in waves of that many, in the order of their `after`, then by name; a wave starts once the one before is Ready, and none after a failed one (default: the group plan's maxUnavailable, else no limit)" },
+  { key: 'soak', flag: '--soak <duration>', env: 'DEPLOY_SOAK', help: "how long each changed node must stay running once Ready (readiness not falling, no container restart, the same pod) before its rollout counts and the next wave starts, e.g. 40s, 5m; a fall is a failed rollout, set back like any; up to 1h, 0 for none (default: the group plan's soak, else 0)" },
+  { key: 'onFailure', flag: '--on-failure <node|group>', env: 'DEPLOY_ON_FAILURE', help: "what a failed rollout sets back: node (the failed node alone) or group (also every node this run changed, in reverse wave order, each waited for until Ready) (default: the group plan's onFailure, else node)" },
 ] as const;
 
 /** Environment variables of the SPIRE coordinates, with their meaning (for --help and docs). */

@@ -10,21 +10,25 @@ import { parseMaxUnavailable, type MaxUnavailable } from './max-unavailable.js';
 import type { InputIssue } from '../errors.js';
 import { absoluteFile } from './file-path.js';
 
-import { COORDINATES, type CoordinateFlags } from './coordinate-table.js';
+import { COORDINATES, ON_FAILURE, type CoordinateFlags, type OnFailure } from './coordinate-table.js';
 import { resolveSpireCoordinates, type SpireCoordinates } from './spire-coordinates.js';
 import { readRegistryCa, REGISTRY_CA_ENV } from './registry-ca.js';
 
-export { COORDINATES, type CoordinateFlags };
+export { COORDINATES, ON_FAILURE, type CoordinateFlags, type OnFailure };
 
 const quantity = z.string().regex(/^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$/, 'must be a Kubernetes quantity such as 1Gi or 500Mi');
 
 /** A duration parsed from its text (duration.ts), checked against its rule. */
 function durationSchema(rule: DurationRule) {
   return z.custom<Duration>().superRefine((d, ctx) => {
-    const problem = durationProblem(d, rule);
+    // an optional one given as text that is no duration arrives as null (not absent)
+    const problem = durationProblem((d as Duration | null) ?? undefined, rule);
     if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
   });
 }
+
+/** --on-failure, DEPLOY_ON_FAILURE and the group plan's onFailure. */
+export const onFailureSchema = z.enum(ON_FAILURE, { error: 'must be node (a failed rollout sets back the failed node alone) or group (it also sets back every node this run changed)' });
 
 const coordinatesSchema = z.object({
   registry: z
@@ -49,6 +53,10 @@ const coordinatesSchema = z.object({
   registryTlsVerify: z.boolean(),
   /** The wave size (order-rules.ts): absent, no limit. */
   maxUnavailable: z.custom<MaxUnavailable>((v) => v !== null, { error: 'must be a whole number of nodes (at least 1) or a percentage of the target\'s nodes (1%-100%), e.g. 10 or 20%' }).optional(),
+  /** The soak (rollout/soak.ts): absent, the group plan's, else none. */
+  soak: durationSchema(DURATION_RULES.soak).optional(),
+  /** What a failed rollout sets back (workflow/target/group-rollback.ts): absent, the group plan's, else `node`. */
+  onFailure: onFailureSchema.optional(),
 });
 
 /**
@@ -56,6 +64,11 @@ const coordinatesSchema = z.object({
  * `registryCaFile`: K8S_REGISTRY_CA_FILE made absolute, present only when set (registry-ca.ts).
  */
 export type Coordinates = z.infer<typeof coordinatesSchema> & { readonly spire?: SpireCoordinates; readonly registryCaFile?: string };
+
+/** `{[key]: parse(text)}` when the text is given, `{}` when not (so the schema sees it absent). */
+function optionalText<K extends string, T>(key: K, text: string | undefined, parse: (t: string) => T): { [k in K]?: T } {
+  return text === undefined ? {} : ({ [key]: parse(text) } as { [k in K]?: T });
+}
 
 function pick(flag: string | undefined, envValue: string | undefined): string | undefined {
   if (flag !== undefined) return flag;
@@ -91,6 +104,9 @@ export function resolveCoordinates(
     stopTimeout: parseDuration(stopText),
     probePeriod: parseDuration(probeText),
     maxUnavailable: parseMaxUnavailable(pick(flags.maxUnavailable, env.DEPLOY_MAX_UNAVAILABLE)),
+    // unset stays unset: the group plan's default comes next (load.ts)
+    ...optionalText('soak', pick(flags.soak, env.DEPLOY_SOAK), (t) => parseDuration(t) ?? null),
+    ...optionalText('onFailure', pick(flags.onFailure, env.DEPLOY_ON_FAILURE), (t) => t.trim()),
     registryTlsVerify: tls === 'false' || tls === '0' || tls === 'no' ? false : tls === 'true' || tls === '1' || tls === 'yes' ? true : undefined,
   };
   const files: InputIssue[] = [];

@@ -71,6 +71,17 @@ export const DURATION_RULES = {
     min: { seconds: 1, message: 'must be at least 1s (the kubelet\'s smallest probe period)' },
     max: { seconds: 3600, message: 'must be at most 1h: a node that fell from `running` would look Ready that long' },
   },
+  /**
+   * DEPLOY_SOAK / --soak (and the group plan's `soak`): how long a node must stay `running`
+   * once Ready before its rollout counts (rollout/soak.ts). 0: no soak. At most 1h: the next
+   * wave, and the run's state lock, wait that long for every wave.
+   */
+  soak: {
+    defaultText: '0s',
+    notADuration: 'must be a duration such as 40s or 5m (0 for no soak)',
+    min: { seconds: 0, message: 'must be a duration such as 40s or 5m (0 for no soak)' },
+    max: { seconds: 3600, message: 'must be at most 1h: every wave waits for the soak of the one before, with the state locked' },
+  },
   /** `deploy rollout --timeout` and `--rollback-timeout`, given by hand. */
   rolloutStep: {
     notADuration: 'not a duration',

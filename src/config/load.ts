@@ -10,6 +10,7 @@ import { archivePath, sharedArchiveProblems } from './build-rules.js';
 import { resolveCoordinates, type CoordinateFlags, type Coordinates } from './coordinates.js';
 import { findDuplicateKeys } from './json-duplicates.js';
 import { labelProblem, names } from './names.js';
+import { parseDuration } from './duration.js';
 import { identityProblems } from './identity-rules.js';
 import { orderProblems, targetOrderProblems } from './order-rules.js';
 import { parseMaxUnavailable, waveSize, type MaxUnavailable } from './max-unavailable.js';
@@ -141,6 +142,8 @@ export function buildTargets(plan: GroupPlan, coords: Coordinates, planFile: str
   const base = dirname(resolve(planFile));
   // flag or environment, else the plan's default (validated by the schema)
   const maxUnavailable = coords.maxUnavailable ?? parseMaxUnavailable(plan.maxUnavailable) ?? undefined;
+  const soak = coords.soak ?? (plan.soak !== undefined ? parseDuration(String(plan.soak)) : undefined);
+  const onFailure = coords.onFailure ?? plan.onFailure ?? 'node';
   return chosen.map((t) => {
     const namespace = t === ALL_TARGET ? coords.namespace : names.appNamespace(coords.namespace, t);
     const nodeNames = nodesOf(t);
@@ -179,6 +182,10 @@ export function buildTargets(plan: GroupPlan, coords: Coordinates, planFile: str
       degrade: nodeNames.flatMap((n) => degradeNotes(n, plan)),
       // only when it cuts the nodes into waves, so that a graph without waves is as it was
       ...wavesOf(maxUnavailable, nodes.length),
+      // values of the run, never of the graph (rollout/soak.ts, group-rollback.ts): only when
+      // they differ from the defaults, so that a model without them is as it was
+      ...(soak !== undefined && soak.seconds > 0 ? { soak } : {}),
+      ...(onFailure === 'group' ? { onFailure } : {}),
       // only when set, so that a model (and its graph) without SPIRE is as it was
       ...(coords.spire !== undefined ? { spire: spireGraphCoordinates(coords.spire) } : {}),
       // only when the admin's, so that a model (and its graph) of deploy's own namespace is as it was

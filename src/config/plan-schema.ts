@@ -6,6 +6,8 @@
 import { z } from 'zod';
 import { labelProblem, NODE_NAME_MAX } from './names.js';
 import { parseMaxUnavailable } from './max-unavailable.js';
+import { ON_FAILURE } from './coordinate-table.js';
+import { DURATION_RULES, durationProblem, parseDuration } from './duration.js';
 
 const label = (max?: number) =>
   z.string().superRefine((s, ctx) => {
@@ -95,6 +97,19 @@ export const groupPlanSchema = z.strictObject({
     .union([z.number(), z.string()], { error: 'must be a number of nodes or a percentage such as "20%"' })
     .refine((v) => parseMaxUnavailable(v) !== null, 'must be a whole number of nodes (at least 1) or a percentage of the target\'s nodes (1%-100%), e.g. 10 or "20%"')
     .optional(),
+  /**
+   * The default of --soak (DEPLOY_SOAK overrides it): how long each changed node must stay
+   * `running` once Ready before its rollout counts (rollout/soak.ts), e.g. "40s"; 0: none.
+   */
+  soak: z
+    .union([z.number(), z.string()], { error: 'must be a duration such as "40s" or "5m" (0 for no soak)' })
+    .superRefine((v, ctx) => {
+      const problem = durationProblem(parseDuration(String(v)), DURATION_RULES.soak);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `${problem}, e.g. "40s"` });
+    })
+    .optional(),
+  /** The default of --on-failure (DEPLOY_ON_FAILURE overrides it): `node` or `group`. */
+  onFailure: z.enum(ON_FAILURE, { error: 'must be "node" (a failed rollout sets back the failed node alone) or "group" (it also sets back every node this run changed)' }).optional(),
   /**
    * Who makes and removes the namespaces of the group's targets: `deploy` (the default) creates
    * each one with its labels and deletes it on destroy; `admin`: the cluster's admin made them

@@ -63,6 +63,17 @@ export interface TargetModel {
    * (config/order-rules.ts `waves`); absent: one wave, and the graph is as it was without it.
    */
   readonly waveSize?: number;
+  /**
+   * --soak, when above 0: how long each changed node must stay `running` once Ready before its
+   * rollout step exits 0 (rollout/soak.ts). A value of the run: it reaches the step through
+   * tofu's environment (DEPLOY_SOAK), never the graph. Absent: no soak.
+   */
+  readonly soak?: Duration;
+  /**
+   * --on-failure group: a failed rollout also sets back every node this run changed
+   * (workflow/target/group-rollback.ts). Absent: `node`, the failed node alone.
+   */
+  readonly onFailure?: 'group';
   readonly degrade: readonly DegradeNote[];
   /**
    * The SPIRE coordinates when set (K8S_SPIRE_NODE), without the key's path: the run stages

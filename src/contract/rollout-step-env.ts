@@ -6,3 +6,8 @@
 
 /** The run's rollout timeout (`--rollout-timeout` / DEPLOY_ROLLOUT_TIMEOUT, as its text: `5m`). */
 export const ROLLOUT_TIMEOUT_ENV = 'DEPLOY_ROLLOUT_TIMEOUT';
+/**
+ * The run's soak (`--soak` / DEPLOY_SOAK, as its text: `40s`; `0s` for none): how long the step
+ * watches a Ready node before it exits 0 (src/rollout/soak.ts).
+ */
+export const SOAK_ENV = 'DEPLOY_SOAK';

@@ -9,7 +9,8 @@ import { z } from 'zod';
 import type { Verdict } from './classify/verdict.js';
 import { OUTCOMES, type RolloutReport } from './report.js';
 
-export type RolloutStage = 'rollout' | 'rollback';
+/** `soak`: the pod is Ready and watched for the soak (soak.ts); its clock counts the soak. */
+export type RolloutStage = 'rollout' | 'soak' | 'rollback';
 
 export interface Progress {
   show(stage: RolloutStage, v: Verdict, elapsedMs: number, limitMs: number): void;
@@ -37,7 +38,7 @@ export function createProgress(stream: Writable & { isTTY?: boolean; columns?: n
   let lastPrinted = 0;
   return {
     show(stage, v, elapsedMs, limitMs) {
-      const prefix = stage === 'rollback' ? `${node}: rolling back: ` : `${node}: `;
+      const prefix = stage === 'rollback' ? `${node}: rolling back: ` : stage === 'soak' ? `${node}: soaking: ` : `${node}: `;
       const clock = `${Math.floor(elapsedMs / 1000)}s/${Math.round(limitMs / 1000)}s`;
       const text = `${prefix}${describeVerdict(v).split('\n')[0]} ${clock}`;
       if (tty) {
@@ -78,7 +79,7 @@ const progressLineSchema = z.discriminatedUnion('event', [
     [TAG]: z.literal(1),
     event: z.literal('progress'),
     node: z.string(),
-    stage: z.enum(['rollout', 'rollback']),
+    stage: z.enum(['rollout', 'soak', 'rollback']),
     verdict: z.enum(['waiting', 'ready', 'failed']),
     /** waiting: the phase (pulling, booting, ...); failed: the reason. */
     phase: z.string(),
@@ -87,6 +88,8 @@ const progressLineSchema = z.discriminatedUnion('event', [
     detail: z.string(),
     elapsedMs: z.number(),
     limitMs: z.number(),
+    /** The soak only: how long the pod must still stay running (limitMs - elapsedMs), for a countdown. */
+    remainingMs: z.number().optional(),
   }),
   z.object({
     [TAG]: z.literal(1),
@@ -133,11 +136,13 @@ export function createStepProgress(stream: Writable, node: string): Progress {
       const phase = v.kind === 'waiting' ? v.phase : v.kind === 'failed' ? v.reason : 'ready';
       const systemd = v.kind === 'ready' ? undefined : v.systemdState;
       const key = `${stage}|${v.kind}|${phase}|${systemd ?? ''}`;
-      if (key === lastKey && elapsedMs - lastPrinted < STEP_HEARTBEAT_MS) return;
+      if (key === lastKey && elapsedMs - lastPrinted < (stage === 'soak' ? SOAK_HEARTBEAT_MS : STEP_HEARTBEAT_MS)) return;
       lastKey = key;
       lastPrinted = elapsedMs;
-      const detail = v.kind === 'waiting' ? v.detail : v.kind === 'failed' ? v.message : `pod ${v.pod} is ready`;
-      const e: StepProgress = { [TAG]: 1, event: 'progress', node, stage, verdict: v.kind, phase, ...(systemd ? { systemd } : {}), detail: firstLine(detail), elapsedMs, limitMs };
+      const soak = stage === 'soak' ? { remainingMs: Math.max(0, limitMs - elapsedMs) } : undefined;
+      const ready = soak ? `pod ${v.kind === 'ready' ? v.pod : ''} is ready; soaking: ${Math.ceil(soak.remainingMs / 1000)}s left of ${Math.round(limitMs / 1000)}s` : `pod ${v.kind === 'ready' ? v.pod : ''} is ready`;
+      const detail = v.kind === 'waiting' ? v.detail : v.kind === 'failed' ? v.message : ready;
+      const e: StepProgress = { [TAG]: 1, event: 'progress', node, stage, verdict: v.kind, phase, ...(systemd ? { systemd } : {}), detail: firstLine(detail), elapsedMs, limitMs, ...soak };
       stream.write(`${JSON.stringify(e)}\n`);
     },
     end() {},
@@ -145,3 +150,5 @@ export function createStepProgress(stream: Writable, node: string): Progress {
 }
 
 const STEP_HEARTBEAT_MS = 10_000;
+/** A soak's line comes more often: its remaining time is what a view counts down. */
+const SOAK_HEARTBEAT_MS = 5_000;

@@ -75,6 +75,8 @@ export const RolloutReportSchema = z.object({
   /** The image of the previous revision: what a rollback set back (null on a first deploy). */
   previousImage: z.string().nullable(),
   timeoutSeconds: z.number(),
+  /** The soak the pod had to hold once Ready (soak.ts), when there was one. */
+  soakSeconds: z.number().optional(),
   startedAt: z.string(),
   durations: DurationsSchema,
 });

@@ -11,6 +11,11 @@ export interface RolloutOptions {
   readonly timeout: Duration;
   /** How long the previous revision may take to become ready again after the rollback. */
   readonly rollbackTimeout: Duration;
+  /**
+   * How long the pod must stay `running` once Ready before the rollout counts (soak.ts);
+   * absent or 0: it counts at Ready.
+   */
+  readonly soak?: Duration;
   /** Grace for an unschedulable pod whose claim a provisioner is working on. */
   readonly claimGraceMs?: number;
 }

@@ -21,6 +21,7 @@ import type { RolloutDeps, RolloutOptions } from './rollout-options.js';
 import { openRolloutWatch, type RolloutWatch } from './rollout-watch.js';
 import { previousReplicaSet, revisionOf } from './snapshot.js';
 import { describeJobs } from './classify/systemd-jobs.js';
+import { watchSoak } from './soak.js';
 import { waitForVerdict } from './wait-for-verdict.js';
 
 export type { RolloutDeps, RolloutOptions };
@@ -61,7 +62,7 @@ export async function runRollout(opts: RolloutOptions, deps: RolloutDeps): Promi
   const bootQueue = createBootQueueReader(api, namespace, startedAt + opts.timeout.ms, now, logger);
   const showRollout = show('rollout', startedAt, opts.timeout.ms);
   try {
-    const first = await waitForVerdict(watch, {
+    const wait = await waitForVerdict(watch, {
       deadline: startedAt + opts.timeout.ms,
       signal,
       onVerdict: (v) => {
@@ -72,8 +73,14 @@ export async function runRollout(opts: RolloutOptions, deps: RolloutDeps): Promi
       ...(opts.claimGraceMs !== undefined ? { claimGraceMs: opts.claimGraceMs } : {}),
     });
     deps.progress?.end();
-    const waitMs = first.at - startedAt;
-    const base = { version: 1 as const, node, namespace, image, systemdJobs: [], timeoutSeconds: opts.timeout.seconds, startedAt: new Date(startedAt).toISOString() };
+    const waitMs = wait.at - startedAt;
+    // Ready: with a soak, the same pod must stay running that long (soak.ts); a fall is a
+    // failure like any before Ready, and is treated below as one
+    const soak = opts.soak !== undefined && opts.soak.ms > 0 ? opts.soak : undefined;
+    const first = soak && wait.kind === 'verdict' && wait.verdict.kind === 'ready' ? await watchSoak(watch, { ...wait, verdict: wait.verdict }, { soak, signal, now, onHolding: (heldMs) => deps.progress?.show('soak', wait.verdict, heldMs, soak.ms) }) : wait;
+    const soaking = first !== wait;
+    deps.progress?.end();
+    const base = { version: 1 as const, node, namespace, image, systemdJobs: [], timeoutSeconds: opts.timeout.seconds, ...(soak ? { soakSeconds: soak.seconds } : {}), startedAt: new Date(startedAt).toISOString() };
     const prev = previousReplicaSet(first.snapshot);
     const previousImage = prev ? templateImage(prev.spec.template) : null;
 
@@ -82,7 +89,7 @@ export async function runRollout(opts: RolloutOptions, deps: RolloutDeps): Promi
         ...base,
         outcome: 'interrupted',
         reason: 'interrupted',
-        message: `interrupted while waiting for the rollout; nothing was rolled back. ${describeNodeState(first.snapshot)} The next \`deploy apply\` tries the rollout again.`,
+        message: `interrupted ${soaking ? `during the ${soak?.text} soak, ${Math.floor((first.at - wait.at) / 1000)}s after the pod was ready` : 'while waiting for the rollout'}; nothing was rolled back. ${describeNodeState(first.snapshot)} The next \`deploy apply\` tries the rollout again.`,
         failedUnits: [],
         events: collectEvents(first.snapshot, startedAt - EVENTS_BEFORE_START_MS),
         lastState: describeCurrentPod(first.snapshot),
@@ -97,7 +104,7 @@ export async function runRollout(opts: RolloutOptions, deps: RolloutDeps): Promi
         ...base,
         outcome: 'ready',
         reason: 'ready',
-        message: `pod ${verdict.pod} is ready`,
+        message: soaking ? `pod ${verdict.pod} is ready and stayed running for the ${soak?.text} soak` : `pod ${verdict.pod} is ready`,
         failedUnits: [],
         events: [],
         lastState: describeCurrentPod(first.snapshot),

@@ -29,51 +29,59 @@ const TICK_MS = 500;
 export function waitForVerdict(watch: RolloutWatch, opts: WaitOptions): Promise<WaitResult> {
   const now = opts.now ?? Date.now;
   const watchStartedAt = now();
-  return new Promise<WaitResult>((resolve) => {
+  let last: Verdict | undefined;
+  return evaluateUntil<WaitResult>(watch, opts.signal, () => {
+    const snapshot = watch.snapshot();
+    const t = now();
+    if (opts.signal.aborted) return { kind: 'interrupted', last, snapshot, at: t };
+    const v = classifyRollout(snapshot, {
+      now: t,
+      watchStartedAt,
+      ...(opts.minGeneration !== undefined ? { minGeneration: opts.minGeneration } : {}),
+      ...(opts.ignoreProgressDeadline ? { ignoreProgressDeadline: true } : {}),
+      ...(opts.claimGraceMs !== undefined ? { claimGraceMs: opts.claimGraceMs } : {}),
+    });
+    last = v;
+    opts.onVerdict?.(v);
+    if (v.kind !== 'waiting') return { kind: 'verdict', verdict: v, snapshot, at: t };
+    if (t < opts.deadline) return undefined;
+    const stale = watch.staleness(t);
+    const seconds = Math.round((opts.deadline - watchStartedAt) / 1000);
+    return {
+      kind: 'verdict',
+      verdict: {
+        kind: 'failed',
+        reason: 'timeout',
+        message: `not ready within ${seconds}s; ${stale ? `${stale}; last seen` : 'still'} ${v.phase}: ${v.detail}`,
+        failedUnits: [],
+        ...(v.pod ? { pod: v.pod } : {}),
+        ...(v.systemdState ? { systemdState: v.systemdState } : {}),
+      },
+      snapshot,
+      at: t,
+    };
+  });
+}
+
+/**
+ * Calls `step` at once, on every change of the watch, every half second (for grace periods and
+ * deadlines) and when the signal aborts, until it returns a result: the loop of the rollout's
+ * wait and of the soak's (soak.ts), each judging the snapshot its own way.
+ */
+export function evaluateUntil<R>(watch: RolloutWatch, signal: AbortSignal, step: () => R | undefined): Promise<R> {
+  return new Promise<R>((resolve) => {
     let settled = false;
     let scheduled = false;
-    let last: Verdict | undefined;
-    const finish = (r: WaitResult) => {
-      if (settled) return;
-      settled = true;
-      off();
-      clearInterval(tick);
-      opts.signal.removeEventListener('abort', schedule);
-      resolve(r);
-    };
     const evaluate = () => {
       scheduled = false;
       if (settled) return;
-      const snapshot = watch.snapshot();
-      const t = now();
-      if (opts.signal.aborted) return finish({ kind: 'interrupted', last, snapshot, at: t });
-      const v = classifyRollout(snapshot, {
-        now: t,
-        watchStartedAt,
-        ...(opts.minGeneration !== undefined ? { minGeneration: opts.minGeneration } : {}),
-        ...(opts.ignoreProgressDeadline ? { ignoreProgressDeadline: true } : {}),
-        ...(opts.claimGraceMs !== undefined ? { claimGraceMs: opts.claimGraceMs } : {}),
-      });
-      last = v;
-      opts.onVerdict?.(v);
-      if (v.kind !== 'waiting') return finish({ kind: 'verdict', verdict: v, snapshot, at: t });
-      if (t >= opts.deadline) {
-        const stale = watch.staleness(t);
-        const seconds = Math.round((opts.deadline - watchStartedAt) / 1000);
-        return finish({
-          kind: 'verdict',
-          verdict: {
-            kind: 'failed',
-            reason: 'timeout',
-            message: `not ready within ${seconds}s; ${stale ? `${stale}; last seen` : 'still'} ${v.phase}: ${v.detail}`,
-            failedUnits: [],
-            ...(v.pod ? { pod: v.pod } : {}),
-            ...(v.systemdState ? { systemdState: v.systemdState } : {}),
-          },
-          snapshot,
-          at: t,
-        });
-      }
+      const r = step();
+      if (r === undefined) return;
+      settled = true;
+      off();
+      clearInterval(tick);
+      signal.removeEventListener('abort', schedule);
+      resolve(r);
     };
     function schedule() {
       if (scheduled || settled) return;
@@ -82,7 +90,7 @@ export function waitForVerdict(watch: RolloutWatch, opts: WaitOptions): Promise<
     }
     const off = watch.onChange(schedule);
     const tick = setInterval(evaluate, TICK_MS);
-    opts.signal.addEventListener('abort', schedule, { once: true });
+    signal.addEventListener('abort', schedule, { once: true });
     evaluate();
   });
 }

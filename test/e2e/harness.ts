@@ -167,6 +167,8 @@ export const images = {
   broken: () => buildImage('broken'),
   /** systemd stays `starting` for ever (hang.service never returns) */
   hang: () => buildImage('hang'),
+  /** boots to `running`, then late-fail.service fails 20 s after its start: systemd ends `degraded` (the soak's test) */
+  lateFail: () => buildImage('late-fail'),
   /** slow-stop.service takes 15 s to stop; /var/lib/stop-log records the stop and shutdown.target */
   slowStop: () => buildImage('slow-stop'),
   goodWith: (config: string) => buildImage('good', [config]),

@@ -30,7 +30,7 @@ export interface BuiltImage {
 }
 
 /** Runs build.sh <variant> [--config K=V]... and returns what it printed. */
-export async function buildImage(variant: 'good' | 'broken' | 'hang' | 'slow-stop' | 'spire', configs: string[] = []): Promise<BuiltImage> {
+export async function buildImage(variant: 'good' | 'broken' | 'hang' | 'late-fail' | 'slow-stop' | 'spire', configs: string[] = []): Promise<BuiltImage> {
   const t0 = performance.now();
   const args = [variant, ...configs.flatMap((c) => ['--config', c])];
   const { stdout } = await execa(buildScript, args, { timeout: 1_500_000, stderr: 'inherit' });

@@ -6,6 +6,7 @@
 import { formatRolloutSummary } from '../../rollout/report-format.js';
 import { heldBackLine } from '../../workflow/summary/held-back-nodes.js';
 import { formatTargetSummary } from '../../workflow/summary/plan-summary.js';
+import { groupSetBackLine } from '../../workflow/target/group-rollback.js';
 import type { VerbResult } from '../../workflow/run-verb.js';
 import type { CliContext } from '../context.js';
 
@@ -18,7 +19,7 @@ export function reportVerb(ctx: Pick<CliContext, 'stdout'>, result: VerbResult, 
           verb: mode,
           exitCode: result.exitCode,
           chosenTargets: result.chosenTargets,
-          targets: results.map((r) => ({ ...r.summary, nodeNames: r.nodeNames, graphDir: r.graphDir, applied: r.applied, rollouts: r.rollouts, nodeCopies: r.copies })),
+          targets: results.map((r) => ({ ...r.summary, nodeNames: r.nodeNames, graphDir: r.graphDir, applied: r.applied, rollouts: r.rollouts, ...(r.groupRollback ? { groupRollback: r.groupRollback } : {}), nodeCopies: r.copies })),
         },
         null,
         2,
@@ -30,6 +31,7 @@ export function reportVerb(ctx: Pick<CliContext, 'stdout'>, result: VerbResult, 
     ctx.stdout.write(formatTargetSummary(r.summary) + '\n');
     for (const c of r.copies) ctx.stdout.write(`  warning: ${c.words}\n`);
     if (mode === 'apply' && r.applied) ctx.stdout.write(formatRolloutSummary(r.rollouts).replace(/^/gm, '  ').replace(/ +$/gm, ''));
+    for (const n of r.groupRollback ?? []) ctx.stdout.write(`  ${groupSetBackLine(n)}\n`);
     for (const n of r.summary.nodes) if (n.heldBackBy !== undefined) ctx.stdout.write(`  ${heldBackLine(r.summary.namespace, n.node, n.heldBackBy, n.heldBackThrough)}\n`);
     if (mode === 'destroy' && r.applied) ctx.stdout.write(r.namespaceIsAdmins ? `  destroyed: everything deploy made in namespace ${r.summary.namespace}; the namespace stays, it is the admin's (namespaceManagedBy "admin"; the images stay in the registry)\n` : `  destroyed: namespace ${r.summary.namespace} and everything in it (the images stay in the registry)\n`);
   }

@@ -29,7 +29,11 @@ export type FailureReason =
   | 'admission'
   | 'progress-deadline'
   | 'deployment-missing'
-  | 'timeout';
+  | 'timeout'
+  // during the soak (rollout/soak.ts), after the pod was Ready
+  | 'readiness-lost'
+  | 'container-restart'
+  | 'pod-replaced';
 
 export type Verdict =
   | { readonly kind: 'ready'; readonly pod: string; readonly image: string | null }

@@ -56,6 +56,10 @@ export interface NodeSummary {
   heldBackThrough?: 'after' | 'wave';
   /** its wave and the number of waves of the target (--max-unavailable), when there are several */
   wave?: { n: number; of: number };
+  /** --soak: how long its pod must stay `running` once Ready before its rollout counts (rollout/soak.ts), when its pod changes */
+  soakSeconds?: number;
+  /** --on-failure group: a failed rollout of another node of this run sets it back too, when its pod changes */
+  setBackWithGroup?: boolean;
   /** one line for people */
   words: string;
 }
@@ -77,6 +81,10 @@ export interface TargetSummary {
   verifiedNoop?: boolean;
   /** hand edits of the namespace and the NetworkPolicy (a node's are in its summary) */
   handEdits?: HandEdit[];
+  /** --soak of the run, when above 0 */
+  soakSeconds?: number;
+  /** --on-failure of the run, when `group` */
+  onFailure?: 'group';
 }
 
 function changeOf(actions: readonly string[]): Change {
@@ -187,6 +195,7 @@ export function summarizePlan(
       s.wave = { n: w.wave, of: w.waves };
       if (touchesPod(s)) s.words += `; in wave ${w.wave} of ${w.waves} (at most ${model.waveSize} nodes down at once)`;
     }
+    if (touchesPod(s)) runWords(s, model, w === undefined || w.wave === w.waves);
   }
   const targetEdits = (facts.handEdits ?? []).filter((e) => e.node === undefined);
   // a hand edit the apply undoes is a change even when tofu has none: an annotation of a
@@ -199,12 +208,30 @@ export function summarizePlan(
     stateKey: model.stateKey,
     changes: hasChanges || undone,
     ...(targetEdits.length > 0 ? { handEdits: targetEdits } : {}),
+    ...(model.soak !== undefined ? { soakSeconds: model.soak.seconds } : {}),
+    ...(model.onFailure !== undefined ? { onFailure: model.onFailure } : {}),
     nodes: [...nodes.values()].sort((a, b) => a.node.localeCompare(b.node)),
     other,
     spire,
     claimLosses: findClaimLosses(model, planned, claims),
     degrade: model.degrade,
   };
+}
+
+/**
+ * The run's soak and --on-failure group, said of a node whose pod the apply changes: what its
+ * rollout step waits for after Ready, and that a failure elsewhere sets it back. `lastWave`:
+ * no wave comes after it (the soak then holds the run's verdict, not a next wave).
+ */
+function runWords(s: NodeSummary, model: Pick<TargetModel, 'soak' | 'onFailure'>, lastWave: boolean): void {
+  if (model.soak !== undefined) {
+    s.soakSeconds = model.soak.seconds;
+    s.words += `; then watched for ${model.soak.text} (soak: it must stay running) before ${lastWave ? 'its rollout counts' : 'the next wave starts'}`;
+  }
+  if (model.onFailure === 'group') {
+    s.setBackWithGroup = true;
+    s.words += '; set back to its previous image if a rollout of this run fails (--on-failure group)';
+  }
 }
 
 /** The nodes whose image the plan pushes (a push made or replaced). */
@@ -296,6 +323,9 @@ export function formatTargetSummary(t: TargetSummary): string {
   const atRisk = t.claimLosses.some((l) => l.cause === 'at-risk');
   const headline = t.changes ? 'changes' : atRisk ? 'no changes planned; a /var/lib claim is at risk (below)' : 'no changes';
   const lines = [`target ${t.target} (namespace ${t.namespace}, state ${t.stateKey}): ${headline}`];
+  // the run's rules for its waves, once (each changed node's line says what they do to it)
+  if (t.changes && t.soakSeconds !== undefined) lines.push(`  soak: every node whose pod changes must stay running ${t.soakSeconds}s once Ready before its wave counts; a fall is rolled back and holds the later waves`);
+  if (t.changes && t.onFailure === 'group') lines.push('  on a failed rollout: every node this run changed is set back too, the last wave first (--on-failure group)');
   for (const n of t.nodes) {
     lines.push(`  ${n.node}: ${n.words}`);
     // each hand edit on a line of its own: the field, who wrote it, what the apply does

@@ -20,6 +20,7 @@ import type { TargetParts } from './target-wiring.js';
 import type { TargetRunOptions, TargetRunResult } from './target-types.js';
 import type { TargetSession } from './target-session.js';
 import { echoTofu } from './tofu-events-shown.js';
+import { rollBackGroupInCluster, wantsGroupRollback } from './group-rollback.js';
 
 /** How long a failed or interrupted apply waits for its rollout steps' reports (they take < 1 s). */
 const STEP_REPORT_GRACE_MS = 20_000;
@@ -64,7 +65,11 @@ export async function applyTarget(parts: Pick<TargetParts, 'noop' | 'tofu' | 'ro
   if (failure !== undefined) {
     // A failed rollout step fails the apply; its report says more than tofu's error does.
     // (the names are a courtesy here: reading them must not hide the rollout's exit code)
-    if (rolloutCode !== ExitCode.ok) return { summary: markHeldBack(model, summary, rollouts), rollouts, applied: true, nodeNames: await nodeNames().catch(() => undefined), exitCode: rolloutCode, graphDir };
+    if (rolloutCode !== ExitCode.ok) {
+      // --on-failure group: the nodes this run changed go back too (group-rollback.ts)
+      const group = wantsGroupRollback(model, rollouts) ? await rollBackGroupInCluster(model, rollouts, opts) : undefined;
+      return { summary: markHeldBack(model, summary, rollouts), rollouts, ...(group ? { groupRollback: group.nodes } : {}), applied: true, nodeNames: await nodeNames().catch(() => undefined), exitCode: group?.exitCode ?? rolloutCode, graphDir };
+    }
     throw failure;
   }
   logger.debug({ kind: 'target-applied', target: model.target, rollouts: rollouts.length }, 'applied');

@@ -7,7 +7,8 @@
  */
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ROLLOUT_TIMEOUT_ENV } from '../../contract/rollout-step-env.js';
+import { durationOf } from '../../config/duration.js';
+import { ROLLOUT_TIMEOUT_ENV, SOAK_ENV } from '../../contract/rollout-step-env.js';
 import { stateDir } from '../../paths.js';
 import { PROGRESS_ENV, PROGRESS_JSON } from '../../rollout/progress.js';
 import type { TofuOptions } from '../../tools/tofu/tofu.js';
@@ -68,6 +69,8 @@ export async function withTargetSession<T>(parts: Pick<TargetParts, 'writeGraph'
       DEPLOY_RUN_DIR: runDir,
       // the run's rollout timeout for the rollout steps: a value of the run, not of the graph
       [ROLLOUT_TIMEOUT_ENV]: model.rolloutTimeout.text,
+      // and its soak (the plan's default resolved, 0s for none), a value of the run as well
+      [SOAK_ENV]: (model.soak ?? durationOf(0)).text,
       TF_IN_AUTOMATION: '1',
       // the rollout steps write their progress as JSON lines for the view (src/rollout/progress.ts)
       [PROGRESS_ENV]: PROGRESS_JSON,

@@ -6,6 +6,7 @@ import type { BackendCoordinates } from '../../config/backend-coordinates.js';
 import type { Logger } from '../../log.js';
 import type { TargetModel } from '../../config/target-model.js';
 import type { RolloutReport } from '../../rollout/report.js';
+import type { GroupSetBack } from './group-rollback.js';
 import type { HeldLocks } from '../../state/held-locks.js';
 import type { RunTools } from '../../tools/preflight.js';
 import type { TargetSummary } from '../summary/plan-summary.js';
@@ -47,6 +48,8 @@ export interface TargetRunResult {
   readonly summary: TargetSummary;
   /** apply: what each rollout step reported (empty when no pod changed). */
   readonly rollouts: readonly RolloutReport[];
+  /** apply with --on-failure group, after a failed rollout: each node set back, and what it runs now. */
+  readonly groupRollback?: readonly GroupSetBack[];
   /** apply/destroy: whether tofu applied anything. */
   readonly applied: boolean;
   /** FR-009: plan and apply: the graph's output `node_names`, as planned or as applied. */

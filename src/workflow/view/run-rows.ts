@@ -194,6 +194,8 @@ export function createRunRows(): RunRows {
           return set(row, { status: 'bad', words: 'interrupted: nothing rolled back', detail: p.message }, at);
       }
     }
+    // the soak (rollout/soak.ts): the pod is Ready, the row counts down what it must still hold
+    if (p.stage === 'soak') return set(row, { status: 'active', words: `soaking: ${formatElapsed(p.remainingMs ?? p.limitMs - p.elapsedMs)} left`, detail: p.detail }, at);
     const stage = p.stage === 'rollback' ? 'rolling back' : 'waiting for the pod';
     const systemd = p.systemd ? ` (systemd ${p.systemd})` : '';
     const words =

@@ -8,6 +8,8 @@
 #   good     boots to `running` with no failed units
 #   broken   good + broken.service, a unit that always fails: systemd ends `degraded`
 #   hang     good + hang.service, a start job that never ends: systemd stays `starting`
+#   late-fail good + late-fail.service, a service that fails 20 s after its start: systemd
+#            reaches `running`, then ends `degraded` (the soak's test)
 #   slow-stop good + slow-stop.service (its ExecStop takes 15 s) and shutdown-reached.service
 #            (runs once shutdown.target is reached); both log to /var/lib/stop-log
 #   spire    good + the SPIRE agent (/usr/local/bin/spire-agent from toolchain/spire, built
@@ -37,13 +39,13 @@ export LOG_TAG=images/build
 IMAGE_REPO=localhost/deploy-node
 
 usage() {
-  echo "usage: build.sh good|broken|hang|slow-stop|spire [--config NAME=VALUE]... [--out FILE] | build.sh prune" >&2
+  echo "usage: build.sh good|broken|hang|late-fail|slow-stop|spire [--config NAME=VALUE]... [--out FILE] | build.sh prune" >&2
   exit 2
 }
 
 variant=${1:-}
 [ "$#" -gt 0 ] && shift
-case $variant in good | broken | hang | slow-stop | spire | prune) ;; *) usage ;; esac
+case $variant in good | broken | hang | late-fail | slow-stop | spire | prune) ;; *) usage ;; esac
 configs=()
 out=
 while [ "$#" -gt 0 ]; do

@@ -42,9 +42,10 @@ UNIT
     added+=(etc/systemd/system/broken.service etc/systemd/system/multi-user.target.wants/broken.service
       etc/systemd/system/multi-user.target.wants etc/systemd/system)
     ;;
-  hang | slow-stop)
+  hang | slow-stop | late-fail)
     # hang: a start job that never ends and never fails: systemd stays `starting` (the
-    #   rollout deadline's test). slow-stop: a unit whose ExecStop takes 15 s and logs its
+    #   rollout deadline's test). late-fail: a service that runs, then fails 20 s after its
+    #   start: systemd reaches `running` and falls to `degraded` (the soak's test). slow-stop: a unit whose ExecStop takes 15 s and logs its
     #   stop, and a unit that logs reaching shutdown.target, both to /var/lib/stop-log on the
     #   node's claim (the stop timeout's test: does systemd get to finish?)
     if [ "$variant" = hang ]; then
@@ -57,6 +58,19 @@ Description=A start job that never ends (the hang node image: systemd stays star
 Type=oneshot
 ExecStart=/bin/sleep infinity
 TimeoutStartSec=infinity
+
+[Install]
+WantedBy=multi-user.target
+UNIT
+    elif [ "$variant" = late-fail ]; then
+      variant_units=(late-fail.service)
+      cat >"$scratch/late-fail.service" <<'UNIT'
+[Unit]
+Description=A service that fails 20 s after its start (the late-fail node image: running, then degraded)
+
+[Service]
+Type=simple
+ExecStart=/bin/sh -c 'sleep 20; echo "late-fail.service: failing 20 s after the boot, on purpose" >&2; exit 1'
 
 [Install]
 WantedBy=multi-user.target

@@ -64,4 +64,20 @@ describe('progress', () => {
     ]);
     for (const people of ['web: booting 1s/300s', '{"deployRolloutStep":2}', '{"deployRolloutStep":1,"event":"progress"}', '{not json deployRolloutStep']) expect(parseStepProgressLine(people), people).toBeUndefined();
   });
+
+  it('the soak: a line every 5 s with the time left, that a view counts down; for people, "soaking"', () => {
+    const out = sink();
+    const p = createStepProgress(out.s, 'web');
+    const ready = { kind: 'ready', pod: 'web-1', image: null } as const;
+    for (const ms of [0, 2000, 5000, 12_500]) p.show('soak', ready, ms, 40_000);
+    const lines = out.text().trimEnd().split('\n').map((l) => parseStepProgressLine(l));
+    expect(lines.map((l) => l?.event === 'progress' && [l.stage, l.elapsedMs, l.remainingMs, l.detail])).toEqual([
+      ['soak', 0, 40_000, 'pod web-1 is ready; soaking: 40s left of 40s'],
+      ['soak', 5000, 35_000, 'pod web-1 is ready; soaking: 35s left of 40s'],
+      ['soak', 12_500, 27_500, 'pod web-1 is ready; soaking: 28s left of 40s'],
+    ]);
+    const people = sink();
+    createProgress(people.s, 'web', { tty: false }).show('soak', ready, 12_000, 40_000);
+    expect(people.text()).toBe('web: soaking: ready (web-1) 12s/40s\n');
+  });
 });

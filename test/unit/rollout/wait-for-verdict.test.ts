@@ -1,22 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { RolloutWatch } from '../../../src/rollout/rollout-watch.js';
-import type { RolloutSnapshot } from '../../../src/rollout/snapshot.js';
 import { waitForVerdict } from '../../../src/rollout/wait-for-verdict.js';
 import { loadFixture } from './load-fixture.js';
-
-/** A watch whose snapshot the test sets, as the list+watch would after each change. */
-function settableWatch(first: RolloutSnapshot) {
-  let snap = first;
-  let stale: string | undefined;
-  const listeners = new Set<() => void>();
-  const watch: RolloutWatch = {
-    snapshot: () => snap,
-    staleness: () => stale,
-    onChange: (cb) => (listeners.add(cb), () => listeners.delete(cb)),
-    stop: async () => {},
-  };
-  return { watch, set: (s: RolloutSnapshot) => ((snap = s), listeners.forEach((l) => l())), setStale: (why: string) => (stale = why) };
-}
+import { settableWatch } from './settable-watch.js';
 
 describe('waitForVerdict', () => {
   it('fails fast on the change that makes the rollout terminal', async () => {

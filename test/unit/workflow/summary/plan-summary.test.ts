@@ -271,3 +271,34 @@ describe('summarizePlan and a moved tag (FR-003)', () => {
     expect(formatTargetSummary(s).split('\n')[0]).toMatch(/: no changes$/);
   });
 });
+
+describe('the plan says the soak and --on-failure group, per node and wave', () => {
+  const model = (env: NodeJS.ProcessEnv) => buildTargets(parseGroupPlan(JSON.stringify(samplePlan()), '/p/g.json'), loadCoordinates({}, { K8S_REGISTRY: 'reg', DEPLOY_MAX_UNAVAILABLE: '2', ...env }), '/p/g.json', ['all'])[0]!;
+  // every node's Deployment updated, its pod replaced; waves: alpha beta | delta gamma
+  const planned = ['alpha', 'beta', 'delta', 'gamma'].flatMap((n) => [change(`node-${n}_deployment_0A1B2C3D`, ['update']), change(`node-${n}_rollout_0A1B2C3D`, ['delete', 'create'])]);
+
+  it('GIVEN --soak 40s and --on-failure group THEN each changing node says its soak (the next wave, or its rollout in the last) and the group rollback; --json has the fields', () => {
+    const s = summarizePlan(model({ DEPLOY_SOAK: '40s', DEPLOY_ON_FAILURE: 'group' }), planned, true);
+    const of = (n: string) => s.nodes.find((x) => x.node === n)!;
+    expect(of('alpha').words).toMatch(/; in wave 1 of 2 \(at most 2 nodes down at once\); then watched for 40s \(soak: it must stay running\) before the next wave starts; set back to its previous image if a rollout of this run fails \(--on-failure group\)$/);
+    expect(of('gamma').words).toMatch(/; in wave 2 of 2 .*; then watched for 40s \(soak: it must stay running\) before its rollout counts; set back/);
+    expect([of('alpha').soakSeconds, of('alpha').setBackWithGroup, s.soakSeconds, s.onFailure]).toEqual([40, true, 40, 'group']);
+    expect(formatTargetSummary(s).split('\n').slice(1, 3)).toEqual([
+      '  soak: every node whose pod changes must stay running 40s once Ready before its wave counts; a fall is rolled back and holds the later waves',
+      '  on a failed rollout: every node this run changed is set back too, the last wave first (--on-failure group)',
+    ]);
+  });
+
+  it('GIVEN neither THEN the words and the document are as before', () => {
+    const s = summarizePlan(model({}), planned, true);
+    const alpha = s.nodes.find((x) => x.node === 'alpha')!;
+    expect(alpha.words).not.toMatch(/soak|group/);
+    expect(['soakSeconds' in alpha, 'setBackWithGroup' in alpha, 'soakSeconds' in s, 'onFailure' in s]).toEqual([false, false, false, false]);
+  });
+
+  it('GIVEN a node whose pod does not change THEN it says no soak', () => {
+    const s = summarizePlan(model({ DEPLOY_SOAK: '40s' }), planned.filter((c) => !c.name.includes('beta')), true);
+    expect(s.nodes.find((x) => x.node === 'beta')!.words).toBe('no change');
+  });
+});
+

@@ -147,4 +147,11 @@ describe('the rows of a run (events in, a row per node and per target out)', () 
     const { lines } = run([planned, tofu(1, start('data.external.image-mail_digest_0A1B2C3D', 'read')), tofu(2, start('data.kubernetes_resources.runtime-class', 'read'))]);
     expect(lines).toEqual([]);
   });
+
+  it('GIVEN the step soaking a Ready pod THEN the row counts the soak down', () => {
+    const soak = (elapsedMs: number) => progress('mail', { stage: 'soak', verdict: 'ready', phase: 'ready', detail: 'pod mail-1 is ready; soaking', elapsedMs, limitMs: 40_000, remainingMs: 40_000 - elapsedMs });
+    const { rows } = run([planned, tofu(1, start(ROLLOUT)), tofu(2, output(ROLLOUT, soak(5000))), tofu(3, output(ROLLOUT, soak(12_000)))]);
+    expect(rows.find((r) => r.node === 'mail')).toMatchObject({ status: 'active', words: 'soaking: 28s left' });
+  });
 });
+

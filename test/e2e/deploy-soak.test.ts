@@ -1,0 +1,128 @@
+/**
+ * Issue 47, a soak between waves and a group that goes back together. Four nodes in waves of
+ * one (--max-unavailable 1); s2, in wave 2, runs an image whose late-fail.service fails 20 s
+ * after its start, so it is Ready first and falls during the soak of 40 s:
+ * - --soak 40s: s2 is rolled back with the failed unit named, the waves after it (s3, s4) are
+ *   untouched (same pods), exit 4; s1, in wave 1, keeps its new image;
+ * - the same with --on-failure group: s1 is set back too, every node on its previous image and
+ *   Ready, exit 4;
+ * - a Ctrl-C during s1's soak: exit 130, s1 on its new image and Ready (nothing set back), the
+ *   later waves untouched.
+ */
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { repoRoot, type BuiltImage } from '../integration/images-scripts.js';
+import { DeployHarness, images } from './harness.js';
+
+const NODES = ['s1', 's2', 's3', 's4'] as const;
+type NodeName = (typeof NODES)[number];
+interface NodeState {
+  uid: string;
+  generation: number;
+  image: string;
+}
+const SOAK = { DEPLOY_MAX_UNAVAILABLE: '1', DEPLOY_SOAK: '40s' };
+
+describe('--soak and --on-failure group: a node that falls 20 s after its boot, in wave 2 of 4', () => {
+  let h: DeployHarness;
+  let late: BuiltImage;
+  /** s2 on `s2`, the others on `rest`. */
+  const four = (rest: BuiltImage, s2: BuiltImage = rest) => ({ s1: { image: rest }, s2: { image: s2 }, s3: { image: rest }, s4: { image: rest } });
+
+  beforeAll(async () => {
+    h = await DeployHarness.create('soak');
+    late = await images.lateFail();
+    const first = await h.deploy('apply', await h.writePlan('first', four(await images.good())), ['--target', 'all'], { DEPLOY_MAX_UNAVAILABLE: '1' });
+    expect(first.exitCode, first.stderr).toBe(0);
+  });
+  afterAll(() => h?.cleanup());
+
+  /** Per node: its pod's uid, its Deployment's generation and image; every pod Ready. */
+  async function state(): Promise<Record<NodeName, NodeState>> {
+    const out = {} as Record<NodeName, NodeState>;
+    for (const n of NODES) {
+      const pod = await h.podOf(n);
+      expect(pod.status.conditions.find((c: any) => c.type === 'Ready')?.status, `${n} is not Ready`).toBe('True');
+      const dep = await h.getJson(['get', 'deployment', n]);
+      out[n] = { uid: pod.metadata.uid, generation: dep.metadata.generation, image: dep.spec.template.spec.containers[0].image };
+    }
+    return out;
+  }
+
+  it('GIVEN --soak 40s THEN the plan says it; s2 falls during its soak and is rolled back naming late-fail.service, s3 and s4 are untouched, exit 4', async () => {
+    const before = await state();
+    const plan = await h.writePlan('soak', four(await images.goodWith('soak=2'), late));
+    const p = await h.deploy('plan', plan, ['--target', 'all'], SOAK, { json: false });
+    expect(p.exitCode, p.stderr).toBe(0);
+    expect(p.stdout).toMatch(/ {2}s1: .*; in wave 1 of 4 .*; then watched for 40s \(soak: it must stay running\) before the next wave starts\n/);
+    expect(p.stdout).toMatch(/ {2}s4: .*; in wave 4 of 4 .*; then watched for 40s \(soak: it must stay running\) before its rollout counts\n/);
+    const r = await h.deploy('apply', plan, ['--target', 'all'], SOAK);
+    expect(r.exitCode, r.stderr).toBe(4);
+    const rollouts = Object.fromEntries(r.json.targets[0].rollouts.map((x: any) => [x.node, x]));
+    expect(Object.keys(rollouts).sort()).toEqual(['s1', 's2']);
+    expect(rollouts.s1).toMatchObject({ outcome: 'ready', soakSeconds: 40 });
+    expect(rollouts.s2).toMatchObject({ outcome: 'rolled-back', reason: 'systemd-degraded', soakSeconds: 40 });
+    expect(rollouts.s2.failedUnits).toContain('late-fail.service');
+    expect(rollouts.s2.message).toMatch(/ during the 40s soak, \d+s after it was ready$/);
+    // the journal of the failed unit, read before the rollback
+    expect(rollouts.s2.logTail.join('\n')).toContain('late-fail.service: failing 20 s after the boot, on purpose');
+    const after = await state();
+    expect(after.s2.image).toBe(before.s2.image);
+    expect(after.s1.image).not.toBe(before.s1.image);
+    for (const n of ['s3', 's4'] as const) expect(after[n], `${n} was touched`).toEqual(before[n]);
+  });
+
+  it('GIVEN the same with --on-failure group THEN s1 is set back too: every node on its previous image and Ready, s3 and s4 untouched, exit 4', async () => {
+    const before = await state();
+    const plan = await h.writePlan('group', four(await images.goodWith('soak=3'), late));
+    const r = await h.deploy('apply', plan, ['--target', 'all'], { ...SOAK, DEPLOY_ON_FAILURE: 'group' });
+    expect(r.exitCode, r.stderr).toBe(4);
+    const t = r.json.targets[0];
+    expect(t.rollouts.map((x: any) => [x.node, x.outcome]).sort()).toEqual([['s1', 'ready'], ['s2', 'rolled-back']]);
+    expect(t.groupRollback.map((x: any) => [x.node, x.wave, x.outcome])).toEqual([['s1', 1, 'set-back']]);
+    expect(t.groupRollback[0].runs).toBe(before.s1.image);
+    const after = await state();
+    for (const n of NODES) expect(after[n].image, `${n} is not on its previous image`).toBe(before[n].image);
+    for (const n of ['s3', 's4'] as const) expect(after[n], `${n} was touched`).toEqual(before[n]);
+    // the text summary lists the node and what it runs now
+    const again = await h.deploy('apply', plan, ['--target', 'all'], { ...SOAK, DEPLOY_ON_FAILURE: 'group' }, { json: false });
+    expect(again.exitCode, again.stderr).toBe(4);
+    expect(again.stdout).toMatch(/\/s1: group rollback \(wave 1\): set-back \(runs sha256:[0-9a-f]{12}\)/);
+  });
+
+  it('GIVEN a Ctrl-C during the soak of wave 1 THEN exit 130: s1 on its new image and Ready, nothing set back, the later waves untouched', async () => {
+    const before = await state();
+    const plan = await h.writePlan('interrupt', four(await images.goodWith('soak=4')));
+    const child = execa(join(repoRoot, 'bin', 'deploy'), ['apply', '--plan', plan, '--target', 'all', '--json'], { env: { ...h.env, ...SOAK }, reject: false, timeout: 600_000 });
+    let stderr = '';
+    child.stderr!.on('data', (d) => (stderr += String(d)));
+    let exited = false;
+    void child.then(() => (exited = true));
+    // s1's new pod Ready (its Deployment on another image than before): its soak has begun
+    let sent = false;
+    const deadline = Date.now() + 300_000;
+    while (!sent && Date.now() < deadline && !exited) {
+      await new Promise((res) => setTimeout(res, 1000));
+      const dep = await h.getJson(['get', 'deployment', 's1']).catch(() => undefined);
+      const pod = await h.podOf('s1').catch(() => undefined);
+      const ready = pod?.status?.conditions?.find((c: any) => c.type === 'Ready')?.status === 'True';
+      if (dep && dep.spec.template.spec.containers[0].image !== before.s1.image && ready && pod.spec.containers[0].image === dep.spec.template.spec.containers[0].image) {
+        // well inside the 40 s soak
+        await new Promise((res) => setTimeout(res, 5000));
+        sent = true;
+        child.kill('SIGINT');
+      }
+    }
+    const r = await child;
+    expect(sent, stderr).toBe(true);
+    expect(r.exitCode, stderr).toBe(130);
+    const doc = JSON.parse(r.stdout);
+    const s1 = doc.targets[0].rollouts.find((x: any) => x.node === 's1');
+    expect(s1).toMatchObject({ outcome: 'interrupted' });
+    expect(s1.message).toMatch(/^interrupted during the 40s soak, \d+s after the pod was ready; nothing was rolled back\. The Deployment is at revision \d+ \(.*\); pod .*: Running, container running, ready\./);
+    const after = await state();
+    expect(after.s1.image).not.toBe(before.s1.image);
+    for (const n of ['s2', 's3', 's4'] as const) expect(after[n], `${n} was touched`).toEqual(before[n]);
+  });
+});
