@@ -309,13 +309,20 @@ export function defineDriftRounds(defaults: { readonly seed: number; readonly ro
         if (edits.length === 0) return; // every try refused: nothing to check this round (counted above)
         const plan = plans[applied]!;
         const where = `${where0}: ${edits.join('; ')}`;
+        // edits that undo each other (a label added, then the labels map removed; an annotation
+        // applied, then removed) leave every object as the graph has it: nothing to name, and
+        // a verified answer is right (seed 536657023, rounds 46, 71, 158)
+        const net: string[] = [];
+        for (const o of owned) if (JSON.stringify(shapeOf(await read(o))) !== JSON.stringify(shapes.get(o))) net.push(`${o.kind} ${o.name}`);
         const fast = await h.deploy('plan', plan, ['--target', 'all']);
         const full = await h.deploy('plan', plan, ['--target', 'all'], { DEPLOY_FAST_PLAN: 'off' });
         expect(fast.exitCode, `${where}\n${fast.stderr}`).toBe(0);
         expect(full.exitCode, `${where}\n${full.stderr}`).toBe(0);
-        expect(fast.json.targets[0].verifiedNoop, where).toBeUndefined();
-        if (during) expect(fast.stderr, where).toContain('full plan: ');
-        expect(editsOf(fast).length, `${where}: the plan names no hand edit\n${fast.stdout}`).toBeGreaterThan(0);
+        if (net.length > 0) {
+          expect(fast.json.targets[0].verifiedNoop, where).toBeUndefined();
+          if (during) expect(fast.stderr, where).toContain('full plan: ');
+          expect(editsOf(fast).length, `${where}: the plan names no hand edit (changed: ${net.join(', ')})\n${fast.stdout}`).toBeGreaterThan(0);
+        }
         expect(editsOf(full), `${where}: the fast and the full plan differ`).toEqual(editsOf(fast));
         const a = await h.deploy('apply', plan, ['--target', 'all']);
         expect(a.exitCode, `${where}\n${a.stderr}`).toBe(0);
