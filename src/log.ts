@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { z } from 'zod';
+import { parseJsonLine } from './contract/parse-json.js';
 
 /**
  * Every structured event deploy logs, as one union tagged by `kind`. The logger takes only
@@ -100,15 +101,9 @@ const logLineSchema = z.object({ level: z.number(), msg: z.string(), kind: z.str
  */
 export function parseLogLine(line: string): { level: string; msg: string } | undefined {
   if (!line.startsWith('{')) return undefined;
-  let json: unknown;
-  try {
-    json = JSON.parse(line);
-  } catch {
-    return undefined;
-  }
-  const parsed = logLineSchema.safeParse(json);
-  if (!parsed.success) return undefined;
+  const parsed = parseJsonLine(logLineSchema, line);
+  if (parsed === undefined) return undefined;
   // pino's numbers (https://getpino.io/#/docs/api?id=loggerlevels)
-  const level = parsed.data.level >= 50 ? 'error' : parsed.data.level >= 40 ? 'warning' : parsed.data.level >= 30 ? 'info' : 'debug';
-  return { level, msg: parsed.data.msg };
+  const level = parsed.level >= 50 ? 'error' : parsed.level >= 40 ? 'warning' : parsed.level >= 30 ? 'info' : 'debug';
+  return { level, msg: parsed.msg };
 }

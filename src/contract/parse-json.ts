@@ -13,6 +13,23 @@ export function describeIssues(error: z.ZodError): string {
 }
 
 /**
+ * One line of another program's output that may be one of ours: parsed and checked by
+ * `schema`, or undefined when it is not JSON or not of that shape (a line for people). Never
+ * throws: the line readers of the steps' output (log.ts, rollout/progress.ts,
+ * contract/step-lines.ts) take every other line as text.
+ */
+export function parseJsonLine<S extends z.ZodType>(schema: S, line: string): z.output<S> | undefined {
+  let json: unknown;
+  try {
+    json = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  const parsed = schema.safeParse(json);
+  return parsed.success ? parsed.data : undefined;
+}
+
+/**
  * `text` parsed as JSON and checked by `schema`; throws a ToolError (exit 3) naming `where`
  * (what was read: "the lock of state x in /var/lib/deploy/state.db", a file path, ...) and,
  * when the JSON is not as expected, the path of each wrong field.

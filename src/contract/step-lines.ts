@@ -10,6 +10,7 @@
  * ends of the contract cannot drift apart.
  */
 import { z } from 'zod';
+import { parseJsonLine } from './parse-json.js';
 
 /** The key every typed line has: a line without it is someone else's (skopeo's, ssh's, a build's). */
 export const STEP_LINE_MARK = 'deployStep';
@@ -37,14 +38,7 @@ export type StepLine = z.infer<typeof stepLineSchema>;
 export function parseStepLine(text: string): StepLine | undefined {
   const line = text.trim();
   if (!line.startsWith(`{"${STEP_LINE_MARK}":`)) return undefined;
-  let json: unknown;
-  try {
-    json = JSON.parse(line);
-  } catch {
-    return undefined;
-  }
-  const parsed = stepLineSchema.safeParse(json);
-  return parsed.success ? parsed.data : undefined;
+  return parseJsonLine(stepLineSchema, line);
 }
 
 /** A typed line as deploy prints it (for tests, and anything in deploy that speaks for a step). */

@@ -6,6 +6,7 @@
  */
 import type { Writable } from 'node:stream';
 import { z } from 'zod';
+import { parseJsonLine } from '../contract/parse-json.js';
 import type { Verdict } from './classify/verdict.js';
 import { OUTCOMES, type RolloutReport } from './report.js';
 
@@ -109,12 +110,7 @@ export type StepProgress = z.infer<typeof progressLineSchema>;
 /** One line of the step's output -> its progress, or undefined for a line for people. */
 export function parseStepProgressLine(line: string): StepProgress | undefined {
   if (!line.includes(TAG)) return undefined;
-  try {
-    const parsed = progressLineSchema.safeParse(JSON.parse(line));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
+  return parseJsonLine(progressLineSchema, line);
 }
 
 function firstLine(text: string): string {
