@@ -7,6 +7,7 @@ import { ROLLBACK_FIELD_MANAGER } from '../contract/field-managers.js';
 import { DeploymentSchema, templateImage, type Deployment } from '../kube/api-objects.js';
 import type { Verdict } from './classify/classify.js';
 import { describeApiError } from '../kube/api-error.js';
+import { statusCode } from '../deadline.js';
 import type { KubeApi } from '../kube/kube-api.js';
 import { describeNodeState } from './node-state.js';
 import type { RolloutStage } from './progress.js';
@@ -19,6 +20,12 @@ import { waitForVerdict, type WaitResult } from './wait-for-verdict.js';
 export interface RollbackOutcome {
   readonly outcome: 'rolled-back' | 'rollback-failed' | 'interrupted';
   readonly detail: string;
+  /**
+   * Whether the Deployment was set back (its one write): `yes`, `no` (the API server refused
+   * the patch), or `unknown` (no answer: the patch dropped on an interrupt, or no answer in
+   * time; it may have landed).
+   */
+  readonly written: 'yes' | 'no' | 'unknown';
 }
 
 export async function rollBack(
@@ -38,12 +45,16 @@ export async function rollBack(
   try {
     // Guarded by the generation we classified: a newer template (a concurrent apply) is not overwritten.
     const patched = DeploymentSchema.parse(
-      await api.patchDeployment(opts.namespace, opts.node, buildUndoPatch(prev, dep.metadata.generation ?? undefined), ROLLBACK_FIELD_MANAGER, deps.signal),
+      await api.patchDeployment(opts.namespace, opts.node, buildUndoPatch(prev, dep.metadata.generation ?? undefined), ROLLBACK_FIELD_MANAGER, deps.finishWrites ? undefined : deps.signal),
     );
     generation = patched.metadata.generation ?? 0;
   } catch (err) {
-    if (deps.signal.aborted) return { outcome: 'interrupted', detail: 'the rollback patch was being sent; the Deployment may or may not be set back' };
-    return { outcome: 'rollback-failed', detail: `setting the Deployment back to ${prevImage ?? `revision ${revisionOf(prev)}`} failed: ${describeApiError(err)}` };
+    if (deps.signal.aborted && !deps.finishWrites) return { outcome: 'interrupted', written: 'unknown', detail: 'the rollback patch was being sent; the Deployment may or may not be set back' };
+    // a refusal (4xx) wrote nothing; no answer, or a server's error (a 504 of a write that
+    // timed out inside), may have landed
+    const code = statusCode(err);
+    const written = code !== undefined && code < 500 ? 'no' : 'unknown';
+    return { outcome: 'rollback-failed', written, detail: `setting the Deployment back to ${prevImage ?? `revision ${revisionOf(prev)}`} failed: ${describeApiError(err)}` };
   }
   deps.logger?.info({ kind: 'rollout-rolled-back', node: opts.node, to: prevImage, revision: revisionOf(prev), generation }, 'rolled the Deployment back; waiting for the previous pod');
   const result: WaitResult = await waitForVerdict(watch, {
@@ -58,8 +69,8 @@ export async function rollBack(
   });
   deps.progress?.end();
   if (result.kind === 'interrupted') {
-    return { outcome: 'interrupted', detail: `the Deployment is set back to ${prevImage ?? '?'}, its pod was not ready yet. ${describeNodeState(result.snapshot)}` };
+    return { outcome: 'interrupted', written: 'yes', detail: `the Deployment is set back to ${prevImage ?? '?'}, its pod was not ready yet. ${describeNodeState(result.snapshot)}` };
   }
-  if (result.verdict.kind === 'ready') return { outcome: 'rolled-back', detail: `pod ${result.verdict.pod} is ready` };
-  return { outcome: 'rollback-failed', detail: result.verdict.message };
+  if (result.verdict.kind === 'ready') return { outcome: 'rolled-back', written: 'yes', detail: `pod ${result.verdict.pod} is ready` };
+  return { outcome: 'rollback-failed', written: 'yes', detail: result.verdict.message };
 }

@@ -26,4 +26,12 @@ export interface RolloutDeps {
   readonly progress?: Progress;
   readonly logger?: Logger;
   readonly now?: () => number;
+  /**
+   * Whether the rollback's one write (its patch) is let finish on the request's own deadline
+   * when the signal aborts (true), instead of being dropped unanswered (the default). The
+   * client cannot cancel a request it sent (src/deadline.ts: withDeadline drops a late answer),
+   * so a dropped patch may still land; the group's rollback (set-back.ts) must know whether it
+   * did, to say what the node runs.
+   */
+  readonly finishWrites?: boolean;
 }

@@ -7,12 +7,16 @@
  * - the same with --on-failure group: s1 is set back too, every node on its previous image and
  *   Ready, exit 4;
  * - a Ctrl-C during s1's soak: exit 130, s1 on its new image and Ready (nothing set back), the
- *   later waves untouched.
+ *   later waves untouched;
+ * - with --on-failure group and s3 the one that falls (so s2, then s1, go back), a Ctrl-C once
+ *   the group's rollback has begun: exit 130, each node's Deployment on the image the report
+ *   says it runs (its previous one or this run's), every node without a Ready pod reported.
  */
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot, type BuiltImage } from '../integration/images-scripts.js';
+import { until } from '../support/until.js';
 import { DeployHarness, images } from './harness.js';
 
 const NODES = ['s1', 's2', 's3', 's4'] as const;
@@ -124,5 +128,62 @@ describe('--soak and --on-failure group: a node that falls 20 s after its boot, 
     const after = await state();
     expect(after.s1.image).not.toBe(before.s1.image);
     for (const n of ['s2', 's3', 's4'] as const) expect(after[n], `${n} was touched`).toEqual(before[n]);
+  });
+
+  /** A node's Deployment image, and whether it has exactly one live pod, Ready, on that image (no assertion: a node may be on its way). */
+  async function live(n: NodeName): Promise<{ image: string; readyOnIt: boolean }> {
+    const dep = await h.getJson(['get', 'deployment', n]);
+    const image = dep.spec.template.spec.containers[0].image;
+    const pods = (await h.getJson(['get', 'pods', '-l', `app.kubernetes.io/name=${n}`])).items.filter((p: any) => !p.metadata.deletionTimestamp);
+    const readyOnIt = pods.length === 1 && pods[0].spec.containers[0].image === image && pods[0].status?.conditions?.find((c: any) => c.type === 'Ready')?.status === 'True';
+    return { image, readyOnIt };
+  }
+
+  it('GIVEN --on-failure group and a Ctrl-C once the group\'s rollback has begun THEN exit 130: each node on the image the report says (its previous or its new one), none without a Ready pod left unreported', async () => {
+    const before = await state();
+    const fresh = await images.goodWith('soak=5');
+    // s3 falls in its soak: waves 1-2 (s1, s2) succeeded and go back, s2 first; s4 is held back
+    const plan = await h.writePlan('group-interrupt', { s1: { image: fresh }, s2: { image: fresh }, s3: { image: late }, s4: { image: fresh } });
+    const child = execa(join(repoRoot, 'bin', 'deploy'), ['apply', '--plan', plan, '--target', 'all', '--json'], { env: { ...h.env, ...SOAK, DEPLOY_ON_FAILURE: 'group' }, reject: false, timeout: 600_000 });
+    let stderr = '';
+    child.stderr!.on('data', (d) => (stderr += String(d)));
+    let exited = false;
+    void child.then(() => (exited = true));
+    // the group's rollback has begun: s2's row says it is on its way back (stderr is no terminal:
+    // the plain view's line). Its pod must stop and boot again, seconds: the signal comes first.
+    await until('s2 on its way back (the group rollback begun)', () => /\[all\] s2: setting back to sha256:[0-9a-f]{12}: waiting for Ready\n/.test(stderr), {
+      timeoutMs: 480_000,
+      intervalMs: 50,
+      seen: () => stderr.slice(-3000),
+      failIf: () => (exited ? 'deploy ended before it' : undefined),
+    });
+    child.kill('SIGINT');
+    const r = await child;
+    expect(r.exitCode, stderr).toBe(130);
+    const t = JSON.parse(r.stdout).targets[0];
+    const rollouts = Object.fromEntries(t.rollouts.map((x: any) => [x.node, x]));
+    expect(Object.keys(rollouts).sort()).toEqual(['s1', 's2', 's3']);
+    expect([rollouts.s1.outcome, rollouts.s2.outcome, rollouts.s3.outcome]).toEqual(['ready', 'ready', 'rolled-back']);
+    const group = Object.fromEntries(t.groupRollback.map((x: any) => [x.node, x]));
+    // s2's wave first, interrupted on its way (or, on a very fast cluster, back); s1's wave never begun
+    expect(t.groupRollback.map((x: any) => x.node)).toEqual(['s2', 's1']);
+    expect(['interrupted', 'set-back'], JSON.stringify(group.s2)).toContain(group.s2.outcome);
+    expect(group.s1).toMatchObject({ wave: 1, outcome: 'not-reached', runs: rollouts.s1.image });
+    expect(stderr).toMatch(/\[all\] s1: interrupted: not set back \(the interrupt came before its wave\): it runs sha256:[0-9a-f]{12}\n/);
+    // every node: the Deployment holds what the report says; one without a Ready pod on it is reported as not back
+    for (const n of NODES) {
+      const now = await live(n);
+      if (n === 's1' || n === 's2') {
+        // one write, done or not: the report knows which image (never null), and it is the previous or the new one
+        expect(group[n].runs, `${n}: ${JSON.stringify(group[n])}`).not.toBeNull();
+        expect([before[n].image, rollouts[n].image], `${n} runs neither its previous nor its new image`).toContain(group[n].runs);
+        expect(now.image, `${n}'s Deployment is not on the image the report says`).toBe(group[n].runs);
+        if (!now.readyOnIt) expect(group[n].outcome, `${n} has no Ready pod but is reported ${group[n].outcome}`).not.toBe('set-back');
+      } else {
+        // s3 set back by its own step, s4 never reached: both on their previous image, Ready
+        expect(now, `${n}`).toEqual({ image: before[n].image, readyOnIt: true });
+      }
+    }
+    expect(rollouts.s2.previousImage).toBe(before.s2.image);
   });
 });

@@ -7,6 +7,11 @@
  * down at once than on the way forward. Each node's rollback is the rollout step's own
  * (src/rollout/set-back.ts); this module only orders them and gives the verdict.
  *
+ * An interrupt (the run's signal) stops the waits, never a write (set-back.ts: each node's
+ * set-back is one patch, let finish): the waves not begun are not touched, and each node says
+ * what its Deployment holds now (`runs`: its previous image, this run's, or null when unknown).
+ * The run's view shows each node on its way back (its row, run-rows.ts).
+ *
  * The exit code: 4 when every node is back, 6 when one could not be set back (or was changed
  * by someone since its rollout, so the group is not one configuration), 5 when one was new in
  * this run (nothing to go back to), 130 when interrupted; the failed node's own code counts too.
@@ -17,7 +22,10 @@ import type { Logger } from '../../log.js';
 import { ExitCode } from '../../errors.js';
 import { shortImage } from '../../rollout/report-format.js';
 import { rolloutsExitCode, type RolloutOutcome, type RolloutReport } from '../../rollout/report.js';
+import type { Verdict } from '../../rollout/classify/verdict.js';
 import type { RunRollout, SetBackResult } from '../../rollout/set-back.js';
+import type { RunView } from '../view/run-view.js';
+import type { SetBackStep } from '../view/run-rows.js';
 
 /** One node of the group's rollback, and what it runs now. */
 export interface GroupSetBack {
@@ -26,13 +34,16 @@ export interface GroupSetBack {
   /** Its wave (1-based) among the target's. */
   readonly wave: number;
   /**
-   * `set-back`: Ready on its previous image; `failed`: the rollback did not become Ready;
+   * `set-back`: Ready on its previous image; `failed`: not back (its rollback did not become
+   * Ready, or could not be written: `runs` says which);
    * `changed`: not touched, someone changed its Deployment since; `no-previous`: new in this
-   * run, nothing to go back to; `interrupted`: stopped while it was set back; `not-reached`:
-   * the interrupt came first, it runs this run's image.
+   * run, nothing to go back to; `interrupted`: stopped while it was set back (`runs`: its
+   * previous image when the write was done, its pod not Ready yet; this run's when no write was
+   * sent; null when unknown); `not-reached`: the interrupt came before its wave, it runs this
+   * run's image.
    */
   readonly outcome: 'set-back' | 'failed' | 'changed' | 'no-previous' | 'interrupted' | 'not-reached';
-  /** The image it runs now, as far as deploy knows. */
+  /** The image its Deployment holds now, as far as deploy knows (null: it does not). */
   readonly runs: string | null;
   readonly detail: string;
 }
@@ -43,10 +54,12 @@ export interface GroupRollback {
 }
 
 export interface GroupRollbackDeps {
-  /** Sets one node back and waits for it (setBackNode with the run's API and timeouts). */
-  readonly setBack: (rollout: RunRollout) => Promise<SetBackResult>;
+  /** Sets one node back and waits for it (setBackNode with the run's API and timeouts); `onVerdict`: each verdict of the wait for its pod. */
+  readonly setBack: (rollout: RunRollout, onVerdict: (v: Verdict) => void) => Promise<SetBackResult>;
   readonly signal: AbortSignal;
   readonly progress: (line: string) => void;
+  /** Each node on its way back, for its row of the run's view (RunView.setBack of the target). */
+  readonly shown: (node: string, step: SetBackStep) => void;
 }
 
 /** The failures that make a group go back (an interrupt is the operator's stop, not a failure). */
@@ -68,7 +81,10 @@ export async function rollBackGroup(model: GroupTarget, rollouts: readonly Rollo
     const mine = all[w - 1]!.flatMap((n) => (succeeded.has(n.name) ? [succeeded.get(n.name)!] : []));
     if (mine.length === 0) continue;
     if (deps.signal.aborted) {
-      done.push(...mine.map((r) => entry(r, w, 'not-reached', r.image, 'not set back: interrupted before its wave; it runs the image of this run')));
+      for (const r of mine) {
+        done.push(entry(r, w, 'not-reached', r.image, 'not set back: interrupted before its wave; it runs the image of this run'));
+        deps.shown(r.node, { kind: 'interrupted', why: `not set back (the interrupt came before its wave): it runs ${shortImage(r.image)}` });
+      }
       continue;
     }
     deps.progress(`--on-failure group: setting back wave ${w} of ${all.length}: ${mine.map((r) => r.node).join(', ')}`);
@@ -78,17 +94,30 @@ export async function rollBackGroup(model: GroupTarget, rollouts: readonly Rollo
 }
 
 async function setBackOne(r: RolloutReport, wave: number, deps: GroupRollbackDeps): Promise<GroupSetBack> {
-  if (r.previousImage === null) return entry(r, wave, 'no-previous', r.image, 'not set back: its first deploy was in this run, there is no previous image');
-  const res = await deps.setBack({ namespace: r.namespace, node: r.node, image: r.image, previousImage: r.previousImage });
+  const show = (step: SetBackStep) => deps.shown(r.node, step);
+  if (r.previousImage === null) {
+    show({ kind: 'not-set-back', why: 'its first deploy was in this run: there is no previous image' });
+    return entry(r, wave, 'no-previous', r.image, 'not set back: its first deploy was in this run, there is no previous image');
+  }
+  const previous = r.previousImage;
+  const to = shortImage(previous);
+  show({ kind: 'setting-back', to });
+  const res = await deps.setBack({ namespace: r.namespace, node: r.node, image: r.image, previousImage: previous }, (verdict) => show({ kind: 'setting-back', to, verdict }));
+  const runs = res.holds === 'previous' ? previous : res.holds === 'this-run' ? r.image : null;
+  const holds = runs === null ? 'what it runs is not known' : `it runs ${shortImage(runs)}`;
   switch (res.outcome) {
     case 'rolled-back':
-      return entry(r, wave, 'set-back', r.previousImage, `set back to ${shortImage(r.previousImage)}: ${res.detail}`);
+      show({ kind: 'set-back', to });
+      return entry(r, wave, 'set-back', previous, `set back to ${to}: ${res.detail}`);
     case 'rollback-failed':
-      return entry(r, wave, 'failed', r.previousImage, `the rollback to ${shortImage(r.previousImage)} failed: ${res.detail}`);
+      show({ kind: 'not-set-back', why: `${res.detail.split('\n')[0]} (${holds})` });
+      return entry(r, wave, 'failed', runs, `the rollback to ${to} failed: ${res.detail}`);
     case 'interrupted':
-      return entry(r, wave, 'interrupted', r.previousImage, `interrupted: ${res.detail}`);
+      show({ kind: 'interrupted', why: res.holds === 'previous' ? `set back to ${to}, its pod not Ready yet` : `${holds}, not set back` });
+      return entry(r, wave, 'interrupted', runs, `interrupted: ${res.detail}`);
     case 'changed':
-      return entry(r, wave, 'changed', null, res.detail);
+      show({ kind: 'not-set-back', why: res.detail });
+      return entry(r, wave, 'changed', null, `not set back: ${res.detail}`);
   }
 }
 
@@ -125,6 +154,7 @@ export interface GroupRollbackRun {
   readonly logger: Logger;
   readonly signal: AbortSignal;
   readonly progress: (line: string) => void;
+  readonly view: Pick<RunView, 'setBack'>;
 }
 
 /**
@@ -136,8 +166,9 @@ export async function rollBackGroupInCluster(model: TargetModel, rollouts: reado
   const api = await openRolloutApi({ ...run.env, KUBE_CONFIG_PATH: run.kubeconfig });
   const limits = { timeout: model.rolloutTimeout, rollbackTimeout: model.rolloutTimeout };
   return rollBackGroup(model, rollouts, {
-    setBack: (r) => setBackNode(api, r, limits, { api, signal: run.signal, logger: run.logger }),
+    setBack: (r, onVerdict) => setBackNode(api, r, limits, { api, signal: run.signal, logger: run.logger, progress: { show: (_stage, v) => onVerdict(v), end: () => {} } }),
     signal: run.signal,
     progress: (line) => run.progress(`[${model.target}] ${line}`),
+    shown: (node, step) => run.view.setBack(model.target, node, step),
   });
 }

@@ -28,6 +28,10 @@ export function createPlainView(writeLine: (line: string) => void, opts: { start
       const at = now();
       for (const s of rows.apply({ kind: 'ended', at, target, ok })) writeLine(`${clockPrefix(opts.started, at)}[${target}] ${s.line}`);
     },
+    setBack(target, node, step) {
+      const at = now();
+      for (const s of rows.apply({ kind: 'set-back', at, target, node, step })) writeLine(`${clockPrefix(opts.started, at)}[${target}] ${s.line}`);
+    },
     close() {},
   };
 }

@@ -1,6 +1,6 @@
 /**
  * The state model of a run's view: events in (the plan's per-node words, tofu's events, the
- * steps' output lines), one row per node and one per target out, and the sentence each change
+ * steps' output lines, the group's rollback after tofu), one row per node and one per target out, and the sentence each change
  * of state is said in. Pure: no clock (each event carries its time), no stream, no colour;
  * tty-view.ts draws the rows in place, plain-view.ts prints the sentences.
  *
@@ -12,6 +12,7 @@ import { parseStepLine, stepLineWords } from '../../contract/step-lines.js';
 import { parseLogLine } from '../../log.js';
 import { parseStepProgressLine, type StepProgress } from '../../rollout/progress.js';
 import type { ChangeAction, TofuEvent } from '../../tools/tofu/tofu-events.js';
+import type { Verdict } from '../../rollout/classify/verdict.js';
 
 /** Where a row is: on its way (`active`), done well, done badly, or not touched by this run. */
 export type RowStatus = 'planned' | 'active' | 'ok' | 'bad' | 'unchanged';
@@ -54,11 +55,25 @@ export interface PlannedTarget {
   }[];
 }
 
+/**
+ * A node of the group's rollback (--on-failure group: src/workflow/target/group-rollback.ts),
+ * after tofu ended: on its way back to its previous image `to` (short), with the last verdict
+ * of the wait for its pod once one came; back; left as it is (`why`); or stopped by an
+ * interrupt (`why` says what it runs).
+ */
+export type SetBackStep =
+  | { readonly kind: 'setting-back'; readonly to: string; readonly verdict?: Verdict }
+  | { readonly kind: 'set-back'; readonly to: string }
+  | { readonly kind: 'not-set-back'; readonly why: string }
+  | { readonly kind: 'interrupted'; readonly why: string };
+
 export type ViewEvent =
   | { readonly kind: 'planned'; readonly at: number; readonly plan: PlannedTarget }
   | { readonly kind: 'tofu'; readonly at: number; readonly target: string; readonly event: TofuEvent }
   /** tofu's apply of the target ended, well (`ok`) or not. */
-  | { readonly kind: 'ended'; readonly at: number; readonly target: string; readonly ok: boolean };
+  | { readonly kind: 'ended'; readonly at: number; readonly target: string; readonly ok: boolean }
+  /** A node of the group's rollback, which runs after tofu ended. */
+  | { readonly kind: 'set-back'; readonly at: number; readonly target: string; readonly node: string; readonly step: SetBackStep };
 
 /** What one event did: the rows it changed and the sentences for a plain log. */
 export interface Said {
@@ -259,6 +274,36 @@ export function createRunRows(): RunRows {
     }
   }
 
+  /**
+   * The group's rollback: the node's row (ended, ready) is on its way again, back to its previous
+   * image, with the time of the way back alone; then back (ok), or not (bad: the node is not where
+   * the group's rollback wanted it), with why.
+   */
+  function onSetBack(target: string, node: string, step: SetBackStep, at: number): Said[] {
+    const row = nodeRow(target, node, at);
+    switch (step.kind) {
+      case 'setting-back': {
+        const head = `setting back to ${step.to}: `;
+        const v = step.verdict;
+        if (v === undefined) {
+          // a new way: its time counts from here, not from the rollout before it
+          const fresh: Row = { ...row, status: 'planned', startedAt: undefined, endedAt: undefined, output: '' };
+          return set(fresh, { status: 'active', words: `${head}waiting for Ready`, detail: '' }, at);
+        }
+        const systemd = v.kind !== 'ready' && v.systemdState ? ` (systemd ${v.systemdState})` : '';
+        if (v.kind === 'ready') return set(row, { status: 'active', words: `${head}pod ready`, detail: '' }, at);
+        if (v.kind === 'failed') return set(row, { status: 'active', words: `${head}failed: ${reasonWords(v.reason)}${systemd}`, detail: v.message.split('\n')[0]! }, at);
+        return set(row, { status: 'active', words: `${head}waiting for Ready: ${v.phase}${systemd}`, detail: v.detail }, at);
+      }
+      case 'set-back':
+        return set(row, { status: 'ok', words: `set back to ${step.to}`, detail: '' }, at, `set back to ${step.to} in ${formatElapsed(at - (row.startedAt ?? at))}`);
+      case 'not-set-back':
+        return set(row, { status: 'bad', words: 'could not be set back', detail: step.why }, at, `could not be set back: ${step.why}`);
+      case 'interrupted':
+        return set(row, { status: 'bad', words: 'interrupted', detail: step.why }, at, `interrupted: ${step.why}`);
+    }
+  }
+
   /** A row still on its way when tofu ended: done (a claim grown or a node destroyed: no pod to wait for), or stopped. */
   function onEnded(target: string, ok: boolean, at: number): Said[] {
     return [...rows.values()]
@@ -270,6 +315,7 @@ export function createRunRows(): RunRows {
     apply(e) {
       if (e.kind === 'planned') return onPlanned(e.plan, e.at);
       if (e.kind === 'tofu') return onTofu(e.target, e.event, e.at);
+      if (e.kind === 'set-back') return onSetBack(e.target, e.node, e.step, e.at);
       return onEnded(e.target, e.ok, e.at);
     },
     rows() {

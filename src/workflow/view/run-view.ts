@@ -4,7 +4,7 @@
  * of state (plain-view.ts). Both read the same rows (run-rows.ts); open-run-view.ts picks one.
  */
 import type { TofuEvent } from '../../tools/tofu/tofu-events.js';
-import type { PlannedTarget } from './run-rows.js';
+import type { PlannedTarget, SetBackStep } from './run-rows.js';
 
 export interface RunView {
   /** A line about the run (tofu init, a lock wait, a warning, an error): kept as is. */
@@ -15,6 +15,8 @@ export interface RunView {
   tofu(target: string, event: TofuEvent): void;
   /** The target's apply ended (ok: tofu succeeded): a row still on its way is done, or stopped. */
   ended(target: string, ok: boolean): void;
+  /** A node of the group's rollback (--on-failure group), after the target's apply ended: its row shows the way back. */
+  setBack(target: string, node: string, step: SetBackStep): void;
   /** Ends the view; a terminal keeps the last rows on screen. */
   close(): void;
 }

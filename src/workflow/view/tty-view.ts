@@ -101,6 +101,9 @@ export function createTtyView(stream: Writable & { columns?: number }, opts: { c
       rows.apply({ kind: 'ended', at: now(), target, ok });
       redraw();
     },
+    setBack(target, node, step) {
+      if (rows.apply({ kind: 'set-back', at: now(), target, node, step }).length > 0) soon();
+    },
     close() {
       if (closed) return;
       redraw();

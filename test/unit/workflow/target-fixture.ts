@@ -171,6 +171,7 @@ export function fakeView(): RunView & { readonly told: string[] } {
     planned: (plan) => void told.push(`planned ${plan.target}: ${plan.nodes.filter((n) => n.changes).map((n) => n.node).join(' ')}`),
     tofu: (target, e) => void told.push(`tofu ${target} ${e.kind}`),
     ended: (target, ok) => void told.push(`ended ${target} ${ok ? 'ok' : 'failed'}`),
+    setBack: (target, node, step) => void told.push(`set back ${target} ${node}: ${step.kind}`),
     close: () => {},
   };
 }

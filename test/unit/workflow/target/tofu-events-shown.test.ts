@@ -3,7 +3,7 @@ import type { TofuDiagnostic, TofuEvent } from '../../../../src/tools/tofu/tofu-
 import { echoTofu } from '../../../../src/workflow/target/tofu-events-shown.js';
 import type { RunView } from '../../../../src/workflow/view/run-view.js';
 
-const view: RunView = { note: () => {}, planned: () => {}, tofu: () => {}, ended: () => {}, close: () => {} };
+const view: RunView = { note: () => {}, planned: () => {}, tofu: () => {}, ended: () => {}, setBack: () => {}, close: () => {} };
 const error = (summary: string, detail = ''): TofuEvent => ({ kind: 'diagnostic', diagnostic: { severity: 'error', summary, detail } as TofuDiagnostic });
 
 function echoed(signal: AbortSignal, events: TofuEvent[]): string[] {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createRunRows, type ViewEvent } from '../../../../src/workflow/view/run-rows.js';
+import { createRunRows, type SetBackStep, type ViewEvent } from '../../../../src/workflow/view/run-rows.js';
 import type { TofuEvent } from '../../../../src/tools/tofu/tofu-events.js';
 import { stepOutcomeLine } from '../../../../src/rollout/progress.js';
 import { formatStepLine } from '../../../../src/contract/step-lines.js';
@@ -153,5 +153,43 @@ describe('the rows of a run (events in, a row per node and per target out)', () 
     const { rows } = run([planned, tofu(1, start(ROLLOUT)), tofu(2, output(ROLLOUT, soak(5000))), tofu(3, output(ROLLOUT, soak(12_000)))]);
     expect(rows.find((r) => r.node === 'mail')).toMatchObject({ status: 'active', words: 'soaking: 28s left' });
   });
-});
 
+  describe('the group\'s rollback (--on-failure group), after tofu ended', () => {
+    const ready = stepOutcomeLine({ node: 'mail', outcome: 'ready', reason: 'ready', failedUnits: [], message: 'pod mail-1 is ready', durations: { totalMs: 4000 } as never });
+    const forward: ViewEvent[] = [planned, tofu(1000, start(ROLLOUT)), tofu(5000, output(ROLLOUT, ready)), { kind: 'ended', at: 6000, target: 'all', ok: false }];
+    const back = (at: number, step: SetBackStep): ViewEvent => ({ kind: 'set-back', at, target: 'all', node: 'mail', step });
+
+    it('GIVEN a ready node set back THEN its row is on its way again (its time counted from the way back), says the wait for its pod, then `set back`', () => {
+      const { rows, lines } = run([
+        ...forward,
+        back(10_000, { kind: 'setting-back', to: 'sha256:0123456789ab' }),
+        back(11_000, { kind: 'setting-back', to: 'sha256:0123456789ab', verdict: { kind: 'waiting', phase: 'booting', detail: 'systemd is booting', systemdState: 'starting' } }),
+        // the same state again says nothing new
+        back(12_000, { kind: 'setting-back', to: 'sha256:0123456789ab', verdict: { kind: 'waiting', phase: 'booting', detail: 'systemd is booting', systemdState: 'starting' } }),
+        back(14_000, { kind: 'setting-back', to: 'sha256:0123456789ab', verdict: { kind: 'ready', pod: 'mail-0', image: null } }),
+        back(15_000, { kind: 'set-back', to: 'sha256:0123456789ab' }),
+      ]);
+      expect(lines.slice(run(forward).lines.length)).toEqual([
+        'mail: setting back to sha256:0123456789ab: waiting for Ready',
+        'mail: setting back to sha256:0123456789ab: waiting for Ready: booting (systemd starting)',
+        'mail: setting back to sha256:0123456789ab: pod ready',
+        'mail: set back to sha256:0123456789ab in 5s',
+      ]);
+      expect(rows.find((r) => r.node === 'mail')).toMatchObject({ status: 'ok', words: 'set back to sha256:0123456789ab', startedAt: 10_000, endedAt: 15_000 });
+    });
+
+    it('GIVEN the row on its way back THEN it is active, with the wait\'s detail', () => {
+      const { rows } = run([...forward, back(10_000, { kind: 'setting-back', to: 'sha256:0123456789ab' }), back(10_000, { kind: 'setting-back', to: 'sha256:0123456789ab', verdict: { kind: 'waiting', phase: 'booting', detail: 'systemd is booting' } })]);
+      expect(rows.find((r) => r.node === 'mail')).toMatchObject({ status: 'active', words: 'setting back to sha256:0123456789ab: waiting for Ready: booting', detail: 'systemd is booting', since: 10_000, startedAt: 10_000, endedAt: undefined });
+    });
+
+    it('GIVEN a node that could not be set back, or an interrupt THEN the row is bad and says why (the plain line whole, the row with the why as its detail)', () => {
+      const failed = run([...forward, back(10_000, { kind: 'setting-back', to: 'sha256:0123456789ab' }), back(70_000, { kind: 'not-set-back', why: 'not ready within 60s (it runs sha256:0123456789ab)' })]);
+      expect(failed.lines.at(-1)).toBe('mail: could not be set back: not ready within 60s (it runs sha256:0123456789ab)');
+      expect(failed.rows.find((r) => r.node === 'mail')).toMatchObject({ status: 'bad', words: 'could not be set back', detail: 'not ready within 60s (it runs sha256:0123456789ab)', endedAt: 70_000 });
+      const stopped = run([...forward, back(10_000, { kind: 'interrupted', why: 'not set back (the interrupt came before its wave): it runs sha256:fedcba987654' })]);
+      expect(stopped.lines.at(-1)).toBe('mail: interrupted: not set back (the interrupt came before its wave): it runs sha256:fedcba987654');
+      expect(stopped.rows.find((r) => r.node === 'mail')).toMatchObject({ status: 'bad', words: 'interrupted' });
+    });
+  });
+});

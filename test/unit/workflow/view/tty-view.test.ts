@@ -2,7 +2,8 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { fitWidth, renderRows } from '../../../../src/workflow/view/tty-view.js';
 import { openRunView, wantsColour, wantsLiveView } from '../../../../src/workflow/view/open-run-view.js';
-import type { Row } from '../../../../src/workflow/view/run-rows.js';
+import { createRunRows, type Row } from '../../../../src/workflow/view/run-rows.js';
+import { createPlainView } from '../../../../src/workflow/view/plain-view.js';
 
 const row = (over: Partial<Row>): Row => ({ target: 'all', node: 'mail', label: 'mail', status: 'active', words: 'waiting for the pod: booting', detail: '', since: 0, startedAt: 0, endedAt: undefined, output: '', ...over });
 
@@ -58,5 +59,24 @@ describe('the frame of the live view', () => {
     view.tofu('all', { kind: 'apply-start', address: 'null_resource.image-mail_push_0A1B2C3D', action: 'create' });
     view.close();
     expect(text.split('\n')).toEqual(['[   0s] [all] tofu init', '[   0s] [all] mail: pushing the image', '']);
+  });
+
+  it('GIVEN a node of the group\'s rollback THEN the live row shows its way back with its own time, and the plain view says each change with the clock', () => {
+    const rows = createRunRows();
+    rows.apply({ kind: 'planned', at: 0, plan: { target: 'all', namespace: 'shop', changes: true, nodes: [{ node: 'mail', words: 'push', changes: true }] } });
+    rows.apply({ kind: 'set-back', at: 20_000, target: 'all', node: 'mail', step: { kind: 'setting-back', to: 'sha256:0123456789ab', verdict: { kind: 'waiting', phase: 'booting', detail: 'systemd is booting' } } });
+    expect(renderRows(rows.rows(), { now: 23_000, width: 200, colour: false }).split('\n')[1]).toBe(`${'  mail'.padEnd(20)}  ${'3s'.padStart(6)}  setting back to sha256:0123456789ab: waiting for Ready: booting  systemd is booting`);
+    rows.apply({ kind: 'set-back', at: 27_000, target: 'all', node: 'mail', step: { kind: 'set-back', to: 'sha256:0123456789ab' } });
+    expect(renderRows(rows.rows(), { now: 40_000, width: 200, colour: false }).split('\n')[1]).toBe(`${'  mail'.padEnd(20)}  ${'7s'.padStart(6)}  set back to sha256:0123456789ab`);
+
+    const lines: string[] = [];
+    let now = 0;
+    const plain = createPlainView((l) => lines.push(l), { started: 0, now: () => now });
+    plain.planned({ target: 'all', namespace: 'shop', changes: true, nodes: [{ node: 'mail', words: 'push', changes: true }] });
+    now = 20_000;
+    plain.setBack('all', 'mail', { kind: 'setting-back', to: 'sha256:0123456789ab' });
+    now = 31_000;
+    plain.setBack('all', 'mail', { kind: 'not-set-back', why: 'not ready within 10s (it runs sha256:0123456789ab)' });
+    expect(lines).toEqual(['[  20s] [all] mail: setting back to sha256:0123456789ab: waiting for Ready', '[  31s] [all] mail: could not be set back: not ready within 10s (it runs sha256:0123456789ab)']);
   });
 });
