@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import type { InputIssue } from '../errors.js';
-import { absoluteFile } from './file-path.js';
+import { absoluteFile } from '../paths.js';
 
 // the table lives with the other coordinates' (no zod there, so --help stays fast)
 export { SPIRE_COORDINATES } from './coordinate-table.js';
@@ -110,7 +110,7 @@ export function resolveSpireCoordinates(
   else if (!userName.test(sshUser)) issues.push({ where: 'SSH_USER', message: `"${sshUser}" is not a user name` });
 
   const keyText = nonEmpty(env.SSH_PRIVATE_KEY_FILE);
-  // absolute by the one rule (file-path.ts): the SPIRE steps run ssh from the run directory
+  // absolute by the one rule (src/paths.ts absoluteFile): the SPIRE steps run ssh from the run directory
   const key = keyText === undefined ? undefined : absoluteFile(keyText, { cwd, env });
   const keyFile = key?.ok === true ? key.path : undefined;
   if (keyText === undefined) issues.push({ where: 'SSH_PRIVATE_KEY_FILE', message: 'is not set: name the ssh private key file for the spire node (K8S_SPIRE_NODE is set)' });

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { FIELD_MANAGER, ROLLBACK_FIELD_MANAGER } from '../../contract/field-managers.js';
 import { LAST_ROLLOUT_ANNOTATION } from '../../rollout/last-rollout.js';
-import { clusterIdentityText } from '../../kube/kubeconfig.js';
+import { requireKubeAccess } from '../../kube/kubeconfig.js';
 import { cacheDir, stateDir } from '../../paths.js';
 import { findProviderConfig } from '../../tools/providers.js';
 import { stableJson } from '../../contract/stable-json.js';
@@ -121,7 +121,8 @@ export function objectFingerprint(object: KubeObject): string {
  * full plan; an edit of another context of the same file is not.
  */
 async function inputsFingerprint(ctx: NoopCheckContext, server: string): Promise<string> {
-  const identity = clusterIdentityText({ ...ctx.env, KUBE_CONFIG_PATH: ctx.kubeconfig });
+  // resolved once for the run (src/kube/kubeconfig.ts KubeAccess.identity), not read again here
+  const { identity } = requireKubeAccess(ctx.kube);
   const tofu = await stat(ctx.tools.tofu).then((s) => `${s.size} ${s.mtimeMs}`, () => 'absent');
   const settings = providerSettings(ctx.env);
   const backend = ctx.backend.embedded ? `embedded ${stateDir(ctx.env)}` : ctx.backend.address;

@@ -26,7 +26,7 @@ import { rollBackGroupInCluster, wantsGroupRollback } from './group-rollback.js'
 const STEP_REPORT_GRACE_MS = 20_000;
 
 /** What applyTarget needs of the run's options. */
-export type ApplyOptions = Pick<TargetRunOptions, 'model' | 'tools' | 'kubeconfig' | 'env' | 'logger' | 'signal' | 'progress' | 'view'>;
+export type ApplyOptions = Pick<TargetRunOptions, 'model' | 'tools' | 'kube' | 'env' | 'logger' | 'signal' | 'progress' | 'view'>;
 
 export async function applyTarget(parts: Pick<TargetParts, 'noop' | 'tofu' | 'rolloutReports'>, session: TargetSession, plan: PlannedApply, opts: ApplyOptions): Promise<TargetRunResult> {
   const { model, logger, signal } = opts;

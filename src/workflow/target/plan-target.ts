@@ -36,11 +36,11 @@ import { appliedManifests, graphManifests, handEditsOf, readGraphText, undoHandE
 export type { PlanPath, PlannedApply, ScopedPlan, TargetPlan } from './target-planner.js';
 
 /** What planTarget needs of the run's options. */
-export type PlanOptions = Pick<TargetRunOptions, 'mode' | 'model' | 'tools' | 'kubeconfig' | 'allowVolumeReplacement' | 'env' | 'logger' | 'signal' | 'progress' | 'view'>;
+export type PlanOptions = Pick<TargetRunOptions, 'mode' | 'model' | 'tools' | 'kube' | 'allowVolumeReplacement' | 'env' | 'logger' | 'signal' | 'progress' | 'view'>;
 
 /** What the no-op check and the objects' read take, of the session and the run. */
-export function checkContextOf(session: TargetSession, opts: Pick<PlanOptions, 'model' | 'tools' | 'kubeconfig' | 'env' | 'signal'>): NoopCheckContext {
-  return { model: opts.model, graphDir: session.graphDir, tools: opts.tools, kubeconfig: opts.kubeconfig, env: opts.env, backend: session.backend, signal: opts.signal };
+export function checkContextOf(session: TargetSession, opts: Pick<PlanOptions, 'model' | 'tools' | 'kube' | 'env' | 'signal'>): NoopCheckContext {
+  return { model: opts.model, graphDir: session.graphDir, tools: opts.tools, kube: opts.kube, env: opts.env, backend: session.backend, signal: opts.signal };
 }
 
 export async function planTarget(parts: Pick<TargetParts, 'readTargetObjects' | 'noop' | 'tofu'>, session: TargetSession, opts: PlanOptions): Promise<TargetPlan> {

@@ -64,7 +64,7 @@ export async function withTargetSession<T>(parts: Pick<TargetParts, 'writeGraph'
       // the SPIRE steps' key (a staged copy), ssh and kubectl
       ...spire.env,
       ...registryCa,
-      KUBE_CONFIG_PATH: opts.kubeconfig,
+      KUBE_CONFIG_PATH: opts.kube.file,
       DEPLOY_BIN: await writeDeployWrapper(runDir),
       DEPLOY_RUN_DIR: runDir,
       // the run's rollout timeout for the rollout steps: a value of the run, not of the graph

@@ -198,7 +198,7 @@ export async function fakeRun(mode: TargetRunOptions['mode'], over: Partial<Targ
     model,
     graphsDir: dir,
     tools: { tofu: '/nonexistent/tofu', env: {} },
-    kubeconfig: '/nonexistent/kubeconfig',
+    kube: { file: '/nonexistent/kubeconfig', ok: false, error: new Error('no kubeconfig in this test') },
     env: { DEPLOY_STATE_DIR: dir, PATH: '' },
     backend: HTTP_BACKEND,
     who: 'test',
