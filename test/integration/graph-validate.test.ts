@@ -11,6 +11,7 @@ import { startEmbeddedBackend } from '../../src/state/embedded.js';
 import { providerEnv } from '../../src/tools/providers.js';
 import { initGraph, validateGraph } from '../../src/tools/tofu/tofu.js';
 import { tempDir } from '../support/cli.js';
+import { tofuBackendVariables } from '../../src/config/backend-coordinates.js';
 
 const examples = join(import.meta.dirname, '..', '..', 'examples');
 
@@ -18,7 +19,7 @@ const examples = join(import.meta.dirname, '..', '..', 'examples');
 async function expectValid(stateKey: string, graphDir: string, dataDir: string, env: NodeJS.ProcessEnv): Promise<void> {
   const backend = await startEmbeddedBackend({ key: stateKey, dataDir });
   try {
-    const tofuEnv = { ...process.env, ...env, ...backend.env };
+    const tofuEnv = { ...process.env, ...env, ...tofuBackendVariables(backend.http) };
     await initGraph({ dir: graphDir, env: tofuEnv });
     const r = await validateGraph({ dir: graphDir, env: tofuEnv });
     expect(r.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);

@@ -12,6 +12,7 @@
 import type { TargetModel } from '../../config/target-model.js';
 import type { RunKubeconfig } from '../../kube/kubeconfig.js';
 import type { KubeLister } from '../../kube/kube-read.js';
+import type { TargetBackend } from '../../state/embedded.js';
 import type { TagDigest } from '../../tools/registry-digest.js';
 import type { ManagedObject } from './hand-edits.js';
 import { readState, type StateView } from './cached-target-state.js';
@@ -49,7 +50,7 @@ export interface TargetObjectsContext {
   /** The run's kubeconfig, resolved once. */
   readonly kube: RunKubeconfig;
   readonly env: NodeJS.ProcessEnv;
-  readonly backend: { readonly address: string; readonly embedded?: boolean; readonly env: Readonly<Record<string, string>> };
+  readonly backend: TargetBackend;
   readonly signal: AbortSignal;
 }
 

@@ -125,7 +125,7 @@ async function inputsFingerprint(ctx: NoopCheckContext, server: string): Promise
   const { identity } = requireKubeAccess(ctx.kube);
   const tofu = await stat(ctx.tools.tofu).then((s) => `${s.size} ${s.mtimeMs}`, () => 'absent');
   const settings = providerSettings(ctx.env);
-  const backend = ctx.backend.embedded ? `embedded ${stateDir(ctx.env)}` : ctx.backend.address;
+  const backend = ctx.backend.embedded ? `embedded ${stateDir(ctx.env)}` : ctx.backend.http.address;
   // the registry's CA (K8S_REGISTRY_CA_FILE): its path and its bytes; absent, the fingerprint is as it was without the setting
   const ca = ctx.model.registryCaFile === undefined ? {} : { registryCa: `${ctx.model.registryCaFile} ${sha256(await readFile(ctx.model.registryCaFile))}` };
   return sha256(stableJson({ identity: sha256(identity), server, tofu: `${ctx.tools.tofu} ${tofu}`, tools: ctx.tools.env, settings, backend, ...ca }));

@@ -96,11 +96,11 @@ export function fakeParts(answers: FakeAnswers): { parts: TargetParts; calls: Ca
     },
     openBackend: async () => {
       call('backend.open');
-      return { http: HTTP_BACKEND, env: { TF_HTTP_ADDRESS: 'http://backend.test/g1-all' }, address: 'http://backend.test/g1-all', embedded: false, close: async () => void call('backend.close') };
+      return { http: HTTP_BACKEND, address: 'http://backend.test/g1-all', embedded: false, close: async () => void call('backend.close') };
     },
     takeRunLock: async (o) => {
       call('lock.take', o.operation);
-      return { info: {} as never, tofuEnv: {}, release: async () => void call('lock.release') };
+      return { info: {} as never, tofuAddress: 'http://backend.test/g1-all?ID=test', release: async () => void call('lock.release') };
     },
     readTargetObjects: async () => {
       call('objects.read');
@@ -188,7 +188,7 @@ export async function fakeRun(mode: TargetRunOptions['mode'], over: Partial<Targ
   const session: TargetSession = {
     graphDir: dir,
     runDir: join(dir, 'run'),
-    backend: { address: 'http://backend.test/g1-all', embedded: false, env: {} },
+    backend: { http: HTTP_BACKEND, embedded: false },
     tofu: { dir, env: {}, signal, tofuPath: '/nonexistent/tofu', lockHeld: true },
   };
   const progress: string[] = [];
