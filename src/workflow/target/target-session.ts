@@ -9,6 +9,7 @@
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stateDir } from '../../paths.js';
+import type { TargetGraph } from '../../graph/synth.js';
 import type { TargetBackend } from '../../state/embedded.js';
 import type { TofuOptions } from '../../tools/tofu/tofu.js';
 import { writeDeployWrapper } from './deploy-wrapper.js';
@@ -18,8 +19,10 @@ import type { TargetParts } from './target-wiring.js';
 import type { TargetRunOptions } from './target-types.js';
 
 export interface TargetSession {
-  /** The target's graph (cdk.tf.json), written for this run. */
+  /** The target's graph directory (cdk.tf.json), written for this run. */
   readonly graphDir: string;
+  /** The graph as written, kept in memory (its text and its document): never read back from the file. */
+  readonly graph: TargetGraph;
   /** Where the rollout steps write their reports (DEPLOY_RUN_DIR); removed when the session ends. */
   readonly runDir: string;
   /** The state's backend, typed: its addresses, methods and credentials, and whether this process serves it. */
@@ -31,7 +34,8 @@ export interface TargetSession {
 /** Opens the target's session, runs `use` in it, and closes it, also when `use` throws. */
 export async function withTargetSession<T>(parts: Pick<TargetParts, 'writeGraph' | 'stageSpireAccess' | 'openBackend' | 'takeRunLock'>, opts: TargetRunOptions, use: (session: TargetSession) => Promise<T>): Promise<T> {
   const { model, mode, logger, signal } = opts;
-  const graphDir = await parts.writeGraph(model, opts.graphsDir);
+  const graph = await parts.writeGraph(model, opts.graphsDir);
+  const graphDir = graph.dir;
   const runsDir = join(stateDir(opts.env), 'runs');
   await mkdir(runsDir, { recursive: true });
   const runDir = await mkdtemp(join(runsDir, `${model.stateKey}-`));
@@ -67,7 +71,7 @@ export async function withTargetSession<T>(parts: Pick<TargetParts, 'writeGraph'
       runDir,
       model,
     });
-    return await use({ graphDir, runDir, backend: { http: backend.http, embedded: backend.embedded }, tofu: { dir: graphDir, env, signal, tofuPath: opts.tools.tofu, lockHeld: true } });
+    return await use({ graphDir, graph, runDir, backend: { http: backend.http, embedded: backend.embedded }, tofu: { dir: graphDir, env, signal, tofuPath: opts.tools.tofu, lockHeld: true } });
   } finally {
     await lock?.release();
     await backend?.close();

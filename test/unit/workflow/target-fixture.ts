@@ -22,6 +22,7 @@ import type { TargetRunOptions } from '../../../src/workflow/target/target-types
 import type { TargetSession } from '../../../src/workflow/target/target-session.js';
 import type { RunView } from '../../../src/workflow/view/run-view.js';
 import { samplePlan } from '../../support/cli.js';
+import type { GraphDocument } from '../../../src/contract/graph/graph-document.js';
 
 export const [model] = buildTargets(parseGroupPlan(JSON.stringify(samplePlan()), '/p/g.json'), loadCoordinates({}, { K8S_REGISTRY: 'reg' }), '/p/g.json', ['all']) as [TargetModel];
 
@@ -88,7 +89,7 @@ export function fakeParts(answers: FakeAnswers): { parts: TargetParts; calls: Ca
       const graphDir = join(dir, m.stateKey);
       await mkdir(graphDir, { recursive: true });
       await writeFile(join(graphDir, 'cdk.tf.json'), '{}');
-      return graphDir;
+      return { dir: graphDir, text: '{}', document: {} };
     },
     stageSpireAccess: async () => {
       call('spire.stage');
@@ -187,6 +188,7 @@ export async function fakeRun(mode: TargetRunOptions['mode'], over: Partial<Targ
   const signal = new AbortController().signal;
   const session: TargetSession = {
     graphDir: dir,
+    graph: { dir, text: JSON.stringify(graph), document: graph as GraphDocument },
     runDir: join(dir, 'run'),
     backend: { http: HTTP_BACKEND, embedded: false },
     tofu: { dir, env: {}, signal, tofuPath: '/nonexistent/tofu', lockHeld: true },
