@@ -82,7 +82,8 @@ function pick(flag: string | undefined, envValue: string | undefined): string | 
 export function resolveCoordinates(
   flags: CoordinateFlags,
   env: NodeJS.ProcessEnv,
-  cwd: string = process.cwd(),
+  /** The run's working directory (RunContext.cwd): relative files are its. */
+  cwd: string,
 ): { ok: true; value: Coordinates } | { ok: false; issues: InputIssue[] } {
   const where: Record<string, string> = {};
   for (const c of COORDINATES) where[c.key] = `${c.env} (or ${c.flag.split(' ')[0]})`;

@@ -87,7 +87,8 @@ function nonEmpty(v: string | undefined): string | undefined {
  */
 export function resolveSpireCoordinates(
   env: NodeJS.ProcessEnv,
-  cwd: string = process.cwd(),
+  /** The run's working directory (RunContext.cwd): a relative SSH_PRIVATE_KEY_FILE is its. */
+  cwd: string,
 ): { ok: true; value: SpireCoordinates | undefined } | { ok: false; issues: InputIssue[] } {
   const node = nonEmpty(env.K8S_SPIRE_NODE);
   const apiServerText = nonEmpty(env.K8S_SPIRE_API_SERVER);

@@ -54,7 +54,7 @@ describe('example graphs with the real tofu', () => {
     let validated = 0;
     for (const f of files) {
       const plan = await readGroupPlan(join(examples, f));
-      const coords = loadCoordinates({}, { K8S_REGISTRY: 'registry.invalid:5000' });
+      const coords = loadCoordinates({}, { K8S_REGISTRY: 'registry.invalid:5000' }, process.cwd());
       for (const model of buildTargets(plan, coords, join(examples, f), ['*'])) {
         const graphDir = await writeGraph(model, join(dir, 'graphs'));
         await expectValid(model.stateKey, graphDir, join(dir, 'state'), env);
@@ -73,7 +73,7 @@ describe('example graphs with the real tofu', () => {
       SSH_USER: 'deploy',
       SSH_PRIVATE_KEY_FILE: key,
       SSH_NODES: JSON.stringify({ 'spire.example.org': { hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHnU1vq8oTjWkDmmXG0vWq4m7Kq8lYk3dQ2dN3bq7c0X', sshOpts: ['-o', 'Port=2222'] } }),
-    });
+    }, process.cwd());
     let validated = 0;
     for (const f of await examplesWithProvider(true)) {
       const plan = await readGroupPlan(join(examples, f));

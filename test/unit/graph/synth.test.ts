@@ -13,7 +13,7 @@ import { samplePlan } from '../../support/cli.js';
 function model(planOverride: (p: any) => void = () => {}): TargetModel {
   const plan = samplePlan();
   planOverride(plan);
-  const coords = loadCoordinates({}, { K8S_REGISTRY: 'reg.test:5000', DEPLOY_ROLLOUT_TIMEOUT: '90s' });
+  const coords = loadCoordinates({}, { K8S_REGISTRY: 'reg.test:5000', DEPLOY_ROLLOUT_TIMEOUT: '90s' }, process.cwd());
   return buildTargets(parseGroupPlan(JSON.stringify(plan), '/plans/group.json'), coords, '/plans/group.json', ['*'])[0]!;
 }
 

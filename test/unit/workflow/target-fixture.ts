@@ -24,7 +24,7 @@ import type { RunView } from '../../../src/workflow/view/run-view.js';
 import { samplePlan } from '../../support/cli.js';
 import type { GraphDocument } from '../../../src/contract/graph/graph-document.js';
 
-export const [model] = buildTargets(parseGroupPlan(JSON.stringify(samplePlan()), '/p/g.json'), loadCoordinates({}, { K8S_REGISTRY: 'reg' }), '/p/g.json', ['all']) as [TargetModel];
+export const [model] = buildTargets(parseGroupPlan(JSON.stringify(samplePlan()), '/p/g.json'), loadCoordinates({}, { K8S_REGISTRY: 'reg' }, process.cwd()), '/p/g.json', ['all']) as [TargetModel];
 
 /** Graph addresses of a node's parts, as CDKTF names them (src/contract/graph/graph-ids.ts). */
 export const address = {
