@@ -111,7 +111,7 @@ export function objectFingerprint(object: KubeObject): string {
 /**
  * What the run is made of besides the graph: tofu, the providers' settings, the cluster and
  * identity the kubeconfig resolves to, and the backend. The kubeconfig part is
- * src/kube/kubeconfig.ts clusterIdentityText: the file(s) as the provider merges them, the
+ * src/kube/kubeconfig.ts KubeAccess.identity (taken once per run): the file(s) as the provider merges them, the
  * context of KUBE_CTX, the cluster (server, CA, TLS name, proxy-url), the user (how it
  * authenticates: a token's digest, a client certificate, an exec plugin's command, args and env,
  * never the credential the plugin prints), the impersonation, and the KUBE_*, proxy and
