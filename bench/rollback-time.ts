@@ -64,7 +64,8 @@ function applyNode(ns: string, name: string, image: string, uuid: string): void 
 async function main() {
   const { runRollout } = await import(join(root, 'dist/src/rollout/run-rollout.js'));
   const { createKubeApi, loadKubeConfig } = await import(join(root, 'dist/src/kube/kube-api.js'));
-  const api = createKubeApi(loadKubeConfig({ KUBE_CONFIG_PATH: cluster.KUBE_CONFIG_PATH }));
+  const { resolveKubeconfig } = await import(join(root, 'dist/src/kube/kubeconfig.js'));
+  const api = createKubeApi(loadKubeConfig(resolveKubeconfig({ cwd: process.cwd(), env: { KUBE_CONFIG_PATH: cluster.KUBE_CONFIG_PATH } })));
   const work = mkdtempSync(join(tmpdir(), 'bench-rollback-'));
   const ns = `bench-rollback-${randomUUID().slice(0, 8)}`;
   const node = 'bench';

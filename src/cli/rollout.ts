@@ -71,15 +71,17 @@ export function registerRollout(program: Command, ctx: CliContext): void {
 }
 
 async function runRolloutVerb(flags: RolloutFlags, ctx: CliContext): Promise<void> {
-  const [{ runRollout }, { openRolloutApi }, { createProgress, createStepProgress, stepOutcomeLine, PROGRESS_ENV, PROGRESS_JSON }, report, { formatRolloutLine, formatRolloutEvidence }, { recordLastRollout }] = await Promise.all([
+  const [{ runRollout }, { openRolloutApi }, { openKubeAccess }, { createProgress, createStepProgress, stepOutcomeLine, PROGRESS_ENV, PROGRESS_JSON }, report, { formatRolloutLine, formatRolloutEvidence }, { recordLastRollout }] = await Promise.all([
     import('../rollout/run-rollout.js'),
     import('../kube/rollout-api.js'),
+    import('../kube/kubeconfig.js'),
     import('../rollout/progress.js'),
     import('../rollout/report.js'),
     import('../rollout/report-format.js'),
     import('../rollout/last-rollout.js'),
   ]);
-  const api = await openRolloutApi(ctx.env);
+  // the kubeconfig resolved once, at this process's boundary (KUBE_CONFIG_PATH: absolute from deploy apply)
+  const api = await openRolloutApi(openKubeAccess({ cwd: ctx.cwd, env: ctx.env }));
   // in a run directory the step says it is running until its report is written (report.ts)
   const done = flags.reportDir ? await report.markStepRunning(flags.reportDir, flags.namespace, flags.node) : async () => {};
   // under `deploy apply` (its environment says so) the apply's view shows the progress and

@@ -8,7 +8,7 @@ import { DURATION_RULES, durationProblem, parseDuration, type Duration, type Dur
 import { labelProblem } from './names.js';
 import { parseMaxUnavailable, type MaxUnavailable } from './max-unavailable.js';
 import type { InputIssue } from '../errors.js';
-import { absoluteFile } from './file-path.js';
+import { absoluteFile } from '../paths.js';
 
 import { COORDINATES, ON_FAILURE, type CoordinateFlags, type OnFailure } from './coordinate-table.js';
 import { resolveSpireCoordinates, type SpireCoordinates } from './spire-coordinates.js';
@@ -77,12 +77,13 @@ function pick(flag: string | undefined, envValue: string | undefined): string | 
 
 /**
  * Flags override the environment. Returns every problem at once. The files named (kubeconfig,
- * registry CA, SSH key) come back absolute, by file-path.ts's rule against `cwd`.
+ * registry CA, SSH key) come back absolute, by src/paths.ts absoluteFile's rule against `cwd`.
  */
 export function resolveCoordinates(
   flags: CoordinateFlags,
   env: NodeJS.ProcessEnv,
-  cwd: string = process.cwd(),
+  /** The run's working directory (RunContext.cwd): relative files are its. */
+  cwd: string,
 ): { ok: true; value: Coordinates } | { ok: false; issues: InputIssue[] } {
   const where: Record<string, string> = {};
   for (const c of COORDINATES) where[c.key] = `${c.env} (or ${c.flag.split(' ')[0]})`;

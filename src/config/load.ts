@@ -72,7 +72,7 @@ export function parseGroupPlan(text: string, file: string): GroupPlan {
 }
 
 /** Coordinates from flags and environment, or a ConfigError naming every bad variable. */
-export function loadCoordinates(flags: CoordinateFlags, env: NodeJS.ProcessEnv, cwd?: string): Coordinates {
+export function loadCoordinates(flags: CoordinateFlags, env: NodeJS.ProcessEnv, cwd: string): Coordinates {
   const r = resolveCoordinates(flags, env, cwd);
   if (!r.ok) {
     throw new ConfigError('the coordinates of this run are incomplete or invalid', r.issues, {

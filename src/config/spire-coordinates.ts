@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import type { InputIssue } from '../errors.js';
-import { absoluteFile } from './file-path.js';
+import { absoluteFile } from '../paths.js';
 
 // the table lives with the other coordinates' (no zod there, so --help stays fast)
 export { SPIRE_COORDINATES } from './coordinate-table.js';
@@ -87,7 +87,8 @@ function nonEmpty(v: string | undefined): string | undefined {
  */
 export function resolveSpireCoordinates(
   env: NodeJS.ProcessEnv,
-  cwd: string = process.cwd(),
+  /** The run's working directory (RunContext.cwd): a relative SSH_PRIVATE_KEY_FILE is its. */
+  cwd: string,
 ): { ok: true; value: SpireCoordinates | undefined } | { ok: false; issues: InputIssue[] } {
   const node = nonEmpty(env.K8S_SPIRE_NODE);
   const apiServerText = nonEmpty(env.K8S_SPIRE_API_SERVER);
@@ -110,7 +111,7 @@ export function resolveSpireCoordinates(
   else if (!userName.test(sshUser)) issues.push({ where: 'SSH_USER', message: `"${sshUser}" is not a user name` });
 
   const keyText = nonEmpty(env.SSH_PRIVATE_KEY_FILE);
-  // absolute by the one rule (file-path.ts): the SPIRE steps run ssh from the run directory
+  // absolute by the one rule (src/paths.ts absoluteFile): the SPIRE steps run ssh from the run directory
   const key = keyText === undefined ? undefined : absoluteFile(keyText, { cwd, env });
   const keyFile = key?.ok === true ? key.path : undefined;
   if (keyText === undefined) issues.push({ where: 'SSH_PRIVATE_KEY_FILE', message: 'is not set: name the ssh private key file for the spire node (K8S_SPIRE_NODE is set)' });

@@ -1,6 +1,6 @@
 /**
  * What the graph's rollout step (stacks/rollout-step.ts) reads from tofu's environment, which
- * src/workflow/target/target-session.ts renders for each run: values of the run, never words of the
+ * src/workflow/target/target-environment.ts renders for each run: values of the run, never words of the
  * graph, so that changing one changes no resource.
  */
 

@@ -1,6 +1,6 @@
 /**
  * The identity of the cluster the provider will talk to, as the verified no-op check compares
- * it (src/workflow/noop/fingerprint.ts, through kubeconfig.ts clusterIdentityText).
+ * it (src/workflow/noop/fingerprint.ts, through kubeconfig.ts KubeAccess.identity, taken once per run).
  */
 import { createHash } from 'node:crypto';
 import { canonicalJson } from './canonical-json.js';

@@ -29,7 +29,7 @@ import { ConfigError } from '../errors.js';
 import { retryTransient, statusCode, withDeadline } from '../deadline.js';
 import type { ListResult, WatchClient } from './list-watch.js';
 import type { JsonPatchOp } from './json-patch.js';
-import { resolveKubeconfig } from './kubeconfig.js';
+import type { ResolvedKubeconfig } from './kubeconfig-file.js';
 
 /** One API request may take this long before the rollout treats the server as unreachable. */
 const REQUEST_MS = 15_000;
@@ -82,8 +82,8 @@ function toListResult(raw: unknown): ListResult {
   return { items: list.items ?? [], resourceVersion: list.metadata?.resourceVersion ?? '' };
 }
 
-export function loadKubeConfig(env: NodeJS.ProcessEnv): KubeConfig {
-  const k = resolveKubeconfig(env);
+/** The client's KubeConfig of the kubeconfig resolved once (kubeconfig.ts resolveKubeconfig). */
+export function loadKubeConfig(k: ResolvedKubeconfig): KubeConfig {
   const { tokenFile, ...user } = k.user;
   if (tokenFile) {
     try {

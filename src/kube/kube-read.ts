@@ -36,7 +36,7 @@ import type { ConnectionOptions } from 'node:tls';
 import { retryTransient, withDeadline } from '../deadline.js';
 import { type Identity, identity, impersonationHeaders } from './kube-identity.js';
 import type { ResolvedKubeconfig } from './kubeconfig-file.js';
-import { resolveKubeconfig } from './kubeconfig.js';
+import type { KubeAccess } from './kubeconfig.js';
 import type { ListResult, WatchClient } from './list-watch.js';
 
 /** One line of a watch: its type (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR) and the object. */
@@ -83,9 +83,9 @@ export function fullClientReason(k: ResolvedKubeconfig, env: NodeJS.ProcessEnv):
   return undefined;
 }
 
-/** The lister of the kubeconfig's chosen context, or undefined when only the full client can reach it (fullClientReason). */
-export async function openKubeLister(env: NodeJS.ProcessEnv, opts: KubeListerOptions): Promise<KubeLister | undefined> {
-  const k = resolveKubeconfig(env);
+/** The lister of the kubeconfig's chosen context (resolved once: kubeconfig.ts KubeAccess), or undefined when only the full client can reach it (fullClientReason). */
+export async function openKubeLister(access: KubeAccess, opts: KubeListerOptions): Promise<KubeLister | undefined> {
+  const { kubeconfig: k, env } = access;
   if (fullClientReason(k, env) !== undefined) return undefined;
   return kubeLister(k, env, opts);
 }

@@ -2,7 +2,8 @@
  * The kubeconfig as kubectl reads it and as the OpenTofu kubernetes provider will use it, read
  * in-process: the files (kubeconfig-paths.ts), merged by kubectl's rules, the context chosen,
  * the provider's KUBE_* variables laid over it, then kubectl's own checks. kube-read.ts turns
- * the result into requests; clusterIdentityText is what the verified no-op check compares.
+ * the result into requests. A run resolves it once (openKubeAccess, resolveRunKubeconfig) and
+ * passes the value, with its identity (what the verified no-op check compares), to every reader.
  *
  * The steps are modules of their own: the files and their merge (kubeconfig-file.ts), the
  * provider's variables (kubeconfig-overrides.ts), kubectl's checks (kubeconfig-checks.ts) and
@@ -33,8 +34,8 @@
  * Load cost: see kube-read.ts (this module adds js-yaml and zod, which kube-read loaded before).
  * https://kubernetes.io/docs/concepts/configuration/organize-cluster-access-kubeconfig/#merging-kubeconfig-files
  */
-import { resolve } from 'node:path';
 import { ConfigError, type InputIssue } from '../errors.js';
+import type { PathPlace } from '../paths.js';
 import { clusterIdentityOf } from './cluster-identity.js';
 import { checkCluster, checkUser } from './kubeconfig-checks.js';
 import { defaultExec, mergeKubeconfigFiles, readKubeconfigFile, type ResolvedKubeconfig } from './kubeconfig-file.js';
@@ -44,11 +45,15 @@ import { kubeconfigPaths } from './kubeconfig-paths.js';
 export type { ResolvedKubeconfig } from './kubeconfig-file.js';
 export type { KubeconfigOptions } from './kubeconfig-overrides.js';
 
-/** Reads, merges and checks the kubeconfig; a ConfigError names every problem. */
-export function resolveKubeconfig(env: NodeJS.ProcessEnv, opts: KubeconfigOptions = {}): ResolvedKubeconfig {
-  const paths = kubeconfigPaths(env);
-  const files = paths.files.map((f) => resolve(f));
-  const where = `${paths.where} (${paths.files.join(':')})`;
+/**
+ * Reads, merges and checks the kubeconfig that `place.env` names (KUBE_CONFIG_PATH, else
+ * KUBECONFIG; relative paths are `place.cwd`'s); a ConfigError names every problem.
+ */
+export function resolveKubeconfig(place: PathPlace, opts: KubeconfigOptions = {}): ResolvedKubeconfig {
+  const { env } = place;
+  const paths = kubeconfigPaths(place);
+  const { files } = paths;
+  const where = `${paths.where} (${paths.shown.join(':')})`;
   const issues: InputIssue[] = [];
   const parsed = files.flatMap((file) => readKubeconfigFile(file, paths.explicit, issues) ?? []);
   if (issues.length > 0) throw new ConfigError('Cannot read the kubeconfig.', issues, { hint: `Fix the kubeconfig (${where}); \`kubectl config view\` with the same files shows how kubectl reads it.` });
@@ -85,10 +90,49 @@ export function resolveKubeconfig(env: NodeJS.ProcessEnv, opts: KubeconfigOption
 }
 
 /**
- * Every input that decides which cluster, and as whom, tofu's kubernetes provider will talk to,
- * as one canonical text (cluster-identity.ts). Throws the ConfigError of resolveKubeconfig when
- * the kubeconfig cannot be used.
+ * The cluster as one run reaches it: the kubeconfig resolved once (kubeconfig-file.ts
+ * ResolvedKubeconfig: the files, the context, the cluster, the user), the environment whose
+ * KUBE_*, proxy and TF_CLI_ARGS* variables the clients and the identity read, and the identity
+ * itself. Every reader of a run takes this value (kube-read.ts openKubeLister, kube-api.ts
+ * loadKubeConfig, rollout-api.ts openRolloutApi, the verified no-op check's fingerprint): none
+ * reads KUBE_CONFIG_PATH or parses the YAML again.
  */
-export function clusterIdentityText(env: NodeJS.ProcessEnv): string {
-  return clusterIdentityOf(resolveKubeconfig(env), env);
+export interface KubeAccess {
+  readonly kubeconfig: ResolvedKubeconfig;
+  readonly env: NodeJS.ProcessEnv;
+  /**
+   * Every input that decides which cluster, and as whom, tofu's kubernetes provider will talk
+   * to, as one canonical text (cluster-identity.ts): what the verified no-op check compares.
+   */
+  readonly identity: string;
+}
+
+/** The kubeconfig `place.env` names, resolved (resolveKubeconfig), with its identity; throws its ConfigError. */
+export function openKubeAccess(place: PathPlace): KubeAccess {
+  const kubeconfig = resolveKubeconfig(place);
+  return { kubeconfig, env: place.env, identity: clusterIdentityOf(kubeconfig, place.env) };
+}
+
+/**
+ * The kubeconfig of a plan, apply or destroy, resolved once at the run's boundary: `file` (the
+ * absolute path tofu's provider and the rollout step get as KUBE_CONFIG_PATH) and the access, or
+ * why it cannot be used. The failure is kept, not thrown: each reader that needs the cluster
+ * throws it where it did when it resolved the file itself (the check then runs the full plan,
+ * saying why; tofu's provider says its own words).
+ */
+export type RunKubeconfig = { readonly file: string } & ({ readonly ok: true; readonly access: KubeAccess } | { readonly ok: false; readonly error: unknown });
+
+/** `file` (absolute) resolved with the run's environment, whose KUBE_CONFIG_PATH becomes `file`. */
+export function resolveRunKubeconfig(file: string, place: PathPlace): RunKubeconfig {
+  try {
+    return { file, ok: true, access: openKubeAccess({ cwd: place.cwd, env: { ...place.env, KUBE_CONFIG_PATH: file } }) };
+  } catch (error) {
+    return { file, ok: false, error };
+  }
+}
+
+/** The access of a run's kubeconfig, or the error its resolution met. */
+export function requireKubeAccess(kube: RunKubeconfig): KubeAccess {
+  if (kube.ok) return kube.access;
+  throw kube.error;
 }

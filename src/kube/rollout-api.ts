@@ -10,18 +10,19 @@
  * full client for all of it, as before.
  */
 import type { KubeApi, KubeApiOptions } from './kube-api.js';
+import type { KubeAccess } from './kubeconfig.js';
 import { nonEmpty, openKubeLister } from './kube-read.js';
 
 /** As kube-api.ts: one request may take this long; reads are tried 4 times. */
 const REQUEST_MS = 15_000;
 const READ_ATTEMPTS = 4;
 
-export async function openRolloutApi(env: NodeJS.ProcessEnv, opts: KubeApiOptions = {}): Promise<KubeApi> {
+export async function openRolloutApi(access: KubeAccess, opts: KubeApiOptions = {}): Promise<KubeApi> {
   const full = async () => {
     const k = await import('./kube-api.js');
-    return k.createKubeApi(k.loadKubeConfig(env), opts);
+    return k.createKubeApi(k.loadKubeConfig(access.kubeconfig), opts);
   };
-  const lister = await openKubeLister(env, { requestMs: opts.requestMs ?? REQUEST_MS, attempts: opts.readAttempts ?? READ_ATTEMPTS });
+  const lister = await openKubeLister(access, { requestMs: opts.requestMs ?? REQUEST_MS, attempts: opts.readAttempts ?? READ_ATTEMPTS });
   if (lister === undefined) return full();
   let forExec: Promise<KubeApi> | undefined;
   const ns = (namespace: string) => encodeURIComponent(namespace);

@@ -24,15 +24,22 @@ export function httpBackendEnv(address: string, credentials: Credentials): Recor
   return tofuBackendVariables(servedBackend(address, credentials));
 }
 
-export interface StateBackend {
+/**
+ * The state of one target as a run reads and writes it: a typed value (its address, the lock and
+ * unlock addresses and methods, the credentials: `http`) and whether this process serves it.
+ * tofu's TF_HTTP_* are rendered from it (config/backend-coordinates.ts tofuBackendVariables,
+ * in the target's environment); no reader takes it back from those variables.
+ */
+export interface TargetBackend {
   /** The state of this target: where tofu and the run's lock reach it (addresses keyed). */
   readonly http: HttpBackendCoordinates;
-  /** TF_HTTP_* variables to add to tofu's environment (tofuBackendVariables of `http`). */
-  readonly env: Record<string, string>;
-  /** The state's address (TF_HTTP_ADDRESS). */
-  readonly address: string;
   /** True when this process serves the state (no TF_HTTP_ADDRESS was set). */
   readonly embedded: boolean;
+}
+
+export interface StateBackend extends TargetBackend {
+  /** The state's address (`http.address`). */
+  readonly address: string;
   /** Stops the embedded server (idempotent; nothing for an external backend). Call it after
    * tofu has exited: tofu releases its lock through the server on the way out. */
   close(): Promise<void>;
@@ -85,7 +92,6 @@ export async function startEmbeddedBackend(opts: EmbeddedBackendOptions): Promis
     http,
     address,
     embedded: true,
-    env: tofuBackendVariables(http),
     close: () =>
       (closing ??= running.close().finally(async () => {
         await store.close();
@@ -105,7 +111,7 @@ export async function resolveBackend(
   opts: Partial<Omit<EmbeddedBackendOptions, 'key' | 'dataDir'>> = {},
 ): Promise<StateBackend> {
   if (backend.kind === 'http') {
-    return { http: backend, env: tofuBackendVariables(backend), address: backend.address, embedded: false, close: async () => {} };
+    return { http: backend, address: backend.address, embedded: false, close: async () => {} };
   }
   return startEmbeddedBackend({ ...opts, key, dataDir: backend.dataDir });
 }

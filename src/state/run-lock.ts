@@ -76,8 +76,12 @@ export interface RunLockOptions {
 
 export interface RunLock {
   readonly info: LockInfo;
-  /** For tofu, over the backend's variables: the state address with `?ID=<lock id>`. */
-  readonly tofuEnv: Record<string, string>;
+  /**
+   * The state address tofu is given while the run holds the lock: with `?ID=<lock id>`, so that
+   * tofu's writes carry the lock's ID (rendered as TF_HTTP_ADDRESS by the target's environment,
+   * src/workflow/target/target-environment.ts).
+   */
+  readonly tofuAddress: string;
   /** Releases the lock (idempotent; never throws: a failure is logged and left to `deploy state unlock`). */
   release(): Promise<void>;
 }
@@ -157,7 +161,7 @@ export async function takeRunLock(opts: RunLockOptions): Promise<RunLock> {
   const forget = opts.held?.hold({ key: opts.key, id: info.ID, where: address, free: `deploy state unlock ${info.ID} --key ${shq(opts.key)}` });
   const lock: RunLock = {
     info,
-    tofuEnv: { TF_HTTP_ADDRESS: tofuAddress.toString() },
+    tofuAddress: tofuAddress.toString(),
     release: () =>
       (released ??= (async () => {
         try {

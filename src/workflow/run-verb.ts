@@ -2,7 +2,7 @@
  * plan / apply / destroy over every chosen target: run each, one after the other, and decide
  * the exit code. Returns what each target did; src/cli/report/verb-report.ts says it on stdout.
  */
-import { requireAbsoluteFile } from '../config/file-path.js';
+import { requireAbsoluteFile } from '../paths.js';
 import { allowedReplacements } from '../config/allowed-replacements.js';
 import { graphsDir, loadTargets, type TargetInputs } from '../config/load-targets.js';
 import type { BackendCoordinates } from '../config/backend-coordinates.js';
@@ -49,7 +49,8 @@ export async function runVerb(mode: Mode, flags: VerbInputs, ctx: RunContext): P
   const allowVolumeReplacement = allowedReplacements(flags.allowVolumeReplacement, targets);
   // Input first (exit 2), then every program the run needs (exit 3 naming them): both before
   // any lock, cluster read or process.
-  const kubeconfig = await requireKubeconfig(coords.kubeconfig);
+  // the kubeconfig resolved once for every target of the run (its file absolute: src/paths.ts absoluteFile)
+  const kube = await requireKubeconfig(coords.kubeconfig, ctx);
   const tools = requireRunTools(mode, { spire: targets.some((t) => t.spire !== undefined), env: ctx.env });
   const { runIdentity } = await import('../state/run-lock.js');
   const who = runIdentity(ctx.env);
@@ -61,7 +62,7 @@ export async function runVerb(mode: Mode, flags: VerbInputs, ctx: RunContext): P
   const progress = (line: string) => view.note(line);
   // The SPIRE steps' key, by path only: each target's run stages its own copy. Without the
   // SPIRE coordinates a set SSH_PRIVATE_KEY_FILE still serves to retire an earlier hand-off.
-  // (the coordinates' paths are absolute already: config/file-path.ts)
+  // (the coordinates' paths are absolute already: src/paths.ts absoluteFile)
   const keyText = ctx.env.SSH_PRIVATE_KEY_FILE || undefined;
   const sshPrivateKeyFile = coords.spire?.sshPrivateKeyFile ?? (keyText === undefined ? undefined : requireAbsoluteFile(keyText, ctx, 'SSH_PRIVATE_KEY_FILE'));
   const results: VerbTargetResult[] = [];
@@ -71,7 +72,7 @@ export async function runVerb(mode: Mode, flags: VerbInputs, ctx: RunContext): P
     for (const model of targets) {
       // a destroy makes no copy; plan and apply say which nodes another target already runs
       const copies = mode === 'destroy' ? [] : await nodeCopiesOf(model, groupTargets, mode === 'plan' ? targets : [], backend, ctx, progress);
-      const r = await runTarget({ mode, model, tools, graphsDir: graphsDir(flags, ctx), kubeconfig, sshPrivateKeyFile, allowVolumeReplacement, env: ctx.env, backend, who, logger, signal: ctx.signal, progress, view, held: ctx.held });
+      const r = await runTarget({ mode, model, tools, graphsDir: graphsDir(flags, ctx), kube, sshPrivateKeyFile, allowVolumeReplacement, env: ctx.env, backend, who, logger, signal: ctx.signal, progress, view, held: ctx.held });
       results.push({ ...r, copies, namespaceIsAdmins: model.namespaceManagedBy === 'admin' });
       if (r.exitCode !== ExitCode.ok) break;
     }

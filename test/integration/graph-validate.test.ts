@@ -11,6 +11,7 @@ import { startEmbeddedBackend } from '../../src/state/embedded.js';
 import { providerEnv } from '../../src/tools/providers.js';
 import { initGraph, validateGraph } from '../../src/tools/tofu/tofu.js';
 import { tempDir } from '../support/cli.js';
+import { tofuBackendVariables } from '../../src/config/backend-coordinates.js';
 
 const examples = join(import.meta.dirname, '..', '..', 'examples');
 
@@ -18,7 +19,7 @@ const examples = join(import.meta.dirname, '..', '..', 'examples');
 async function expectValid(stateKey: string, graphDir: string, dataDir: string, env: NodeJS.ProcessEnv): Promise<void> {
   const backend = await startEmbeddedBackend({ key: stateKey, dataDir });
   try {
-    const tofuEnv = { ...process.env, ...env, ...backend.env };
+    const tofuEnv = { ...process.env, ...env, ...tofuBackendVariables(backend.http) };
     await initGraph({ dir: graphDir, env: tofuEnv });
     const r = await validateGraph({ dir: graphDir, env: tofuEnv });
     expect(r.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
@@ -53,7 +54,7 @@ describe('example graphs with the real tofu', () => {
     let validated = 0;
     for (const f of files) {
       const plan = await readGroupPlan(join(examples, f));
-      const coords = loadCoordinates({}, { K8S_REGISTRY: 'registry.invalid:5000' });
+      const coords = loadCoordinates({}, { K8S_REGISTRY: 'registry.invalid:5000' }, process.cwd());
       for (const model of buildTargets(plan, coords, join(examples, f), ['*'])) {
         const graphDir = await writeGraph(model, join(dir, 'graphs'));
         await expectValid(model.stateKey, graphDir, join(dir, 'state'), env);
@@ -72,7 +73,7 @@ describe('example graphs with the real tofu', () => {
       SSH_USER: 'deploy',
       SSH_PRIVATE_KEY_FILE: key,
       SSH_NODES: JSON.stringify({ 'spire.example.org': { hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHnU1vq8oTjWkDmmXG0vWq4m7Kq8lYk3dQ2dN3bq7c0X', sshOpts: ['-o', 'Port=2222'] } }),
-    });
+    }, process.cwd());
     let validated = 0;
     for (const f of await examplesWithProvider(true)) {
       const plan = await readGroupPlan(join(examples, f));

@@ -7,6 +7,7 @@ import { httpBackendEnv, servedBackend, startEmbeddedBackend } from '../../src/s
 import type { StateStore } from '../../src/state/store/store.js';
 import { sharedPostgres } from '../support/postgres-server.js';
 import { startServerProcess, type ServerProcess } from '../support/state-server.js';
+import { tofuBackendVariables } from '../../src/config/backend-coordinates.js';
 
 // The two stores of the state backend, for the tests that run against both: a SQLite data
 // directory, or a fresh database on this file's PostgreSQL server (sharedPostgres(); stop it
@@ -68,7 +69,7 @@ export interface RunBackend {
 export async function startRunBackend(data: StoreData, key: string): Promise<RunBackend> {
   if (data.kind === 'sqlite') {
     const b = await startEmbeddedBackend({ dataDir: data.data, key });
-    return { env: b.env, http: b.http, address: b.address, close: () => b.close() };
+    return { env: tofuBackendVariables(b.http), http: b.http, address: b.address, close: () => b.close() };
   }
   return startServedBackend(data, key);
 }

@@ -108,7 +108,7 @@ describe.each(STORE_KINDS)('the state backend on %s with the real tofu', (kind) 
     try {
       const dir = await workDir(root, `run-lock-${kind}`, backend.env);
       const lock = await takeRunLock({ backend: backend.http, key: KEY, operation: 'deploy apply', who, signal: new AbortController().signal });
-      const underLock = { ...backend.env, ...lock.tofuEnv };
+      const underLock = { ...backend.env, TF_HTTP_ADDRESS: lock.tofuAddress };
       const run = tofu(dir, [...APPLY.filter((a) => !a.startsWith('-lock')), '-lock=false', '-var', 'sleep=6'], underLock);
       // meanwhile a tofu that takes its own lock (another run) is refused, naming this run
       const other = await tofu(dir, APPLY, backend.env).done;

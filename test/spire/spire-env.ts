@@ -14,7 +14,7 @@ export async function loadSpireEnv(envFile: string): Promise<{ vars: Record<stri
       .filter(Boolean)
       .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
   );
-  const resolved = resolveSpireCoordinates(vars);
+  const resolved = resolveSpireCoordinates(vars, process.cwd());
   if (!resolved.ok || resolved.value === undefined) throw new Error(`the env file ${envFile} gives no SPIRE coordinates the deployer accepts: ${JSON.stringify(resolved)}`);
   return { vars, spire: resolved.value };
 }

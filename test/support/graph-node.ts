@@ -30,7 +30,7 @@ const rendered = <T>(manifest: T): T => JSON.parse(JSON.stringify(manifest).repl
 /** The node's Deployment, as the graph writes it. */
 export function graphDeployment(o: GraphNodeOptions) {
   const plan = { version: 1, group: 'e2e', nodes: { [o.node]: { image: { archive: '/nowhere.tar', tag: 't' }, apps: [] } }, roster: { spiffeProvider: null } };
-  const [target] = buildTargets(parseGroupPlan(JSON.stringify(plan), '/e2e/group.json'), loadCoordinates({}, { K8S_REGISTRY: '127.0.0.1:1' }), '/e2e/group.json', ['all']);
+  const [target] = buildTargets(parseGroupPlan(JSON.stringify(plan), '/e2e/group.json'), loadCoordinates({}, { K8S_REGISTRY: '127.0.0.1:1' }, process.cwd()), '/e2e/group.json', ['all']);
   const node = target!.nodes.find((n) => n.name === o.node)!;
   const deployment = rendered(deploymentManifest(target!, node, o.namespace, o.image, o.machineId));
   if (o.claim !== undefined) {

@@ -90,7 +90,14 @@ function resolveIn(dir: string, p: string): string {
  * Returns false when it was not run: `dir` was initialised already with the same of everything
  * (initStamp); `onRun` is called just before tofu starts.
  */
-export async function initGraph(opts: TofuOptions & { readonly reconfigure?: boolean; readonly onRun?: () => void }): Promise<boolean> {
+export async function initGraph(
+  opts: TofuOptions & {
+    readonly reconfigure?: boolean;
+    readonly onRun?: () => void;
+    /** The graph as the caller wrote it (its `terraform` block is part of the init stamp); absent: read from `dir`. */
+    readonly graph?: Readonly<Record<string, unknown>>;
+  },
+): Promise<boolean> {
   // -reconfigure: the graph directory is synthesized, the backend settings come per run from
   // the environment (TF_HTTP_*), and the state lives in the backend, so a stale
   // .terraform/terraform.tfstate must never ask for a state migration.
@@ -123,13 +130,18 @@ const INIT_STAMP = 'deploy-init';
 /** The graph's `terraform` block (backend, required providers): part of the init stamp. */
 const graphTerraformSchema = z.looseObject({ terraform: z.unknown().optional() });
 
+/** The `terraform` block of the graph file in `dir`, for a caller that does not hold the graph. */
+async function readGraphTerraform(dir: string): Promise<Readonly<Record<string, unknown>>> {
+  const graphFile = join(dir, GRAPH_FILE);
+  return parseJson(graphTerraformSchema, await readFile(graphFile, 'utf8'), graphFile);
+}
+
 /** The stamp of an init of `dir` now (`builds`: provider-lock.ts mirroredBuilds), or undefined when the init must run (not the cache's mirror, no graph, no backend config yet). */
-async function initStamp(opts: TofuOptions, args: readonly string[], builds: string | undefined): Promise<string | undefined> {
+async function initStamp(opts: TofuOptions & { readonly graph?: Readonly<Record<string, unknown>> }, args: readonly string[], builds: string | undefined): Promise<string | undefined> {
   if (builds === undefined) return undefined;
   const tofu = opts.tofuPath ?? requireTool('tofu', opts.env).path;
   try {
-    const graphFile = join(opts.dir, GRAPH_FILE);
-    const graph = parseJson(graphTerraformSchema, await readFile(graphFile, 'utf8'), graphFile);
+    const graph = opts.graph ?? (await readGraphTerraform(opts.dir));
     const t = await stat(tofu, { bigint: true });
     const parts = [
       args.join(' '),

@@ -22,6 +22,7 @@ import type { TargetModel } from '../../config/target-model.js';
 import { describeIssues } from '../../contract/parse-json.js';
 import { TOFU_STATE_VERSION, tofuResourceSchema, tofuStateSchema, type TofuResource } from '../../contract/graph/tofu-state.js';
 import { stateDir } from '../../paths.js';
+import type { TargetBackend } from '../../state/embedded.js';
 
 export interface StateView {
   readonly lineage: string;
@@ -94,13 +95,13 @@ export interface StateReadContext {
   readonly model: Pick<TargetModel, 'stateKey'>;
   readonly env: NodeJS.ProcessEnv;
   /** `embedded`: the backend this process serves from DEPLOY_STATE_DIR (its address, a loopback port, differs each run) */
-  readonly backend: { readonly address: string; readonly embedded?: boolean; readonly env: Readonly<Record<string, string>> };
+  readonly backend: TargetBackend;
   readonly signal: AbortSignal;
 }
 
 /** Which backend a view was read from: the embedded one of this state directory, or the address. */
 function backendOf(ctx: StateReadContext): string {
-  return ctx.backend.embedded === true ? `embedded ${stateDir(ctx.env)}` : ctx.backend.address;
+  return ctx.backend.embedded ? `embedded ${stateDir(ctx.env)}` : ctx.backend.http.address;
 }
 
 /** A sha256 as the backend's ETag (state-routes.ts): the only tag a view is kept under. */
@@ -130,11 +131,11 @@ export function keptViewFile(ctx: Pick<StateReadContext, 'env' | 'model'>): stri
 /** The target's state from its backend (undefined: none yet), through the view kept on this machine when it is still the state's. */
 export async function readState(ctx: StateReadContext): Promise<StateView | undefined> {
   const { backendRequest, httpFailure } = await import('../../state/source/http-client.js');
-  const url = new URL(ctx.backend.address);
+  const { url, username, password } = ctx.backend.http;
   const kept = await readKeptView(ctx);
   const res = await backendRequest('GET', url, {
-    username: ctx.backend.env.TF_HTTP_USERNAME,
-    password: ctx.backend.env.TF_HTTP_PASSWORD,
+    username,
+    password,
     signal: ctx.signal,
     ...(kept !== undefined ? { headers: { 'If-None-Match': kept.etag } } : {}),
   });

@@ -10,7 +10,9 @@
  * claims' own fields; the check then runs the full plan, saying why).
  */
 import type { TargetModel } from '../../config/target-model.js';
+import type { RunKubeconfig } from '../../kube/kubeconfig.js';
 import type { KubeLister } from '../../kube/kube-read.js';
+import type { TargetBackend } from '../../state/embedded.js';
 import type { TagDigest } from '../../tools/registry-digest.js';
 import type { ManagedObject } from './hand-edits.js';
 import { readState, type StateView } from './cached-target-state.js';
@@ -45,9 +47,10 @@ export interface TargetObjects {
 
 export interface TargetObjectsContext {
   readonly model: TargetModel;
-  readonly kubeconfig: string;
+  /** The run's kubeconfig, resolved once. */
+  readonly kube: RunKubeconfig;
   readonly env: NodeJS.ProcessEnv;
-  readonly backend: { readonly address: string; readonly embedded?: boolean; readonly env: Readonly<Record<string, string>> };
+  readonly backend: TargetBackend;
   readonly signal: AbortSignal;
 }
 
@@ -60,8 +63,9 @@ export interface TargetObjectsContext {
 export async function readTargetObjects(ctx: TargetObjectsContext, opts: { readonly tags?: boolean } = {}): Promise<TargetObjects> {
   const { fullClientReason, openKubeLister } = await import('../../kube/kube-read.js');
   const tagRead = opts.tags === true ? readNodeTags(ctx) : Promise.resolve(undefined);
-  const env = { ...ctx.env, KUBE_CONFIG_PATH: ctx.kubeconfig };
-  const lister = await openKubeLister(env, { requestMs: 15_000, attempts: 2 });
+  const { requireKubeAccess } = await import('../../kube/kubeconfig.js');
+  const access = requireKubeAccess(ctx.kube);
+  const lister = await openKubeLister(access, { requestMs: 15_000, attempts: 2 });
   const ns = ctx.model.namespace;
   const path = (name: string) => `/apis/apps/v1/namespaces/${encodeURIComponent(ns)}/deployments/${encodeURIComponent(name)}`;
   if (lister !== undefined) {
@@ -81,10 +85,9 @@ export async function readTargetObjects(ctx: TargetObjectsContext, opts: { reado
     };
   }
   // an auth-provider or a socks5 proxy: the full client (kube-api.ts) reads the Deployments
-  const { resolveKubeconfig } = await import('../../kube/kubeconfig.js');
-  const why = fullClientReason(resolveKubeconfig(env), env);
+  const why = fullClientReason(access.kubeconfig, access.env);
   const { createKubeApi, loadKubeConfig } = await import('../../kube/kube-api.js');
-  const api = createKubeApi(loadKubeConfig(env));
+  const api = createKubeApi(loadKubeConfig(access.kubeconfig));
   const [list, claims, state, tags] = await Promise.all([api.listDeployments(ns, ''), api.listClaims(ns), readState(ctx), tagRead]);
   return {
     server: api.server,

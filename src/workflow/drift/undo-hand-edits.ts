@@ -25,14 +25,12 @@
  * with the patched one, and the plan can say, field by field, what it will undo and who wrote it.
  */
 import type { GraphDocument } from '../../contract/graph/graph-document.js';
-import { readFile } from 'node:fs/promises';
 import { sleep } from '../../deadline.js';
-import { join } from 'node:path';
 import { names } from '../../config/names.js';
 import type { TargetModel } from '../../config/target-model.js';
 import { FIELD_MANAGER } from '../../contract/field-managers.js';
 import { apiFailureOfError } from '../../kube/api-error.js';
-import { GRAPH_FILE, nodeResourceOf } from '../../contract/graph/graph-ids.js';
+import { nodeResourceOf } from '../../contract/graph/graph-ids.js';
 import type { TofuResource } from '../../contract/graph/tofu-state.js';
 import { findHandEdits, inSpec, METADATA_MAP_ENTRY, KEPT_TEMPLATE_ANNOTATIONS, shortHandEdit, undoes, type HandEdit, type ManagedObject, type ObjectUnderGraph } from './hand-edits.js';
 
@@ -314,9 +312,4 @@ export async function undoHandEdits(
 function isConflict(err: unknown): boolean {
   const f = apiFailureOfError(err);
   return f !== undefined && (f.code === 409 || (f.code === 422 && f.causes.length === 0));
-}
-
-/** The graph file's text (cdk.tf.json) of a graph directory. */
-export function readGraphText(graphDir: string): Promise<string> {
-  return readFile(join(graphDir, GRAPH_FILE), 'utf8');
 }

@@ -1,14 +1,17 @@
 /** What the verified no-op check (verdict.ts) and its fingerprint (fingerprint.ts) read a target with. */
 import type { TargetModel } from '../../config/target-model.js';
+import type { RunKubeconfig } from '../../kube/kubeconfig.js';
+import type { TargetBackend } from '../../state/embedded.js';
 import type { RunTools } from '../../tools/preflight.js';
 
 export interface NoopCheckContext {
   readonly model: TargetModel;
   readonly graphDir: string;
   readonly tools: RunTools;
-  readonly kubeconfig: string;
+  /** The run's kubeconfig, resolved once (its identity is part of the fingerprint). */
+  readonly kube: RunKubeconfig;
   readonly env: NodeJS.ProcessEnv;
-  /** The state's backend: its address and TF_HTTP_* credentials. */
-  readonly backend: { readonly address: string; readonly embedded: boolean; readonly env: Readonly<Record<string, string>> };
+  /** The state's backend, typed (never read back from TF_HTTP_*). */
+  readonly backend: TargetBackend;
   readonly signal: AbortSignal;
 }

@@ -4,13 +4,12 @@
  * every object of the target as the cluster holds it, with the state's lineage and serial and
  * the writers of the objects that are not deploy's own.
  */
-import { graphDocumentSchema } from '../../contract/graph/graph-document.js';
-import { parseJson } from '../../contract/parse-json.js';
+import type { GraphDocument } from '../../contract/graph/graph-document.js';
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { FIELD_MANAGER, ROLLBACK_FIELD_MANAGER } from '../../contract/field-managers.js';
 import { LAST_ROLLOUT_ANNOTATION } from '../../rollout/last-rollout.js';
-import { clusterIdentityText } from '../../kube/kubeconfig.js';
+import { requireKubeAccess } from '../../kube/kubeconfig.js';
 import { cacheDir, stateDir } from '../../paths.js';
 import { findProviderConfig } from '../../tools/providers.js';
 import { stableJson } from '../../contract/stable-json.js';
@@ -50,11 +49,11 @@ export interface GraphFingerprint {
 }
 
 /** The fingerprint of the target now, with the objects and state it was taken from, or why it cannot be taken. */
-export async function fingerprintTarget(ctx: NoopCheckContext, graphText: string): Promise<{ readonly fingerprint: TargetFingerprint; readonly seen: TargetObjects } | string> {
+export async function fingerprintTarget(ctx: NoopCheckContext, graph: GraphDocument): Promise<{ readonly fingerprint: TargetFingerprint; readonly seen: TargetObjects } | string> {
   try {
     const seen = await readTargetObjects(ctx);
     if (!seen.complete) return seen.partialReason ?? 'only the Deployments were read';
-    return { fingerprint: await takeFingerprint(ctx, seen, graphText), seen };
+    return { fingerprint: await takeFingerprint(ctx, seen, graph), seen };
   } catch (err) {
     return (err as Error).message;
   }
@@ -65,8 +64,7 @@ export async function fingerprintTarget(ctx: NoopCheckContext, graphText: string
  * A node's blocks are made of that node alone (and the target's settings): another node's
  * image never changes them (stacks/target-stack.ts), so a change of one node scopes its plan.
  */
-export function graphFingerprint(text: string): GraphFingerprint {
-  const doc = parseJson(graphDocumentSchema, text, 'the graph (cdk.tf.json)');
+export function graphFingerprint(doc: GraphDocument): GraphFingerprint {
   const { resource, data, ...rest } = doc;
   const resources: Record<string, string> = {};
   for (const [type, byName] of Object.entries(resource ?? {})) for (const [name, block] of Object.entries(byName)) resources[`${type}.${name}`] = sha256(stableJson(block));
@@ -74,7 +72,7 @@ export function graphFingerprint(text: string): GraphFingerprint {
   return { rest: sha256(stableJson(rest)), resources };
 }
 
-export function takeFingerprint(ctx: NoopCheckContext, seen: TargetObjects, graphText: string): Promise<TargetFingerprint> {
+export function takeFingerprint(ctx: NoopCheckContext, seen: TargetObjects, graph: GraphDocument): Promise<TargetFingerprint> {
   return inputsFingerprint(ctx, seen.server).then((inputs) => {
     const fingerprints: Record<string, string> = {};
     const foreign: string[] = [];
@@ -89,7 +87,7 @@ export function takeFingerprint(ctx: NoopCheckContext, seen: TargetObjects, grap
         if (m.subresource !== 'status' && m.manager !== undefined && !OWN_MANAGERS.has(m.manager)) foreign.push(`${key}: ${m.manager}${m.subresource ? ` (${m.subresource})` : ''} at ${m.time ?? '?'}`);
       }
     }
-    return { inputs, graph: graphFingerprint(graphText), lineage: seen.state?.lineage ?? '', serial: seen.state?.serial ?? -1, objects: fingerprints, foreignWriters: foreign };
+    return { inputs, graph: graphFingerprint(graph), lineage: seen.state?.lineage ?? '', serial: seen.state?.serial ?? -1, objects: fingerprints, foreignWriters: foreign };
   });
 }
 
@@ -113,7 +111,7 @@ export function objectFingerprint(object: KubeObject): string {
 /**
  * What the run is made of besides the graph: tofu, the providers' settings, the cluster and
  * identity the kubeconfig resolves to, and the backend. The kubeconfig part is
- * src/kube/kubeconfig.ts clusterIdentityText: the file(s) as the provider merges them, the
+ * src/kube/kubeconfig.ts KubeAccess.identity (taken once per run): the file(s) as the provider merges them, the
  * context of KUBE_CTX, the cluster (server, CA, TLS name, proxy-url), the user (how it
  * authenticates: a token's digest, a client certificate, an exec plugin's command, args and env,
  * never the credential the plugin prints), the impersonation, and the KUBE_*, proxy and
@@ -121,10 +119,11 @@ export function objectFingerprint(object: KubeObject): string {
  * full plan; an edit of another context of the same file is not.
  */
 async function inputsFingerprint(ctx: NoopCheckContext, server: string): Promise<string> {
-  const identity = clusterIdentityText({ ...ctx.env, KUBE_CONFIG_PATH: ctx.kubeconfig });
+  // resolved once for the run (src/kube/kubeconfig.ts KubeAccess.identity), not read again here
+  const { identity } = requireKubeAccess(ctx.kube);
   const tofu = await stat(ctx.tools.tofu).then((s) => `${s.size} ${s.mtimeMs}`, () => 'absent');
   const settings = providerSettings(ctx.env);
-  const backend = ctx.backend.embedded ? `embedded ${stateDir(ctx.env)}` : ctx.backend.address;
+  const backend = ctx.backend.embedded ? `embedded ${stateDir(ctx.env)}` : ctx.backend.http.address;
   // the registry's CA (K8S_REGISTRY_CA_FILE): its path and its bytes; absent, the fingerprint is as it was without the setting
   const ca = ctx.model.registryCaFile === undefined ? {} : { registryCa: `${ctx.model.registryCaFile} ${sha256(await readFile(ctx.model.registryCaFile))}` };
   return sha256(stableJson({ identity: sha256(identity), server, tofu: `${ctx.tools.tofu} ${tofu}`, tools: ctx.tools.env, settings, backend, ...ca }));

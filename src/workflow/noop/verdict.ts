@@ -44,6 +44,7 @@ import { movedFrom, recordedPushDigests, type MovedTag } from '../target/moved-t
 import type { NoopCheckContext } from './check-context.js';
 import { compare } from './compare.js';
 import { takeFingerprint, type TargetFingerprint } from './fingerprint.js';
+import type { GraphDocument } from '../../contract/graph/graph-document.js';
 import { FAST_PLAN_ENV } from './fast-plan-switch.js';
 import { readRecord } from './record.js';
 
@@ -86,10 +87,10 @@ export type NoopVerdict =
 
 /**
  * Compares the target now (`seen`: its objects and state as read for this run, or why they could
- * not be read; `graphText`: the run's cdk.tf.json) with its record; never throws (a failure is a reason for the full plan). A hand
+ * not be read; `graph`: the run's cdk.tf.json as written, parsed once) with its record; never throws (a failure is a reason for the full plan). A hand
  * edit that the apply would undo (hand-edits.ts) is never answered here: the full plan runs.
  */
-export async function checkNoop(ctx: NoopCheckContext, seen: TargetObjects | string, handEdits: readonly HandEdit[], graphText: string): Promise<NoopVerdict> {
+export async function checkNoop(ctx: NoopCheckContext, seen: TargetObjects | string, handEdits: readonly HandEdit[], graph: GraphDocument): Promise<NoopVerdict> {
   let fingerprint: TargetFingerprint | undefined;
   try {
     if (typeof seen === 'string') return { kind: 'full', reason: `the check could not read everything it needs (${oneLine(seen)})` };
@@ -102,7 +103,7 @@ export async function checkNoop(ctx: NoopCheckContext, seen: TargetObjects | str
     if (typeof risks === 'string') return { kind: 'full', reason: `the check could not judge the /var/lib claims (${risks})` };
     if (risks.length > 0) return { kind: 'full', reason: `/var/lib claim${risks.length === 1 ? '' : 's'} at risk in the cluster (${risks.map((r) => `${r.claim}: ${r.dangers.join(', ')}`).join('; ')})` };
     const record = await readRecord(ctx);
-    fingerprint = await takeFingerprint(ctx, seen, graphText);
+    fingerprint = await takeFingerprint(ctx, seen, graph);
     // (a typed object's hand edit is tofu's to see: its refresh reads every field of the schema)
     const edits = handEdits.filter((e) => e.kind === 'Deployment' && undoes(e));
     if (edits.length > 0) {

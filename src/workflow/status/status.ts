@@ -3,7 +3,7 @@
  * no lock taken) against what the cluster runs (two list requests per namespace), per node.
  * Read-only. The exit code says whether every node is ready on the image its state holds.
  */
-import { requireAbsoluteFile } from '../../config/file-path.js';
+import { requireAbsoluteFile } from '../../paths.js';
 import type { BackendCoordinates } from '../../config/backend-coordinates.js';
 import { readGroupPlan, targetsOf } from '../../config/load.js';
 import { names } from '../../config/names.js';
@@ -67,16 +67,18 @@ export async function readStatus(inputs: StatusInputs, ctx: RunContext): Promise
   const known = targetsOf(plan);
   const { chosen, issues } = chooseTargets(known, inputs.target, plan.group);
   if (issues.length > 0) throw new ConfigError(`unknown target for group "${plan.group}"`, issues, { hint: 'name a target of the plan (or leave --target out for "all")' });
-  // the one rule for a named file (config/file-path.ts), for the flag and the variable alike
+  // the one rule for a named file (src/paths.ts absoluteFile), for the flag and the variable alike
   const kubeconfigText = inputs.kubeconfig || ctx.env.KUBE_CONFIG_PATH || undefined;
   const env = kubeconfigText === undefined ? ctx.env : { ...ctx.env, KUBE_CONFIG_PATH: requireAbsoluteFile(kubeconfigText, ctx, inputs.kubeconfig ? '--kubeconfig' : 'KUBE_CONFIG_PATH') };
   // started now, so it overlaps the state reads; the full client only for a kubeconfig the
   // fast reads do not cover (an auth-provider, a socks5 proxy: src/kube/kube-read.ts)
-  const apiReady = import('../../kube/kube-read.js').then(async (r) => {
-    const lister = await r.openKubeLister(env, { requestMs: STATUS_REQUEST_MS, attempts: 2 });
+  const apiReady = Promise.all([import('../../kube/kube-read.js'), import('../../kube/kubeconfig.js')]).then(async ([r, { openKubeAccess }]) => {
+    // the kubeconfig resolved once, for the fast client or the full one
+    const access = openKubeAccess({ cwd: ctx.cwd, env });
+    const lister = await r.openKubeLister(access, { requestMs: STATUS_REQUEST_MS, attempts: 2 });
     if (lister) return lister;
     const k = await import('../../kube/kube-api.js');
-    return k.createKubeApi(k.loadKubeConfig(env), { requestMs: STATUS_REQUEST_MS, readAttempts: 2 });
+    return k.createKubeApi(k.loadKubeConfig(access.kubeconfig), { requestMs: STATUS_REQUEST_MS, readAttempts: 2 });
   });
   apiReady.catch(() => {});
 

@@ -26,7 +26,7 @@ import { rollBackGroupInCluster, wantsGroupRollback } from './group-rollback.js'
 const STEP_REPORT_GRACE_MS = 20_000;
 
 /** What applyTarget needs of the run's options. */
-export type ApplyOptions = Pick<TargetRunOptions, 'model' | 'tools' | 'kubeconfig' | 'env' | 'logger' | 'signal' | 'progress' | 'view'>;
+export type ApplyOptions = Pick<TargetRunOptions, 'model' | 'tools' | 'kube' | 'env' | 'logger' | 'signal' | 'progress' | 'view'>;
 
 export async function applyTarget(parts: Pick<TargetParts, 'noop' | 'tofu' | 'rolloutReports'>, session: TargetSession, plan: PlannedApply, opts: ApplyOptions): Promise<TargetRunResult> {
   const { model, logger, signal } = opts;
@@ -77,7 +77,7 @@ export async function applyTarget(parts: Pick<TargetParts, 'noop' | 'tofu' | 'ro
     // taken after the rollout, kept only when every writer of the objects is deploy's own, no
     // hand edit is in them, and the objects the apply did not change are as before its plan
     const before = plan.fingerprintBefore;
-    const after = await parts.noop.fingerprint(noopCtx, plan.graphText);
+    const after = await parts.noop.fingerprint(noopCtx, plan.graph);
     const during = (a: Exclude<typeof after, string>): string[] => [
       ...handEditsOf(model, a.seen.objects, plan.manifests, a.seen.state?.resources)
         .filter((e) => e.kind === 'Deployment' && e.action !== 'keep')

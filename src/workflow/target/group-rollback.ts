@@ -18,6 +18,7 @@
  */
 import { waves } from '../../config/order-rules.js';
 import type { TargetModel } from '../../config/target-model.js';
+import type { RunKubeconfig } from '../../kube/kubeconfig.js';
 import type { Logger } from '../../log.js';
 import { ExitCode } from '../../errors.js';
 import { shortImage } from '../../rollout/report-format.js';
@@ -150,7 +151,8 @@ export function groupSetBackLine(n: GroupSetBack): string {
 /** What the group's rollback takes of the run. */
 export interface GroupRollbackRun {
   readonly env: NodeJS.ProcessEnv;
-  readonly kubeconfig: string;
+  /** The run's kubeconfig, resolved once. */
+  readonly kube: RunKubeconfig;
   readonly logger: Logger;
   readonly signal: AbortSignal;
   readonly progress: (line: string) => void;
@@ -162,8 +164,8 @@ export interface GroupRollbackRun {
  * to come back (as the step gives its own rollback).
  */
 export async function rollBackGroupInCluster(model: TargetModel, rollouts: readonly RolloutReport[], run: GroupRollbackRun): Promise<GroupRollback> {
-  const [{ openRolloutApi }, { setBackNode }] = await Promise.all([import('../../kube/rollout-api.js'), import('../../rollout/set-back.js')]);
-  const api = await openRolloutApi({ ...run.env, KUBE_CONFIG_PATH: run.kubeconfig });
+  const [{ openRolloutApi }, { setBackNode }, { requireKubeAccess }] = await Promise.all([import('../../kube/rollout-api.js'), import('../../rollout/set-back.js'), import('../../kube/kubeconfig.js')]);
+  const api = await openRolloutApi(requireKubeAccess(run.kube));
   const limits = { timeout: model.rolloutTimeout, rollbackTimeout: model.rolloutTimeout };
   return rollBackGroup(model, rollouts, {
     setBack: (r, onVerdict) => setBackNode(api, r, limits, { api, signal: run.signal, logger: run.logger, progress: { show: (_stage, v) => onVerdict(v), end: () => {} } }),

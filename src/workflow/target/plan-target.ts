@@ -11,11 +11,7 @@
  * and writes it asks for are done, in order. Its collaborators come in `parts`
  * (target-wiring.ts); nothing here exits.
  */
-import { graphDocumentSchema } from '../../contract/graph/graph-document.js';
-import { parseJson } from '../../contract/parse-json.js';
-import { join } from 'node:path';
 import { names } from '../../config/names.js';
-import { GRAPH_FILE } from '../../contract/graph/graph-ids.js';
 import { DeployError, ExitCode } from '../../errors.js';
 import { adviseApiError, describeApiError } from '../../kube/api-error.js';
 import { spireFailure } from '../../spire/spire-failure.js';
@@ -31,16 +27,16 @@ import type { Mode, TargetRunOptions } from './target-types.js';
 import type { TargetSession } from './target-session.js';
 import { echoTofu } from './tofu-events-shown.js';
 import { afterOwnershipStep, decideAfterTofu, decideBeforeTofu, judgeObjects, namesFrom, planReads, submissionRefusal, type NamesFrom, type ScopedPlan, type TargetPlan } from './target-planner.js';
-import { appliedManifests, graphManifests, handEditsOf, readGraphText, undoHandEdits, waitObserved } from '../drift/undo-hand-edits.js';
+import { appliedManifests, graphManifests, handEditsOf, undoHandEdits, waitObserved } from '../drift/undo-hand-edits.js';
 
 export type { PlanPath, PlannedApply, ScopedPlan, TargetPlan } from './target-planner.js';
 
 /** What planTarget needs of the run's options. */
-export type PlanOptions = Pick<TargetRunOptions, 'mode' | 'model' | 'tools' | 'kubeconfig' | 'allowVolumeReplacement' | 'env' | 'logger' | 'signal' | 'progress' | 'view'>;
+export type PlanOptions = Pick<TargetRunOptions, 'mode' | 'model' | 'tools' | 'kube' | 'allowVolumeReplacement' | 'env' | 'logger' | 'signal' | 'progress' | 'view'>;
 
 /** What the no-op check and the objects' read take, of the session and the run. */
-export function checkContextOf(session: TargetSession, opts: Pick<PlanOptions, 'model' | 'tools' | 'kubeconfig' | 'env' | 'signal'>): NoopCheckContext {
-  return { model: opts.model, graphDir: session.graphDir, tools: opts.tools, kubeconfig: opts.kubeconfig, env: opts.env, backend: session.backend, signal: opts.signal };
+export function checkContextOf(session: TargetSession, opts: Pick<PlanOptions, 'model' | 'tools' | 'kube' | 'env' | 'signal'>): NoopCheckContext {
+  return { model: opts.model, graphDir: session.graphDir, tools: opts.tools, kube: opts.kube, env: opts.env, backend: session.backend, signal: opts.signal };
 }
 
 export async function planTarget(parts: Pick<TargetParts, 'readTargetObjects' | 'noop' | 'tofu'>, session: TargetSession, opts: PlanOptions): Promise<TargetPlan> {
@@ -49,8 +45,8 @@ export async function planTarget(parts: Pick<TargetParts, 'readTargetObjects' | 
   const noopCtx = checkContextOf(session, opts);
   const reads = planReads(mode, model, opts.env);
   // The target's objects and state, read once for the check and the hand edits (issue 34)
-  const graphText = await readGraphText(session.graphDir);
-  const graph = parseJson(graphDocumentSchema, graphText, `the graph ${join(session.graphDir, GRAPH_FILE)}`);
+  // the graph as the session wrote it, parsed once there (never read back from the file)
+  const graph = session.graph.document;
   const manifests = graphManifests(graph);
   const allowed = opts.allowVolumeReplacement ?? new Set<string>();
   const seen: TargetObjects | string = typeof reads.objects === 'string' ? reads.objects : await parts.readTargetObjects(noopCtx, reads.objects).catch((err: Error) => err.message);
@@ -58,7 +54,7 @@ export async function planTarget(parts: Pick<TargetParts, 'readTargetObjects' | 
   for (const line of judged.lines) say(line);
   if (judged.refusal !== undefined) throw judged.refusal;
   // The verified no-op check (noop/verdict.ts): "no changes" without tofu when that is certain
-  const verdict = reads.noFastPlan === undefined ? await parts.noop.check(noopCtx, seen, judged.edits, graphText) : undefined;
+  const verdict = reads.noFastPlan === undefined ? await parts.noop.check(noopCtx, seen, judged.edits, graph) : undefined;
   const decided = decideBeforeTofu({ mode, model, allowed, seen, edits: judged.edits, risks: judged.risks, graph, verdict });
   for (const line of decided.lines) say(line);
   if (decided.path === 'verified') {
@@ -92,7 +88,7 @@ export async function planTarget(parts: Pick<TargetParts, 'readTargetObjects' | 
       });
     });
     // the fingerprint before tofu's refresh, taken again: the step changed the objects
-    const again = before.ownershipStep.fingerprintAgain ? await parts.noop.fingerprint(noopCtx, graphText) : undefined;
+    const again = before.ownershipStep.fingerprintAgain ? await parts.noop.fingerprint(noopCtx, graph) : undefined;
     before = afterOwnershipStep(before, graph, outcome, typeof again === 'object' ? again.fingerprint : undefined);
   }
   const { scoped, tofu: request } = before;
@@ -100,7 +96,7 @@ export async function planTarget(parts: Pick<TargetParts, 'readTargetObjects' | 
   const base = { ...session.tofu, onEvent: echoTofu(echo) };
   const { tofu } = parts;
   // init's chatter (provider lookups, the lock file's checksum warning) is noise here
-  const initialised = await tofu.initGraph({ ...base, onEvent: echoTofu(echo, true), onRun: () => opts.progress(`[${model.target}] tofu init (graph ${session.graphDir})`) });
+  const initialised = await tofu.initGraph({ ...base, graph, onEvent: echoTofu(echo, true), onRun: () => opts.progress(`[${model.target}] tofu init (graph ${session.graphDir})`) });
   if (!initialised) opts.progress(`[${model.target}] graph ${session.graphDir}: initialised as before (no tofu init)`);
   if (before.submission !== undefined) {
     const refusal = submissionRefusal(model, before.submission.outputs ?? (await tofu.readOutputs(base)));
@@ -121,7 +117,7 @@ export async function planTarget(parts: Pick<TargetParts, 'readTargetObjects' | 
         say,
       )
   ).catch(explained);
-  const after = decideAfterTofu({ model, before, seen, plan, pushedAgain, noFastPlan: reads.noFastPlan, graphText, manifests });
+  const after = decideAfterTofu({ model, before, seen, plan, pushedAgain, noFastPlan: reads.noFastPlan, graph, manifests });
   if (after.refusal !== undefined) throw after.refusal;
   if (after.checkArchives) await requirePushArchives(model, after.summary, opts.env.PATH ?? '');
   if (after.record !== undefined) {

@@ -63,7 +63,8 @@ export interface PlannedApply {
   readonly noFastPlan: string | undefined;
   /** The target's fingerprint before tofu's refresh (for the record after the apply). */
   readonly fingerprintBefore: TargetFingerprint | undefined;
-  readonly graphText: string;
+  /** The graph as the session wrote it (for the fingerprint after the apply). */
+  readonly graph: GraphDocument;
   readonly manifests: GraphManifests;
 }
 
@@ -243,7 +244,7 @@ export interface AfterTofuInputs {
   /** The nodes whose push is planned again because the registry lost their tag (missing-tags.ts). */
   readonly pushedAgain: ReadonlySet<string>;
   readonly noFastPlan: string | undefined;
-  readonly graphText: string;
+  readonly graph: GraphDocument;
   readonly manifests: GraphManifests;
 }
 
@@ -260,7 +261,7 @@ export interface AfterTofu {
   readonly answer: { readonly path: PlanPath; readonly summary: TargetSummary; readonly toApply: PlannedApply } | { readonly path: PlanPath; readonly summary: TargetSummary; readonly names: NamesFrom };
 }
 
-export function decideAfterTofu({ model, before, seen, plan, pushedAgain, noFastPlan, graphText, manifests }: AfterTofuInputs): AfterTofu {
+export function decideAfterTofu({ model, before, seen, plan, pushedAgain, noFastPlan, graph, manifests }: AfterTofuInputs): AfterTofu {
   const { mode, scoped, edits, fingerprintBefore } = before;
   // FR-003: the digest each tag points at now against the one recorded at its push, from the
   // state the plan was made from (no process; the plan file is read in-process)
@@ -287,7 +288,7 @@ export function decideAfterTofu({ model, before, seen, plan, pushedAgain, noFast
     answer:
       mode === 'plan' || !plan.hasChanges
         ? { path, summary, names: namesFrom(mode, plan.outputs, scoped) }
-        : { path, summary, toApply: { mode, planFile: plan.planFile, summary, scoped, noFastPlan, fingerprintBefore, graphText, manifests } },
+        : { path, summary, toApply: { mode, planFile: plan.planFile, summary, scoped, noFastPlan, fingerprintBefore, graph, manifests } },
   };
 }
 

@@ -1,29 +1,32 @@
 /**
  * One target's session: its graph written, a run directory for the rollout steps' reports,
  * the SPIRE key and the registry's CA staged, the state backend opened and the run's lock
- * taken; then the environment every tofu command of the target runs in. All of it is closed
+ * taken; then the environment every tofu command of the target runs in (target-environment.ts,
+ * the one place it is rendered). All of it is closed
  * as one, whatever the run did: the lock released, the backend closed, the key's copy and the
  * run directory removed.
  */
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { durationOf } from '../../config/duration.js';
-import { ROLLOUT_TIMEOUT_ENV, SOAK_ENV } from '../../contract/rollout-step-env.js';
 import { stateDir } from '../../paths.js';
-import { PROGRESS_ENV, PROGRESS_JSON } from '../../rollout/progress.js';
+import type { TargetGraph } from '../../graph/synth.js';
+import type { TargetBackend } from '../../state/embedded.js';
 import type { TofuOptions } from '../../tools/tofu/tofu.js';
 import { writeDeployWrapper } from './deploy-wrapper.js';
 import { stageRegistryCa } from './registry-ca-dir.js';
+import { targetEnvironment } from './target-environment.js';
 import type { TargetParts } from './target-wiring.js';
 import type { TargetRunOptions } from './target-types.js';
 
 export interface TargetSession {
-  /** The target's graph (cdk.tf.json), written for this run. */
+  /** The target's graph directory (cdk.tf.json), written for this run. */
   readonly graphDir: string;
+  /** The graph as written, kept in memory (its text and its document): never read back from the file. */
+  readonly graph: TargetGraph;
   /** Where the rollout steps write their reports (DEPLOY_RUN_DIR); removed when the session ends. */
   readonly runDir: string;
-  /** The state's backend: its address and TF_HTTP_* credentials. */
-  readonly backend: { readonly address: string; readonly embedded: boolean; readonly env: Readonly<Record<string, string>> };
+  /** The state's backend, typed: its addresses, methods and credentials, and whether this process serves it. */
+  readonly backend: TargetBackend;
   /** What every tofu command of the target runs with but its events' handler: the graph, the environment, the lock held. */
   readonly tofu: Omit<TofuOptions, 'onEvent'>;
 }
@@ -31,7 +34,8 @@ export interface TargetSession {
 /** Opens the target's session, runs `use` in it, and closes it, also when `use` throws. */
 export async function withTargetSession<T>(parts: Pick<TargetParts, 'writeGraph' | 'stageSpireAccess' | 'openBackend' | 'takeRunLock'>, opts: TargetRunOptions, use: (session: TargetSession) => Promise<T>): Promise<T> {
   const { model, mode, logger, signal } = opts;
-  const graphDir = await parts.writeGraph(model, opts.graphsDir);
+  const graph = await parts.writeGraph(model, opts.graphsDir);
+  const graphDir = graph.dir;
   const runsDir = join(stateDir(opts.env), 'runs');
   await mkdir(runsDir, { recursive: true });
   const runDir = await mkdtemp(join(runsDir, `${model.stateKey}-`));
@@ -54,28 +58,20 @@ export async function withTargetSession<T>(parts: Pick<TargetParts, 'writeGraph'
       logger,
       onWait: (holder) => opts.progress(`[${model.target}] waiting up to 60s for the state lock of ${model.stateKey}: ${holder}`),
     });
-    const env = {
-      // the operator's environment, whole (tofu-process.ts); the provider mirror is tofu's own
-      ...opts.env,
-      // the programs the preflight found (DEPLOY_SKOPEO, ...), for the graph's shell steps
-      ...opts.tools.env,
-      ...backend.env,
-      ...lock.tofuEnv,
-      // the SPIRE steps' key (a staged copy), ssh and kubectl
-      ...spire.env,
-      ...registryCa,
-      KUBE_CONFIG_PATH: opts.kubeconfig,
-      DEPLOY_BIN: await writeDeployWrapper(runDir),
-      DEPLOY_RUN_DIR: runDir,
-      // the run's rollout timeout for the rollout steps: a value of the run, not of the graph
-      [ROLLOUT_TIMEOUT_ENV]: model.rolloutTimeout.text,
-      // and its soak (the plan's default resolved, 0s for none), a value of the run as well
-      [SOAK_ENV]: (model.soak ?? durationOf(0)).text,
-      TF_IN_AUTOMATION: '1',
-      // the rollout steps write their progress as JSON lines for the view (src/rollout/progress.ts)
-      [PROGRESS_ENV]: PROGRESS_JSON,
-    };
-    return await use({ graphDir, runDir, backend, tofu: { dir: graphDir, env, signal, tofuPath: opts.tools.tofu, lockHeld: true } });
+    // the one environment of the target's tofu commands and of the steps inside them
+    const env = targetEnvironment({
+      env: opts.env,
+      toolsEnv: opts.tools.env,
+      backend,
+      lockedAddress: lock.tofuAddress,
+      spireEnv: spire.env,
+      registryCaEnv: registryCa,
+      kubeconfigFile: opts.kube.file,
+      deployBin: await writeDeployWrapper(runDir),
+      runDir,
+      model,
+    });
+    return await use({ graphDir, graph, runDir, backend: { http: backend.http, embedded: backend.embedded }, tofu: { dir: graphDir, env, signal, tofuPath: opts.tools.tofu, lockHeld: true } });
   } finally {
     await lock?.release();
     await backend?.close();

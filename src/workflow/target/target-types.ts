@@ -3,6 +3,7 @@
  * plan-target.ts, then apply-target.ts). Nothing here runs.
  */
 import type { BackendCoordinates } from '../../config/backend-coordinates.js';
+import type { RunKubeconfig } from '../../kube/kubeconfig.js';
 import type { Logger } from '../../log.js';
 import type { TargetModel } from '../../config/target-model.js';
 import type { RolloutReport } from '../../rollout/report.js';
@@ -20,8 +21,8 @@ export interface TargetRunOptions {
   readonly graphsDir: string;
   /** The programs the run's preflight found (src/tools/preflight.ts). */
   readonly tools: RunTools;
-  /** Checked by requireKubeconfig. */
-  readonly kubeconfig: string;
+  /** The kubeconfig, checked and resolved once for the run (src/workflow/kubeconfig-check.ts requireKubeconfig). */
+  readonly kube: RunKubeconfig;
   /**
    * SSH_PRIVATE_KEY_FILE as given (absolute), for the graph's SPIRE steps: staged to a new path
    * for this run only and handed to tofu in its environment, never to the graph (FR-017).

@@ -31,7 +31,7 @@ export interface NoopCheck {
 }
 
 export interface TargetParts {
-  readonly writeGraph: typeof Synth.writeGraph;
+  readonly writeGraph: typeof Synth.writeTargetGraph;
   readonly stageSpireAccess: typeof StageKey.stageSpireAccess;
   readonly openBackend: typeof Backend.openBackend;
   readonly takeRunLock: typeof RunLock.takeRunLock;
@@ -58,7 +58,7 @@ export async function loadTargetParts(): Promise<TargetParts> {
     import('../../rollout/report.js'),
   ]);
   return {
-    writeGraph: synth.writeGraph,
+    writeGraph: synth.writeTargetGraph,
     stageSpireAccess: stageKey.stageSpireAccess,
     openBackend: backend.openBackend,
     takeRunLock: runLock.takeRunLock,

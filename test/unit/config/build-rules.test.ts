@@ -9,7 +9,7 @@ import { buildTargets, loadCoordinates, parseGroupPlan } from '../../../src/conf
 import { samplePlan } from '../../support/cli.js';
 
 const FILE = '/plans/group.json';
-const coords = () => loadCoordinates({}, { K8S_REGISTRY: 'r' });
+const coords = () => loadCoordinates({}, { K8S_REGISTRY: 'r' }, process.cwd());
 
 const problems = (edit: (p: Record<string, any>) => void): string[] => {
   const p = samplePlan();

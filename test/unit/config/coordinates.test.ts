@@ -15,12 +15,12 @@ function planWith(more: (p: any) => void = () => {}) {
 
 /** The model of target `all` from these flags, environment and plan. */
 function model(flags: Record<string, string>, env: NodeJS.ProcessEnv, more?: (p: any) => void) {
-  return buildTargets(planWith(more), loadCoordinates(flags, { K8S_REGISTRY: 'r', ...env }), FILE, ['all'])[0]!;
+  return buildTargets(planWith(more), loadCoordinates(flags, { K8S_REGISTRY: 'r', ...env }, process.cwd()), FILE, ['all'])[0]!;
 }
 
 function issuesOf(flags: Record<string, string>, env: NodeJS.ProcessEnv): readonly InputIssue[] {
   try {
-    loadCoordinates(flags, { K8S_REGISTRY: 'r', ...env });
+    loadCoordinates(flags, { K8S_REGISTRY: 'r', ...env }, process.cwd());
     return [];
   } catch (err) {
     expect(err).toBeInstanceOf(ConfigError);

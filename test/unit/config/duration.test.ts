@@ -13,7 +13,7 @@ describe('Duration: one value, read in the form each use needs', () => {
   it('the rollout timeout has one default, 5m: 300 s, passed to `deploy rollout` as 300s', () => {
     expect(DURATION_RULES.rolloutTimeout.defaultText).toBe('5m');
     expect([DEFAULT_ROLLOUT_TIMEOUT.seconds, DEFAULT_ROLLOUT_TIMEOUT.text]).toEqual([300, '300s']);
-    expect(loadCoordinates({}, { K8S_REGISTRY: 'r' }).rolloutTimeout).toEqual(DEFAULT_ROLLOUT_TIMEOUT);
+    expect(loadCoordinates({}, { K8S_REGISTRY: 'r' }, process.cwd()).rolloutTimeout).toEqual(DEFAULT_ROLLOUT_TIMEOUT);
   });
 });
 
@@ -43,10 +43,10 @@ describe('the rollout timeout (DEPLOY_ROLLOUT_TIMEOUT, --rollout-timeout): 10s u
   });
 
   it('GIVEN a flag and the environment WHEN the coordinates are read THEN the flag wins and a refusal names both, exit 2', () => {
-    expect(loadCoordinates({ rolloutTimeout: '2m' }, { K8S_REGISTRY: 'r', DEPLOY_ROLLOUT_TIMEOUT: '1h' }).rolloutTimeout.seconds).toBe(120);
+    expect(loadCoordinates({ rolloutTimeout: '2m' }, { K8S_REGISTRY: 'r', DEPLOY_ROLLOUT_TIMEOUT: '1h' }, process.cwd()).rolloutTimeout.seconds).toBe(120);
     const err = (() => {
       try {
-        loadCoordinates({}, { K8S_REGISTRY: 'r', DEPLOY_ROLLOUT_TIMEOUT: '7h' });
+        loadCoordinates({}, { K8S_REGISTRY: 'r', DEPLOY_ROLLOUT_TIMEOUT: '7h' }, process.cwd());
       } catch (e) {
         return e;
       }
@@ -69,16 +69,16 @@ describe('`deploy rollout --timeout` by hand: any positive duration, as before',
 
 describe('the stop timeout (DEPLOY_STOP_TIMEOUT): at least 1s, default 30s', () => {
   it('defaults to 30s and refuses 0s', () => {
-    expect(loadCoordinates({}, { K8S_REGISTRY: 'r' }).stopTimeout.seconds).toBe(30);
+    expect(loadCoordinates({}, { K8S_REGISTRY: 'r' }, process.cwd()).stopTimeout.seconds).toBe(30);
     expect(readDuration('0s', DURATION_RULES.stopTimeout)).toEqual({ ok: false, problem: DURATION_RULES.stopTimeout.min.message });
   });
 });
 
 describe('the probe period (DEPLOY_PROBE_PERIOD): 1s to 1h, default 10s', () => {
   it('defaults to 10s, takes a flag over the environment, refuses 0s, 2h and words', () => {
-    expect(loadCoordinates({}, { K8S_REGISTRY: 'r' }).probePeriod.seconds).toBe(10);
-    expect(loadCoordinates({}, { K8S_REGISTRY: 'r', DEPLOY_PROBE_PERIOD: '1m' }).probePeriod.seconds).toBe(60);
-    expect(loadCoordinates({ probePeriod: '30s' }, { K8S_REGISTRY: 'r', DEPLOY_PROBE_PERIOD: '1m' }).probePeriod.seconds).toBe(30);
+    expect(loadCoordinates({}, { K8S_REGISTRY: 'r' }, process.cwd()).probePeriod.seconds).toBe(10);
+    expect(loadCoordinates({}, { K8S_REGISTRY: 'r', DEPLOY_PROBE_PERIOD: '1m' }, process.cwd()).probePeriod.seconds).toBe(60);
+    expect(loadCoordinates({ probePeriod: '30s' }, { K8S_REGISTRY: 'r', DEPLOY_PROBE_PERIOD: '1m' }, process.cwd()).probePeriod.seconds).toBe(30);
     expect(readDuration('0s', DURATION_RULES.probePeriod)).toEqual({ ok: false, problem: DURATION_RULES.probePeriod.min.message });
     expect(readDuration('2h', DURATION_RULES.probePeriod)).toEqual({ ok: false, problem: DURATION_RULES.probePeriod.max!.message });
     expect(readDuration('often', DURATION_RULES.probePeriod)).toEqual({ ok: false, problem: DURATION_RULES.probePeriod.notADuration });

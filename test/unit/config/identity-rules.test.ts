@@ -12,7 +12,7 @@ const FILE = '/p/group.json';
 const SPIRE_ENV = spireEnv();
 
 function build(plan: Record<string, any>, spire: boolean) {
-  const coords = loadCoordinates({}, { K8S_REGISTRY: 'r', ...(spire ? SPIRE_ENV : {}) });
+  const coords = loadCoordinates({}, { K8S_REGISTRY: 'r', ...(spire ? SPIRE_ENV : {}) }, process.cwd());
   return buildTargets(parseGroupPlan(JSON.stringify(plan), FILE), coords, FILE, ['*']);
 }
 

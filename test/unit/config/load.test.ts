@@ -32,7 +32,7 @@ describe('parseDuration', () => {
 describe('honest degrade', () => {
   it('reports persistent paths outside /var/lib and host firewall sources, per node', () => {
     const plan = parseGroupPlan(JSON.stringify(samplePlan()), '/p/group.json');
-    const [all] = buildTargets(plan, loadCoordinates({}, { K8S_REGISTRY: 'r' }), '/p/group.json', ['all']);
+    const [all] = buildTargets(plan, loadCoordinates({}, { K8S_REGISTRY: 'r' }, process.cwd()), '/p/group.json', ['all']);
     expect(all!.degrade).toEqual([
       expect.objectContaining({ node: 'beta', kind: 'persistent-path-outside-var-lib', message: expect.stringContaining('/etc/keys is not under /var/lib') }),
       expect.objectContaining({ node: 'gamma', kind: 'host-firewall-sources', message: expect.stringContaining('192.0.2.0/24') }),
@@ -45,13 +45,13 @@ describe('per-app namespaces', () => {
     const p = samplePlan();
     p.nodes.alpha.apps = ['a'.repeat(60)];
     const plan = parseGroupPlan(JSON.stringify(p), '/p/group.json');
-    expect(() => buildTargets(plan, loadCoordinates({}, { K8S_REGISTRY: 'r' }), '/p/group.json')).toThrow(/app "a{60}".*is 72 characters long/);
+    expect(() => buildTargets(plan, loadCoordinates({}, { K8S_REGISTRY: 'r' }, process.cwd()), '/p/group.json')).toThrow(/app "a{60}".*is 72 characters long/);
   });
 });
 
 describe('the targets a run works on (one target unless asked)', () => {
   const plan = parseGroupPlan(JSON.stringify(samplePlan()), '/p/group.json');
-  const coords = loadCoordinates({}, { K8S_REGISTRY: 'r' });
+  const coords = loadCoordinates({}, { K8S_REGISTRY: 'r' }, process.cwd());
   const chosen = (targets?: string[]) => buildTargets(plan, coords, '/p/group.json', targets).map((t) => `${t.target}:${t.namespace}`);
 
   it('GIVEN no --target THEN only `all`: every node once, in K8S_NAMESPACE', () => {

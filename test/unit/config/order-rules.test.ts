@@ -7,7 +7,7 @@ import { renderGraph } from '../../../src/graph/render.js';
 import { samplePlan } from '../../support/cli.js';
 
 const FILE = '/p/group.json';
-const coords = loadCoordinates({}, { K8S_REGISTRY: 'r' });
+const coords = loadCoordinates({}, { K8S_REGISTRY: 'r' }, process.cwd());
 
 /** samplePlan (alpha: web; beta: web, mail; gamma: mail; delta) with `after` per node. */
 function planWith(after: Record<string, string[]>, more: (p: any) => void = () => {}) {
@@ -102,21 +102,21 @@ describe('--max-unavailable', () => {
     expect(waveSize({ count: 7 }, 4)).toBe(7);
   });
   it('GIVEN DEPLOY_MAX_UNAVAILABLE or the plan default THEN the target has that wave size, only when it makes several waves; a bad value is refused naming where', () => {
-    const model = (env: NodeJS.ProcessEnv, more: (p: any) => void = () => {}) => buildTargets(planWith({}, more), loadCoordinates({}, { K8S_REGISTRY: 'r', ...env }), FILE, ['all'])[0]!;
+    const model = (env: NodeJS.ProcessEnv, more: (p: any) => void = () => {}) => buildTargets(planWith({}, more), loadCoordinates({}, { K8S_REGISTRY: 'r', ...env }, process.cwd()), FILE, ['all'])[0]!;
     expect(model({ DEPLOY_MAX_UNAVAILABLE: '2' }).waveSize).toBe(2);
     expect(model({}, (p) => (p.maxUnavailable = '50%')).waveSize).toBe(2);
     expect(model({ DEPLOY_MAX_UNAVAILABLE: '3' }, (p) => (p.maxUnavailable = 1)).waveSize).toBe(3);
     expect('waveSize' in model({ DEPLOY_MAX_UNAVAILABLE: '4' })).toBe(false);
-    expect(() => loadCoordinates({}, { K8S_REGISTRY: 'r', DEPLOY_MAX_UNAVAILABLE: 'half' })).toThrow(ConfigError);
+    expect(() => loadCoordinates({}, { K8S_REGISTRY: 'r', DEPLOY_MAX_UNAVAILABLE: 'half' }, process.cwd())).toThrow(ConfigError);
     try {
-      loadCoordinates({}, { K8S_REGISTRY: 'r', DEPLOY_MAX_UNAVAILABLE: 'half' });
+      loadCoordinates({}, { K8S_REGISTRY: 'r', DEPLOY_MAX_UNAVAILABLE: 'half' }, process.cwd());
     } catch (err) {
       expect((err as ConfigError).issues).toEqual([{ where: 'DEPLOY_MAX_UNAVAILABLE (or --max-unavailable)', message: expect.stringContaining('a whole number of nodes') }]);
     }
     expect(() => planWith({}, (p) => (p.maxUnavailable = '0%'))).toThrow(/maxUnavailable/);
   });
   it('GIVEN waves of 2 THEN each Deployment of wave 2 depends on the rollout steps of wave 1', () => {
-    const [all] = buildTargets(planWith({}), loadCoordinates({}, { K8S_REGISTRY: 'r', DEPLOY_MAX_UNAVAILABLE: '2' }), FILE, ['all']);
+    const [all] = buildTargets(planWith({}), loadCoordinates({}, { K8S_REGISTRY: 'r', DEPLOY_MAX_UNAVAILABLE: '2' }, process.cwd()), FILE, ['all']);
     const json = JSON.parse(renderGraph(all!));
     const deps = (node: string) => Object.values<any>(json.resource.kubernetes_manifest).find((r) => r['//'].metadata.path.endsWith(`/node-${node}/deployment`)).depends_on as string[];
     const rolloutOf = (node: string) => `null_resource.${Object.entries<any>(json.resource.null_resource).find(([, r]) => r['//'].metadata.path.endsWith(`/node-${node}/rollout`))![0]}`;

@@ -27,19 +27,19 @@ afterAll(() => cleanup());
 
 const env = (over: NodeJS.ProcessEnv) => ({ K8S_REGISTRY: 'reg.test:5000', ...over });
 function problems(over: NodeJS.ProcessEnv) {
-  const r = resolveCoordinates({}, env(over));
+  const r = resolveCoordinates({}, env(over), process.cwd());
   if (r.ok) throw new Error(`expected issues, got ${JSON.stringify(r.value)}`);
   return r.issues;
 }
 function graphOf(over: NodeJS.ProcessEnv): string {
   const plan = parseGroupPlan(JSON.stringify(samplePlan()), '/plans/group.json');
-  return renderGraph(buildTargets(plan, loadCoordinates({}, env(over)), '/plans/group.json')[0]!);
+  return renderGraph(buildTargets(plan, loadCoordinates({}, env(over), process.cwd()), '/plans/group.json')[0]!);
 }
 
 describe('K8S_REGISTRY_CA_FILE', () => {
   it('GIVEN it unset or empty THEN there is no CA and the graph is the one without the setting', () => {
     for (const unset of [{}, { K8S_REGISTRY_CA_FILE: '' }]) {
-      const r = resolveCoordinates({}, env(unset));
+      const r = resolveCoordinates({}, env(unset), process.cwd());
       expect(r.ok && 'registryCaFile' in r.value).toBe(false);
     }
     const graph = graphOf({});
@@ -48,7 +48,7 @@ describe('K8S_REGISTRY_CA_FILE', () => {
   });
 
   it("GIVEN a CA file (relative to the working directory) THEN it is taken absolute, and the graph's skopeo steps take the staged copy by variable", () => {
-    const r = resolveCoordinates({}, env({ K8S_REGISTRY_CA_FILE: relative(process.cwd(), ca.caFile) }));
+    const r = resolveCoordinates({}, env({ K8S_REGISTRY_CA_FILE: relative(process.cwd(), ca.caFile) }), process.cwd());
     expect(r).toMatchObject({ ok: true, value: { registryCaFile: ca.caFile, registryTlsVerify: true } });
     const graph = graphOf({ K8S_REGISTRY_CA_FILE: ca.caFile });
     expect(graph).not.toContain(dir);

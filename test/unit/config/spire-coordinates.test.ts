@@ -17,20 +17,20 @@ function spireEnv(over: Record<string, string | undefined> = {}): NodeJS.Process
 }
 
 function issuesOf(env: NodeJS.ProcessEnv) {
-  const r = resolveSpireCoordinates(env);
+  const r = resolveSpireCoordinates(env, process.cwd());
   if (r.ok) throw new Error(`expected issues, got ${JSON.stringify(r.value)}`);
   return r.issues;
 }
 
 describe('SPIRE coordinates', () => {
   it('GIVEN no K8S_SPIRE_NODE WHEN resolved THEN SPIRE is off, even with the ssh layers set for other methods', () => {
-    const r = resolveSpireCoordinates({ SSH_USER: 'deploy', SSH_PRIVATE_KEY_FILE: '/k', SSH_NODES: '{}' });
+    const r = resolveSpireCoordinates({ SSH_USER: 'deploy', SSH_PRIVATE_KEY_FILE: '/k', SSH_NODES: '{}' }, process.cwd());
     expect(r).toEqual({ ok: true, value: undefined });
-    expect(resolveSpireCoordinates({ K8S_SPIRE_NODE: '' })).toEqual({ ok: true, value: undefined });
+    expect(resolveSpireCoordinates({ K8S_SPIRE_NODE: '' }, process.cwd())).toEqual({ ok: true, value: undefined });
   });
 
   it('GIVEN all of them WHEN resolved THEN the host key loses its comment and the ssh options stay', () => {
-    const r = resolveSpireCoordinates(spireEnv({ K8S_SPIRE_API_SERVER: 'https://10.255.254.1:6443/' }));
+    const r = resolveSpireCoordinates(spireEnv({ K8S_SPIRE_API_SERVER: 'https://10.255.254.1:6443/' }), process.cwd());
     expect(r).toEqual({
       ok: true,
       value: {
@@ -45,7 +45,7 @@ describe('SPIRE coordinates', () => {
   });
 
   it('GIVEN an IP address as the spire node and no API server THEN the kubeconfig server is left to run time', () => {
-    const r = resolveSpireCoordinates(spireEnv({ K8S_SPIRE_NODE: '10.253.0.2', SSH_NODES: JSON.stringify({ '10.253.0.2': { hostKey: HOST_KEY } }) }));
+    const r = resolveSpireCoordinates(spireEnv({ K8S_SPIRE_NODE: '10.253.0.2', SSH_NODES: JSON.stringify({ '10.253.0.2': { hostKey: HOST_KEY } }) }), process.cwd());
     expect(r.ok && r.value).toMatchObject({ node: '10.253.0.2', sshOptions: [], apiServer: undefined });
   });
 
@@ -99,7 +99,7 @@ describe('SPIRE coordinates in a run', () => {
   it('GIVEN a bad registry and a bad SPIRE layer WHEN loaded THEN both are in one ConfigError', () => {
     let err: unknown;
     try {
-      loadCoordinates({}, spireEnv({ K8S_REGISTRY: 'http://bad', SSH_USER: undefined }));
+      loadCoordinates({}, spireEnv({ K8S_REGISTRY: 'http://bad', SSH_USER: undefined }), process.cwd());
     } catch (e) {
       err = e;
     }
@@ -108,12 +108,12 @@ describe('SPIRE coordinates in a run', () => {
   });
 
   it('GIVEN no SPIRE coordinates THEN the coordinates carry no spire field (the graph is as before)', () => {
-    expect(loadCoordinates({}, { K8S_REGISTRY: 'r' })).not.toHaveProperty('spire');
+    expect(loadCoordinates({}, { K8S_REGISTRY: 'r' }, process.cwd())).not.toHaveProperty('spire');
   });
 
   it('GIVEN SPIRE coordinates WHEN targets are built THEN every target carries them, without the key path', () => {
     const plan = parseGroupPlan(JSON.stringify(spirePlan()), '/p/group.json');
-    const coords = loadCoordinates({}, spireEnv({ K8S_REGISTRY: 'r', K8S_SPIRE_API_SERVER: 'https://10.0.0.1:6443' }));
+    const coords = loadCoordinates({}, spireEnv({ K8S_REGISTRY: 'r', K8S_SPIRE_API_SERVER: 'https://10.0.0.1:6443' }), process.cwd());
     expect(coords.spire?.sshPrivateKeyFile).toBe('/run/keys/id_ed25519');
     const targets = buildTargets(plan, coords, '/p/group.json', ['*']);
     expect(targets.map((t) => t.target)).toEqual(['all', 'mail', 'web']);
@@ -125,6 +125,6 @@ describe('SPIRE coordinates in a run', () => {
 
   it('GIVEN no SPIRE coordinates WHEN targets are built THEN the models have no spire field', () => {
     const plan = parseGroupPlan(JSON.stringify(samplePlan()), '/p/group.json');
-    for (const t of buildTargets(plan, loadCoordinates({}, { K8S_REGISTRY: 'r', SSH_PRIVATE_KEY_FILE: '/k' }), '/p/group.json', ['*'])) expect(t).not.toHaveProperty('spire');
+    for (const t of buildTargets(plan, loadCoordinates({}, { K8S_REGISTRY: 'r', SSH_PRIVATE_KEY_FILE: '/k' }, process.cwd()), '/p/group.json', ['*'])) expect(t).not.toHaveProperty('spire');
   });
 });

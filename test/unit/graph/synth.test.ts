@@ -7,13 +7,13 @@ import type { TargetModel } from '../../../src/config/target-model.js';
 import { GRAPH_FILE } from '../../../src/contract/graph/graph-ids.js';
 import { GRAPH_KEY_FILE, graphKey, keepGraphKey } from '../../../src/graph/graph-cache.js';
 import { renderGraph } from '../../../src/graph/render.js';
-import { writeGraph } from '../../../src/graph/synth.js';
+import { writeGraph, writeTargetGraph } from '../../../src/graph/synth.js';
 import { samplePlan } from '../../support/cli.js';
 
 function model(planOverride: (p: any) => void = () => {}): TargetModel {
   const plan = samplePlan();
   planOverride(plan);
-  const coords = loadCoordinates({}, { K8S_REGISTRY: 'reg.test:5000', DEPLOY_ROLLOUT_TIMEOUT: '90s' });
+  const coords = loadCoordinates({}, { K8S_REGISTRY: 'reg.test:5000', DEPLOY_ROLLOUT_TIMEOUT: '90s' }, process.cwd());
   return buildTargets(parseGroupPlan(JSON.stringify(plan), '/plans/group.json'), coords, '/plans/group.json', ['*'])[0]!;
 }
 
@@ -91,5 +91,20 @@ describe('writeGraph and its cache (graph-cache.ts)', () => {
     await keepGraphKey(dir, graphKey(m), kept);
     await writeGraph(m, join(dir, '..'), { cached: false });
     expect(readFileSync(join(dir, GRAPH_FILE), 'utf8')).toBe(renderGraph(m));
+  });
+});
+
+describe('writeTargetGraph: the graph a run keeps in memory', () => {
+  it('GIVEN a graph rendered, then one the cache takes THEN the run holds the file\'s bytes and its document, without reading the file back', async () => {
+    const m = model();
+    const out = outDir();
+    const rendered = await writeTargetGraph(m, out);
+    expect(rendered.text).toBe(readFileSync(join(rendered.dir, GRAPH_FILE), 'utf8'));
+    expect(rendered.document).toEqual(JSON.parse(rendered.text));
+    const kept = '{"resource": {}, "kept": "as the cache found it"}\n';
+    writeFileSync(join(rendered.dir, GRAPH_FILE), kept);
+    await keepGraphKey(rendered.dir, graphKey(m), kept);
+    const taken = await writeTargetGraph(m, out);
+    expect(taken).toEqual({ dir: rendered.dir, text: kept, document: { resource: {}, kept: 'as the cache found it' } });
   });
 });

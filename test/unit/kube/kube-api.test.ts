@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/errors.js';
 import { ReplicaSetSchema } from '../../../src/kube/api-objects.js';
 import { callRaw, createKubeApi, loadKubeConfig } from '../../../src/kube/kube-api.js';
+import { resolveKubeconfig } from '../../../src/kube/kubeconfig.js';
 import { loadFixture } from '../rollout/load-fixture.js';
 
 /**
@@ -71,8 +72,8 @@ describe('callRaw: API responses as the server sent them', () => {
 
 describe('loadKubeConfig', () => {
   it('names KUBE_CONFIG_PATH when no kubeconfig is given', () => {
-    expect(() => loadKubeConfig({})).toThrow(ConfigError);
-    expect(() => loadKubeConfig({})).toThrow(/KUBE_CONFIG_PATH/);
+    expect(() => loadKubeConfig(resolveKubeconfig({ cwd: process.cwd(), env: {} }))).toThrow(ConfigError);
+    expect(() => loadKubeConfig(resolveKubeconfig({ cwd: process.cwd(), env: {} }))).toThrow(/KUBE_CONFIG_PATH/);
   });
   it('GIVEN KUBE_CTX and a tokenFile THEN the client gets that context, its cluster and the token read from the file', async () => {
     const d = await mkdtemp(join(tmpdir(), 'deploy-kube-api-'));
@@ -84,7 +85,7 @@ describe('loadKubeConfig', () => {
         'apiVersion: v1\nkind: Config\nclusters:\n- {name: a, cluster: {server: "https://a:6443"}}\n- {name: b, cluster: {server: "https://b:6443", tls-server-name: bee}}\n' +
           'users:\n- {name: ua, user: {token: ta}}\n- {name: ub, user: {tokenFile: tok, as: alice}}\ncontexts:\n- {name: one, context: {cluster: a, user: ua}}\n- {name: two, context: {cluster: b, user: ub}}\ncurrent-context: one\n',
       );
-      const kc = loadKubeConfig({ KUBE_CONFIG_PATH: file, KUBE_CTX: 'two' });
+      const kc = loadKubeConfig(resolveKubeconfig({ cwd: process.cwd(), env: { KUBE_CONFIG_PATH: file, KUBE_CTX: 'two' } }));
       expect(kc.getCurrentCluster()).toMatchObject({ server: 'https://b:6443', tlsServerName: 'bee' });
       expect(kc.getCurrentUser()).toMatchObject({ token: 'from-file', impersonateUser: 'alice' });
     } finally {
@@ -92,6 +93,6 @@ describe('loadKubeConfig', () => {
     }
   });
   it('names the file it cannot read', () => {
-    expect(() => loadKubeConfig({ KUBE_CONFIG_PATH: '/nonexistent/kubeconfig' })).toThrow(/\/nonexistent\/kubeconfig/);
+    expect(() => loadKubeConfig(resolveKubeconfig({ cwd: process.cwd(), env: { KUBE_CONFIG_PATH: '/nonexistent/kubeconfig' } }))).toThrow(/\/nonexistent\/kubeconfig/);
   });
 });

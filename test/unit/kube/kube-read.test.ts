@@ -18,6 +18,7 @@ import { describeApiError } from '../../../src/kube/api-error.js';
 import { clearExecCredentials } from '../../../src/kube/exec-credential.js';
 import { headerKeyEscape } from '../../../src/kube/kube-identity.js';
 import { openKubeLister } from '../../../src/kube/kube-read.js';
+import { openKubeAccess } from '../../../src/kube/kubeconfig.js';
 import { tempDir } from '../../support/cli.js';
 
 const PLUGIN = resolve(import.meta.dirname, '../../fixtures/token-plugin.sh');
@@ -101,13 +102,13 @@ const kubeconfig = async (user: string, cluster = `certificate-authority-data: $
 describe('openKubeLister', () => {
   it('GIVEN a CA and a client certificate as files (relative to the kubeconfig) THEN it lists with them, the selector in the query', async () => {
     const file = await kubeconfig('    client-certificate: client.crt\n    client-key: client.key', 'certificate-authority: ca.crt');
-    const lister = await openKubeLister({ KUBE_CONFIG_PATH: file }, { requestMs: 5000, attempts: 1 });
+    const lister = await openKubeLister(openKubeAccess({ cwd: process.cwd(), env: { KUBE_CONFIG_PATH: file } }), { requestMs: 5000, attempts: 1 });
     const pods = await lister!.listPods('ns1', 'app.kubernetes.io/managed-by=deploy');
     expect(pods).toEqual({ items: [{ metadata: { name: 'p' } }], resourceVersion: '42' });
     expect(seen.at(-1)).toEqual({ url: '/api/v1/namespaces/ns1/pods?labelSelector=app.kubernetes.io%2Fmanaged-by%3Ddeploy', auth: undefined, clientCert: true });
   });
   it('GIVEN a bearer token THEN it is sent; an answer other than 200 carries its code and the message', async () => {
-    const lister = await openKubeLister({ KUBE_CONFIG_PATH: await kubeconfig('    token: abc') }, { requestMs: 5000, attempts: 1 });
+    const lister = await openKubeLister(openKubeAccess({ cwd: process.cwd(), env: { KUBE_CONFIG_PATH: await kubeconfig('    token: abc') } }), { requestMs: 5000, attempts: 1 });
     const err = await lister!.listDeployments('ns1', '').then(() => undefined, (e: { code: number; body: string }) => e);
     expect(err?.code).toBe(403);
     expect(describeApiError(err)).toBe('HTTP 403: deployments.apps is forbidden: User "admin" cannot list resource "deployments"');
@@ -115,11 +116,11 @@ describe('openKubeLister', () => {
   });
   it('GIVEN a server whose certificate the CA did not sign THEN the request fails', async () => {
     const other = `certificate-authority-data: ${readFileSync(join(dir, 'client.crt')).toString('base64')}`;
-    const lister = await openKubeLister({ KUBE_CONFIG_PATH: await kubeconfig('    token: abc', other) }, { requestMs: 5000, attempts: 1 });
+    const lister = await openKubeLister(openKubeAccess({ cwd: process.cwd(), env: { KUBE_CONFIG_PATH: await kubeconfig('    token: abc', other) } }), { requestMs: 5000, attempts: 1 });
     await expect(lister!.listPods('ns1', '')).rejects.toThrow();
   });
   it('GIVEN a watch THEN each event line goes to the callback as it comes (a line split across writes too), bookmarks included, and done(null) once at the end', async () => {
-    const lister = await openKubeLister({ KUBE_CONFIG_PATH: await kubeconfig('    token: abc') }, { requestMs: 5000, attempts: 1 });
+    const lister = await openKubeLister(openKubeAccess({ cwd: process.cwd(), env: { KUBE_CONFIG_PATH: await kubeconfig('    token: abc') } }), { requestMs: 5000, attempts: 1 });
     const events: [string, unknown][] = [];
     const ended = new Promise<unknown>((resolve) => {
       void lister!.watch.watch('/api/v1/namespaces/ns1/pods', { resourceVersion: '42', allowWatchBookmarks: true, labelSelector: undefined }, (type, obj) => events.push([type, obj]), resolve);
@@ -133,12 +134,12 @@ describe('openKubeLister', () => {
     expect(seen.at(-1)).toMatchObject({ url: '/api/v1/namespaces/ns1/pods?watch=true&resourceVersion=42&allowWatchBookmarks=true', auth: 'Bearer abc' });
   });
   it('GIVEN a watch the server refuses (410 Gone) THEN done gets an error with its statusCode, as the client\'s Watch gives it', async () => {
-    const lister = await openKubeLister({ KUBE_CONFIG_PATH: await kubeconfig('    token: abc') }, { requestMs: 5000, attempts: 1 });
+    const lister = await openKubeLister(openKubeAccess({ cwd: process.cwd(), env: { KUBE_CONFIG_PATH: await kubeconfig('    token: abc') } }), { requestMs: 5000, attempts: 1 });
     const err = await new Promise<{ statusCode?: number }>((resolve) => void lister!.watch.watch('/api/v1/namespaces/gone/pods', {}, () => {}, resolve));
     expect(err.statusCode).toBe(410);
   });
   it('GIVEN a watch that is stopped THEN done(null), and the controller came back once the answer began', async () => {
-    const lister = await openKubeLister({ KUBE_CONFIG_PATH: await kubeconfig('    token: abc') }, { requestMs: 5000, attempts: 1 });
+    const lister = await openKubeLister(openKubeAccess({ cwd: process.cwd(), env: { KUBE_CONFIG_PATH: await kubeconfig('    token: abc') } }), { requestMs: 5000, attempts: 1 });
     let done: unknown = 'not yet';
     const controller = await lister!.watch.watch('/api/v1/namespaces/slow/pods', {}, () => {}, (err) => (done = err));
     expect(done).toBe('not yet');
@@ -146,7 +147,7 @@ describe('openKubeLister', () => {
     expect(done).toBeNull();
   });
   it("GIVEN a pod's log and patches THEN the text comes as it is, and each patch has its content type and field manager", async () => {
-    const lister = await openKubeLister({ KUBE_CONFIG_PATH: await kubeconfig('    token: abc') }, { requestMs: 5000, attempts: 1 });
+    const lister = await openKubeLister(openKubeAccess({ cwd: process.cwd(), env: { KUBE_CONFIG_PATH: await kubeconfig('    token: abc') } }), { requestMs: 5000, attempts: 1 });
     expect(await lister!.text('log', '/api/v1/namespaces/ns1/pods/p/log', { container: 'node', tailLines: '2' })).toBe('line one\nline two\n');
     expect(seen.at(-1)?.url).toBe('/api/v1/namespaces/ns1/pods/p/log?container=node&tailLines=2');
     expect(await lister!.mergePatch('annotate', '/apis/apps/v1/namespaces/ns1/deployments/d', { metadata: { annotations: { a: 'b' } } }, 'deploy-rollout')).toEqual({ contentType: 'application/merge-patch+json', body: { metadata: { annotations: { a: 'b' } } } });
@@ -155,7 +156,7 @@ describe('openKubeLister', () => {
   });
   it('GIVEN an auth-provider THEN undefined: the full client reads it', async () => {
     const file = await kubeconfig('    auth-provider: {name: oidc, config: {id-token: x}}');
-    expect(await openKubeLister({ KUBE_CONFIG_PATH: file }, { requestMs: 5000, attempts: 1 })).toBeUndefined();
+    expect(await openKubeLister(openKubeAccess({ cwd: process.cwd(), env: { KUBE_CONFIG_PATH: file } }), { requestMs: 5000, attempts: 1 })).toBeUndefined();
   });
 });
 
@@ -183,7 +184,7 @@ describe('openKubeLister: who the requests are', () => {
   it('GIVEN an exec plugin THEN its token is sent, and one run serves every request of the lister', async () => {
     clearExecCredentials();
     const { user, calls } = await pluginUser();
-    const lister = await openKubeLister({ KUBE_CONFIG_PATH: await kubeconfig(user) }, opts);
+    const lister = await openKubeLister(openKubeAccess({ cwd: process.cwd(), env: { KUBE_CONFIG_PATH: await kubeconfig(user) } }), opts);
     await Promise.all([lister!.listPods('ns1', ''), lister!.listPods('ns1', ''), lister!.listPods('ns1', '')]);
     expect(seen.at(-1)!.auth).toBe('Bearer from-the-plugin');
     expect(runs(calls)).toBe(1);
@@ -192,7 +193,7 @@ describe('openKubeLister: who the requests are', () => {
   it("GIVEN a plugin that prints a client certificate and key THEN the TLS connection presents them, with no Authorization", async () => {
     clearExecCredentials();
     const { user, calls } = await pluginUser(`      - {name: PLUGIN_CERT_FILE, value: ${join(dir, 'client.crt')}}\n      - {name: PLUGIN_KEY_FILE, value: ${join(dir, 'client.key')}}`);
-    const lister = await openKubeLister({ KUBE_CONFIG_PATH: await kubeconfig(user) }, opts);
+    const lister = await openKubeLister(openKubeAccess({ cwd: process.cwd(), env: { KUBE_CONFIG_PATH: await kubeconfig(user) } }), opts);
     await lister!.listPods('ns1', '');
     expect(seen.at(-1)).toMatchObject({ auth: undefined, clientCert: true });
     expect(runs(calls)).toBe(1);
@@ -211,7 +212,7 @@ describe('openKubeLister: who the requests are', () => {
       const { user, calls } = await pluginUser('    as: alice');
       const file = join(dir, 'plain.yaml');
       await writeFile(file, `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "http://127.0.0.1:${(plain.address() as AddressInfo).port}"}\nusers:\n- name: u\n  user:\n${user}\ncontexts:\n- {name: x, context: {cluster: c, user: u}}\ncurrent-context: x\n`);
-      const lister = await openKubeLister({ KUBE_CONFIG_PATH: file }, opts);
+      const lister = await openKubeLister(openKubeAccess({ cwd: process.cwd(), env: { KUBE_CONFIG_PATH: file } }), opts);
       await lister!.listPods('ns1', '');
       expect(got).toEqual(['undefined undefined']);
       expect(runs(calls)).toBe(0);
@@ -223,7 +224,7 @@ describe('openKubeLister: who the requests are', () => {
   it("GIVEN the server refuses the plugin's credential (401) THEN the plugin runs again, once, and the request is sent again", async () => {
     clearExecCredentials();
     const { user, calls } = await pluginUser();
-    const lister = await openKubeLister({ KUBE_CONFIG_PATH: await kubeconfig(user) }, opts);
+    const lister = await openKubeLister(openKubeAccess({ cwd: process.cwd(), env: { KUBE_CONFIG_PATH: await kubeconfig(user) } }), opts);
     refuse = 1;
     expect((await lister!.listPods('ns1', '')).resourceVersion).toBe('42');
     expect(runs(calls)).toBe(2);
@@ -237,7 +238,7 @@ describe('openKubeLister: who the requests are', () => {
   it('GIVEN a token as well as an exec plugin THEN the token is used and the plugin does not run (client-go)', async () => {
     clearExecCredentials();
     const { user, calls } = await pluginUser();
-    const lister = await openKubeLister({ KUBE_CONFIG_PATH: await kubeconfig(`${user}\n    token: static`) }, opts);
+    const lister = await openKubeLister(openKubeAccess({ cwd: process.cwd(), env: { KUBE_CONFIG_PATH: await kubeconfig(`${user}\n    token: static`) } }), opts);
     await lister!.listPods('ns1', '');
     expect(seen.at(-1)!.auth).toBe('Bearer static');
     expect(runs(calls)).toBe(0);
@@ -245,18 +246,18 @@ describe('openKubeLister: who the requests are', () => {
 
   it('GIVEN a tokenFile and a token THEN the file wins (read and trimmed), and a token alone when the file cannot be read', async () => {
     await writeFile(join(dir, 'token-file'), '  from-the-file\n');
-    let lister = await openKubeLister({ KUBE_CONFIG_PATH: await kubeconfig('    token: static\n    tokenFile: token-file') }, opts);
+    let lister = await openKubeLister(openKubeAccess({ cwd: process.cwd(), env: { KUBE_CONFIG_PATH: await kubeconfig('    token: static\n    tokenFile: token-file') } }), opts);
     await lister!.listPods('ns1', '');
     expect(seen.at(-1)!.auth).toBe('Bearer from-the-file');
-    lister = await openKubeLister({ KUBE_CONFIG_PATH: await kubeconfig('    token: static\n    tokenFile: no-such-file') }, opts);
+    lister = await openKubeLister(openKubeAccess({ cwd: process.cwd(), env: { KUBE_CONFIG_PATH: await kubeconfig('    token: static\n    tokenFile: no-such-file') } }), opts);
     await lister!.listPods('ns1', '');
     expect(seen.at(-1)!.auth).toBe('Bearer static');
-    await expect(openKubeLister({ KUBE_CONFIG_PATH: await kubeconfig('    tokenFile: no-such-file') }, opts)).rejects.toThrow(/tokenFile/);
+    await expect(openKubeLister(openKubeAccess({ cwd: process.cwd(), env: { KUBE_CONFIG_PATH: await kubeconfig('    tokenFile: no-such-file') } }), opts)).rejects.toThrow(/tokenFile/);
   });
 
   it('GIVEN as, as-uid, as-groups and as-user-extra THEN the Impersonate-* headers, a group each', async () => {
     const user = '    token: abc\n    as: alice\n    as-uid: "1234"\n    as-groups: [dev, ops]\n    as-user-extra: {"scopes.example.com/a b": [x, y]}';
-    const lister = await openKubeLister({ KUBE_CONFIG_PATH: await kubeconfig(user) }, opts);
+    const lister = await openKubeLister(openKubeAccess({ cwd: process.cwd(), env: { KUBE_CONFIG_PATH: await kubeconfig(user) } }), opts);
     await lister!.listPods('ns1', '');
     const h = headers.at(-1)!;
     expect(h['impersonate-user']).toBe('alice');
@@ -274,7 +275,7 @@ describe('openKubeLister: who the requests are', () => {
       `apiVersion: v1\nkind: Config\nclusters:\n- name: gone\n  cluster: {server: "https://127.0.0.1:9"}\n- name: here\n  cluster: {server: "https://127.0.0.1:${port}", certificate-authority-data: ${ca}}\n` +
         `users:\n- {name: a, user: {token: first}}\n- {name: b, user: {token: second}}\ncontexts:\n- {name: one, context: {cluster: gone, user: a}}\n- {name: two, context: {cluster: here, user: b}}\ncurrent-context: one\n`,
     );
-    const lister = await openKubeLister({ KUBE_CONFIG_PATH: file, KUBE_CTX: 'two' }, opts);
+    const lister = await openKubeLister(openKubeAccess({ cwd: process.cwd(), env: { KUBE_CONFIG_PATH: file, KUBE_CTX: 'two' } }), opts);
     expect(lister!.server).toBe(`https://127.0.0.1:${port}`);
     await lister!.listPods('ns1', '');
     expect(seen.at(-1)!.auth).toBe('Bearer second');
@@ -309,7 +310,7 @@ describe('openKubeLister: who the requests are', () => {
       const proxyPort = (proxy.address() as AddressInfo).port;
       const ca = readFileSync(join(dir, 'ca.crt')).toString('base64');
       const file = await kubeconfig('    token: abc', `certificate-authority-data: ${ca}\n    proxy-url: http://me:pw@127.0.0.1:${proxyPort}`);
-      const lister = await openKubeLister({ KUBE_CONFIG_PATH: file }, opts);
+      const lister = await openKubeLister(openKubeAccess({ cwd: process.cwd(), env: { KUBE_CONFIG_PATH: file } }), opts);
       const listed = await lister!.listPods('ns1', '').catch((e: Error) => e);
       expect(listed).toEqual({ items: [{ metadata: { name: 'p' } }], resourceVersion: '42' });
       expect(connects).toEqual([`CONNECT 127.0.0.1:${port} HTTP/1.1 | Proxy-Authorization: Basic ${Buffer.from('me:pw').toString('base64')}`]);
@@ -322,6 +323,6 @@ describe('openKubeLister: who the requests are', () => {
 
   it('GIVEN a socks5 proxy-url THEN undefined: the full client reads it', async () => {
     const file = await kubeconfig('    token: abc', 'insecure-skip-tls-verify: true\n    proxy-url: socks5://127.0.0.1:1080');
-    expect(await openKubeLister({ KUBE_CONFIG_PATH: file }, opts)).toBeUndefined();
+    expect(await openKubeLister(openKubeAccess({ cwd: process.cwd(), env: { KUBE_CONFIG_PATH: file } }), opts)).toBeUndefined();
   });
 });

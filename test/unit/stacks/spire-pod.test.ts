@@ -5,7 +5,7 @@ import { SPIRE_BUNDLE_DIR, SPIRE_TOKEN_DIR, withSpireVolumes } from '../../../st
 import { samplePlan } from '../../support/cli.js';
 
 describe('the pod of a node with SPIRE', () => {
-  const [target] = buildTargets(parseGroupPlan(JSON.stringify(samplePlan()), '/p/group.json'), loadCoordinates({}, { K8S_REGISTRY: 'r' }), '/p/group.json', ['all']);
+  const [target] = buildTargets(parseGroupPlan(JSON.stringify(samplePlan()), '/p/group.json'), loadCoordinates({}, { K8S_REGISTRY: 'r' }, process.cwd()), '/p/group.json', ['all']);
   const node = target!.nodes[0]!;
   const base = deploymentManifest(target!, node, target!.namespace, 'r/fediversity/alpha@sha256:00', 'uuid');
   const before = JSON.stringify(base);

@@ -13,7 +13,7 @@ const PLAN_FILE = '/plans/group.json';
 
 function graph(managedBy?: 'deploy' | 'admin'): any {
   const plan = { ...samplePlan(), ...(managedBy ? { namespaceManagedBy: managedBy } : {}) };
-  const [all] = buildTargets(parseGroupPlan(JSON.stringify(plan), PLAN_FILE), loadCoordinates({}, { K8S_REGISTRY: 'reg.test:5000' }), PLAN_FILE, ['all']);
+  const [all] = buildTargets(parseGroupPlan(JSON.stringify(plan), PLAN_FILE), loadCoordinates({}, { K8S_REGISTRY: 'reg.test:5000' }, process.cwd()), PLAN_FILE, ['all']);
   return JSON.parse(renderGraph(all!));
 }
 

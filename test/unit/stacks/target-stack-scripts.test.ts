@@ -19,7 +19,7 @@ const ENV = {
 };
 
 function graphOf(target: string, edit: (plan: Record<string, any>) => void = () => {}): any {
-  const coords = loadCoordinates({}, ENV);
+  const coords = loadCoordinates({}, ENV, process.cwd());
   const plan = spirePlan();
   plan.nodes.alpha.image.archive = "images/it's alpha.tar";
   edit(plan);

@@ -20,7 +20,7 @@ const SPIRE_ENV = {
 };
 
 function render(env: NodeJS.ProcessEnv): Record<string, { text: string; json: any }> {
-  const coords = loadCoordinates({}, { K8S_REGISTRY: 'reg.test:5000', ...env });
+  const coords = loadCoordinates({}, { K8S_REGISTRY: 'reg.test:5000', ...env }, process.cwd());
   // the roster names the spiffe provider exactly when the run has the SPIRE coordinates
   const plan = env.K8S_SPIRE_NODE ? spirePlan() : samplePlan();
   const targets = buildTargets(parseGroupPlan(JSON.stringify(plan), PLAN_FILE), coords, PLAN_FILE, ['*']);

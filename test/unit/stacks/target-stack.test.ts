@@ -9,7 +9,7 @@ const PLAN_FILE = '/plans/group.json';
 function graphs(planOverride: (p: any) => void = () => {}, env: NodeJS.ProcessEnv = {}) {
   const plan = samplePlan();
   planOverride(plan);
-  const coords = loadCoordinates({}, { K8S_REGISTRY: 'reg.test:5000', K8S_STORAGE_CLASS: 'fast', K8S_STATE_SIZE: '2Gi', DEPLOY_ROLLOUT_TIMEOUT: '90s', ...env });
+  const coords = loadCoordinates({}, { K8S_REGISTRY: 'reg.test:5000', K8S_STORAGE_CLASS: 'fast', K8S_STATE_SIZE: '2Gi', DEPLOY_ROLLOUT_TIMEOUT: '90s', ...env }, process.cwd());
   const targets = buildTargets(parseGroupPlan(JSON.stringify(plan), PLAN_FILE), coords, PLAN_FILE, ['*']);
   return Object.fromEntries(targets.map((t) => [t.target, { model: t, json: JSON.parse(renderGraph(t)) as any }]));
 }
@@ -282,7 +282,7 @@ describe('the graph of a target', () => {
 
   it('gives byte-identical output for the same inputs', () => {
     const plan = samplePlan();
-    const coords = loadCoordinates({}, { K8S_REGISTRY: 'reg.test:5000' });
+    const coords = loadCoordinates({}, { K8S_REGISTRY: 'reg.test:5000' }, process.cwd());
     const once = buildTargets(parseGroupPlan(JSON.stringify(plan), PLAN_FILE), coords, PLAN_FILE, ['*']).map(renderGraph);
     const twice = buildTargets(parseGroupPlan(JSON.stringify(plan), PLAN_FILE), coords, PLAN_FILE, ['*']).map(renderGraph);
     expect(twice).toEqual(once);

@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InterruptedError } from '../../../src/errors.js';
-import { parseBackendCoordinates } from '../../../src/config/backend-coordinates.js';
+import { parseBackendCoordinates, tofuBackendVariables } from '../../../src/config/backend-coordinates.js';
 import { resolveBackend, startEmbeddedBackend } from '../../../src/state/embedded.js';
 import { defaultStateDataDir } from '../../../src/config/backend-coordinates.js';
 import { tempDir } from '../../support/cli.js';
@@ -26,7 +26,7 @@ describe('resolveBackend', () => {
     expect(backend.embedded).toBe(false);
     expect(backend.address).toBe(env.TF_HTTP_ADDRESS);
     const { UNRELATED: _, ...tfHttp } = env;
-    expect(backend.env).toEqual(tfHttp);
+    expect(tofuBackendVariables(backend.http)).toEqual(tfHttp);
     await backend.close();
   });
 
@@ -40,7 +40,7 @@ describe('resolveBackend', () => {
     try {
       expect(backend.embedded).toBe(true);
       expect(backend.address).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/g1-all$/);
-      expect(Object.keys(backend.env).sort()).toEqual([
+      expect(Object.keys(tofuBackendVariables(backend.http)).sort()).toEqual([
         'TF_HTTP_ADDRESS',
         'TF_HTTP_LOCK_ADDRESS',
         'TF_HTTP_LOCK_METHOD',
@@ -49,13 +49,13 @@ describe('resolveBackend', () => {
         'TF_HTTP_UNLOCK_METHOD',
         'TF_HTTP_USERNAME',
       ]);
-      expect(backend.env.TF_HTTP_LOCK_METHOD).toBe('LOCK');
-      expect(backend.env.TF_HTTP_UNLOCK_METHOD).toBe('UNLOCK');
-      expect(backend.env.TF_HTTP_PASSWORD!.length).toBeGreaterThanOrEqual(24);
+      expect(tofuBackendVariables(backend.http).TF_HTTP_LOCK_METHOD).toBe('LOCK');
+      expect(tofuBackendVariables(backend.http).TF_HTTP_UNLOCK_METHOD).toBe('UNLOCK');
+      expect(tofuBackendVariables(backend.http).TF_HTTP_PASSWORD!.length).toBeGreaterThanOrEqual(24);
       // a random password: other local users cannot reach the state
       expect((await call(backend.address, 'GET')).status).toBe(401);
-      expect((await call(backend.address, 'POST', stateDoc(1, 'l'), basic(backend.env))).status).toBe(200);
-      expect((await call(backend.env.TF_HTTP_LOCK_ADDRESS!, 'LOCK', lockInfo(), basic(backend.env))).status).toBe(200);
+      expect((await call(backend.address, 'POST', stateDoc(1, 'l'), basic(tofuBackendVariables(backend.http)))).status).toBe(200);
+      expect((await call(tofuBackendVariables(backend.http).TF_HTTP_LOCK_ADDRESS!, 'LOCK', lockInfo(), basic(tofuBackendVariables(backend.http)))).status).toBe(200);
     } finally {
       await backend.close();
     }
@@ -65,10 +65,10 @@ describe('resolveBackend', () => {
     // the data is on disk in the state directory: a second run sees it
     const again = await startEmbeddedBackend({ dataDir: join(dir, 'state'), key: 'g1-all' });
     try {
-      const res = await call(again.address, 'GET', undefined, basic(again.env));
+      const res = await call(again.address, 'GET', undefined, basic(tofuBackendVariables(again.http)));
       expect(res.status).toBe(200);
       expect(res.text).toBe(stateDoc(1, 'l').toString());
-      expect(again.env.TF_HTTP_PASSWORD).not.toBe(backend.env.TF_HTTP_PASSWORD);
+      expect(tofuBackendVariables(again.http).TF_HTTP_PASSWORD).not.toBe(tofuBackendVariables(backend.http).TF_HTTP_PASSWORD);
     } finally {
       await again.close();
       await again.close(); // idempotent

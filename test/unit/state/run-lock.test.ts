@@ -53,7 +53,7 @@ describe('takeRunLock: the run holds the state lock, tofu writes under it', () =
     const held = await backend.store.lockOf('g1-all');
     expect(held).toMatchObject({ ID: lock.info.ID, Who: 'cd demo run 5.1', Operation: 'deploy apply' });
 
-    const tofuAddress = lock.tofuEnv.TF_HTTP_ADDRESS!;
+    const { tofuAddress } = lock;
     expect(new URL(tofuAddress).searchParams.get('ID')).toBe(lock.info.ID);
     // what tofu does with -lock=false: GET and POST at TF_HTTP_ADDRESS as given
     expect((await call(tofuAddress, 'GET')).status).toBe(404);

@@ -82,8 +82,7 @@ describe('compare', () => {
 
 describe('graphFingerprint', () => {
   it('prints each block by address and the rest apart', () => {
-    const g = (image: string, output: string) =>
-      JSON.stringify({ output: { names: { value: [output] } }, resource: { null_resource: { 'image-web_push_1A2B3C4D': { triggers: { ref: image } }, 'image-mail_push_1A2B3C41': { triggers: { ref: 'm' } } } }, data: { external: { 'image-web_digest_1A2B3C4F': { program: ['sh'] } } } });
+    const g = (image: string, output: string) => ({ output: { names: { value: [output] } }, resource: { null_resource: { 'image-web_push_1A2B3C4D': { triggers: { ref: image } }, 'image-mail_push_1A2B3C41': { triggers: { ref: 'm' } } } }, data: { external: { 'image-web_digest_1A2B3C4F': { program: ['sh'] } } } });
     const a = graphFingerprint(g('v1', 'web'));
     expect(Object.keys(a.resources).sort()).toEqual(['data.external.image-web_digest_1A2B3C4F', 'null_resource.image-mail_push_1A2B3C41', 'null_resource.image-web_push_1A2B3C4D']);
     const b = graphFingerprint(g('v2', 'web'));
@@ -156,7 +155,7 @@ describe('the reason of a full plan when the check cannot read', () => {
     const message = 'The kubeconfig cannot be used.\n  - env KUBE_CTX: context "other" does not exist in the kubeconfig\n  - /kc: no server';
     expect(oneLine(message)).toBe('The kubeconfig cannot be used: env KUBE_CTX: context "other" does not exist in the kubeconfig; /kc: no server');
     expect(oneLine('no answer within 15s')).toBe('no answer within 15s');
-    const verdict = await checkNoop({} as NoopCheckContext, message, [], '{}');
+    const verdict = await checkNoop({} as NoopCheckContext, message, [], {});
     expect(verdict).toEqual({ kind: 'full', reason: 'the check could not read everything it needs (The kubeconfig cannot be used: env KUBE_CTX: context "other" does not exist in the kubeconfig; /kc: no server)' });
   });
 });
@@ -166,11 +165,11 @@ describe('the check never answers over a /var/lib claim at risk (law 18)', () =>
   const objects = (claims: unknown[]) => ({ server: 'https://cluster.test', objects: [], state: undefined, complete: true, claims, volumes: [], deployments: { patch: async () => undefined, read: async () => undefined } });
   it('GIVEN the claim is being deleted (a status and a deletionTimestamp the fingerprint does not see) THEN the full plan runs, naming the claim and why', async () => {
     const deleting = { metadata: { name: 'web-state', uid: 'u', deletionTimestamp: '2026-05-01T10:00:00Z' }, status: { phase: 'Bound' } };
-    const verdict = await checkNoop({ model } as NoopCheckContext, objects([deleting]), [], '{}');
+    const verdict = await checkNoop({ model } as NoopCheckContext, objects([deleting]), [], {});
     expect(verdict).toEqual({ kind: 'full', reason: '/var/lib claim at risk in the cluster (web-state: deleting)' });
   });
   it('GIVEN the claims were not read THEN the full plan runs, saying so', async () => {
     const { claims: _c, ...noClaims } = objects([]);
-    expect(await checkNoop({ model } as NoopCheckContext, noClaims, [], '{}')).toEqual({ kind: 'full', reason: 'the check could not judge the /var/lib claims (the claims were not read)' });
+    expect(await checkNoop({ model } as NoopCheckContext, noClaims, [], {})).toEqual({ kind: 'full', reason: 'the check could not judge the /var/lib claims (the claims were not read)' });
   });
 });

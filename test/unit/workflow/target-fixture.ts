@@ -22,8 +22,9 @@ import type { TargetRunOptions } from '../../../src/workflow/target/target-types
 import type { TargetSession } from '../../../src/workflow/target/target-session.js';
 import type { RunView } from '../../../src/workflow/view/run-view.js';
 import { samplePlan } from '../../support/cli.js';
+import type { GraphDocument } from '../../../src/contract/graph/graph-document.js';
 
-export const [model] = buildTargets(parseGroupPlan(JSON.stringify(samplePlan()), '/p/g.json'), loadCoordinates({}, { K8S_REGISTRY: 'reg' }), '/p/g.json', ['all']) as [TargetModel];
+export const [model] = buildTargets(parseGroupPlan(JSON.stringify(samplePlan()), '/p/g.json'), loadCoordinates({}, { K8S_REGISTRY: 'reg' }, process.cwd()), '/p/g.json', ['all']) as [TargetModel];
 
 /** Graph addresses of a node's parts, as CDKTF names them (src/contract/graph/graph-ids.ts). */
 export const address = {
@@ -88,7 +89,7 @@ export function fakeParts(answers: FakeAnswers): { parts: TargetParts; calls: Ca
       const graphDir = join(dir, m.stateKey);
       await mkdir(graphDir, { recursive: true });
       await writeFile(join(graphDir, 'cdk.tf.json'), '{}');
-      return graphDir;
+      return { dir: graphDir, text: '{}', document: {} };
     },
     stageSpireAccess: async () => {
       call('spire.stage');
@@ -96,11 +97,11 @@ export function fakeParts(answers: FakeAnswers): { parts: TargetParts; calls: Ca
     },
     openBackend: async () => {
       call('backend.open');
-      return { http: HTTP_BACKEND, env: { TF_HTTP_ADDRESS: 'http://backend.test/g1-all' }, address: 'http://backend.test/g1-all', embedded: false, close: async () => void call('backend.close') };
+      return { http: HTTP_BACKEND, address: 'http://backend.test/g1-all', embedded: false, close: async () => void call('backend.close') };
     },
     takeRunLock: async (o) => {
       call('lock.take', o.operation);
-      return { info: {} as never, tofuEnv: {}, release: async () => void call('lock.release') };
+      return { info: {} as never, tofuAddress: 'http://backend.test/g1-all?ID=test', release: async () => void call('lock.release') };
     },
     readTargetObjects: async () => {
       call('objects.read');
@@ -188,8 +189,9 @@ export async function fakeRun(mode: TargetRunOptions['mode'], over: Partial<Targ
   const signal = new AbortController().signal;
   const session: TargetSession = {
     graphDir: dir,
+    graph: { dir, text: JSON.stringify(graph), document: graph as GraphDocument },
     runDir: join(dir, 'run'),
-    backend: { address: 'http://backend.test/g1-all', embedded: false, env: {} },
+    backend: { http: HTTP_BACKEND, embedded: false },
     tofu: { dir, env: {}, signal, tofuPath: '/nonexistent/tofu', lockHeld: true },
   };
   const progress: string[] = [];
@@ -199,7 +201,7 @@ export async function fakeRun(mode: TargetRunOptions['mode'], over: Partial<Targ
     model,
     graphsDir: dir,
     tools: { tofu: '/nonexistent/tofu', env: {} },
-    kubeconfig: '/nonexistent/kubeconfig',
+    kube: { file: '/nonexistent/kubeconfig', ok: false, error: new Error('no kubeconfig in this test') },
     env: { DEPLOY_STATE_DIR: dir, PATH: '' },
     backend: HTTP_BACKEND,
     who: 'test',

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { keptViewFile, readState, stateView, type StateReadContext } from '../../../../src/workflow/drift/cached-target-state.js';
 import { startStateServer } from '../../../../src/state/server/server.js';
 import { call, startTestBackend, type TestBackend } from '../../../support/state-backend.js';
+import { httpBackend } from '../../../../src/config/backend-coordinates.js';
 
 const lineage = 'a3b1c2d4-0000-4000-8000-000000000002';
 
@@ -53,7 +54,7 @@ describe('readState and the view kept by ETag', () => {
   beforeEach(async () => {
     backend = await startTestBackend();
     dir = mkdtempSync(join(tmpdir(), 'state-view-'));
-    ctx = { model: { stateKey: 'g1-all' }, env: { DEPLOY_STATE_DIR: dir }, backend: { address: `${backend.url}/g1-all`, env: {} }, signal: AbortSignal.timeout(10_000) };
+    ctx = { model: { stateKey: 'g1-all' }, env: { DEPLOY_STATE_DIR: dir }, backend: { http: httpBackend('TF_HTTP_ADDRESS', `${backend.url}/g1-all`), embedded: false }, signal: AbortSignal.timeout(10_000) };
   });
   afterEach(async () => {
     await backend.stop();
@@ -66,14 +67,14 @@ describe('readState and the view kept by ETag', () => {
   });
 
   it('GIVEN the view of the latest version kept THEN the backend answers 304 and the kept view is the answer; a newer version is read whole', async () => {
-    expect((await call(ctx.backend.address, 'POST', state(1))).status).toBe(200);
+    expect((await call(ctx.backend.http.address, 'POST', state(1))).status).toBe(200);
     expect((await readState(ctx))?.serial).toBe(1);
     const kept = JSON.parse(readFileSync(keptViewFile(ctx), 'utf8'));
     expect(kept.etag).toMatch(/^"[0-9a-f]{64}"$/);
     // a mark only the kept file has: seen again only if the backend said "not modified"
     writeFileSync(keptViewFile(ctx), JSON.stringify({ ...kept, view: { ...kept.view, lineage: 'from the kept view' } }));
     expect((await readState(ctx))?.lineage).toBe('from the kept view');
-    expect((await call(ctx.backend.address, 'POST', state(2))).status).toBe(200);
+    expect((await call(ctx.backend.http.address, 'POST', state(2))).status).toBe(200);
     const newer = await readState(ctx);
     expect(newer?.serial).toBe(2);
     expect(newer?.lineage).toBe(lineage);
@@ -81,7 +82,7 @@ describe('readState and the view kept by ETag', () => {
   });
 
   it('GIVEN the embedded backend, on another port each run THEN the view kept for this state directory is still used', async () => {
-    expect((await call(ctx.backend.address, 'POST', state(1))).status).toBe(200);
+    expect((await call(ctx.backend.http.address, 'POST', state(1))).status).toBe(200);
     const embedded = { ...ctx, backend: { ...ctx.backend, embedded: true } };
     await readState(embedded);
     const kept = JSON.parse(readFileSync(keptViewFile(ctx), 'utf8'));
@@ -89,9 +90,9 @@ describe('readState and the view kept by ETag', () => {
     const store = await backend.openAnother();
     const next = await startStateServer({ store, listen: { host: '127.0.0.1', port: 0, loopback: true } });
     try {
-      expect((await readState({ ...embedded, backend: { ...embedded.backend, address: `${next.url}/g1-all` } }))?.lineage).toBe('from the kept view');
+      expect((await readState({ ...embedded, backend: { ...embedded.backend, http: httpBackend('TF_HTTP_ADDRESS', `${next.url}/g1-all`) } }))?.lineage).toBe('from the kept view');
       // not embedded, the other address is another backend: read whole
-      expect((await readState({ ...ctx, backend: { ...ctx.backend, address: `${next.url}/g1-all` } }))?.lineage).toBe(lineage);
+      expect((await readState({ ...ctx, backend: { ...ctx.backend, http: httpBackend('TF_HTTP_ADDRESS', `${next.url}/g1-all`) } }))?.lineage).toBe(lineage);
     } finally {
       await next.close();
       await store.close();
@@ -99,7 +100,7 @@ describe('readState and the view kept by ETag', () => {
   });
 
   it('GIVEN a kept view of another backend address, or one that does not read back THEN the state is read whole', async () => {
-    expect((await call(ctx.backend.address, 'POST', state(1))).status).toBe(200);
+    expect((await call(ctx.backend.http.address, 'POST', state(1))).status).toBe(200);
     await readState(ctx);
     const kept = JSON.parse(readFileSync(keptViewFile(ctx), 'utf8'));
     writeFileSync(keptViewFile(ctx), JSON.stringify({ ...kept, backend: 'http://127.0.0.1:1/other', view: { ...kept.view, lineage: 'other' } }));
@@ -129,7 +130,7 @@ describe('readState against a backend without sha256 ETags', () => {
 
   it('GIVEN no ETag, an opaque one, or a sha256 that is not of the bytes THEN the state is read and no view is kept', async () => {
     const port = (server.address() as { port: number }).port;
-    const ctx: StateReadContext = { model: { stateKey: 'g1-all' }, env: { DEPLOY_STATE_DIR: dir }, backend: { address: `http://127.0.0.1:${port}/g1-all`, env: {} }, signal: AbortSignal.timeout(10_000) };
+    const ctx: StateReadContext = { model: { stateKey: 'g1-all' }, env: { DEPLOY_STATE_DIR: dir }, backend: { http: httpBackend('TF_HTTP_ADDRESS', `http://127.0.0.1:${port}/g1-all`), embedded: false }, signal: AbortSignal.timeout(10_000) };
     tags.push(undefined, 'W/"1"', `"${'0'.repeat(64)}"`);
     for (let i = 0; i < 3; i++) {
       expect((await readState(ctx))?.serial).toBe(7);

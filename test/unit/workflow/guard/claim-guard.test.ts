@@ -7,7 +7,7 @@ import { formatTargetSummary, summarizePlan } from '../../../../src/workflow/sum
 import { samplePlan } from '../../../support/cli.js';
 
 const plan = parseGroupPlan(JSON.stringify(samplePlan()), '/p/g.json');
-const [all] = buildTargets(plan, loadCoordinates({}, { K8S_REGISTRY: 'reg', K8S_STORAGE_CLASS: 'fast' }), '/p/g.json', ['all']);
+const [all] = buildTargets(plan, loadCoordinates({}, { K8S_REGISTRY: 'reg', K8S_STORAGE_CLASS: 'fast' }, process.cwd()), '/p/g.json', ['all']);
 const claim = (node: string, actions: string[], extra: Partial<PlannedChange> = {}): PlannedChange => ({
   address: `kubernetes_persistent_volume_claim_v1.node-${node}_state_26D7464E`,
   name: `node-${node}_state_26D7464E`,

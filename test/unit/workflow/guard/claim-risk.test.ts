@@ -15,7 +15,7 @@ import { seededRandom } from '../../../support/seeded-random.js';
 
 const NS = 'demo';
 const plan = parseGroupPlan(JSON.stringify(samplePlan()), '/p/g.json');
-const [all] = buildTargets(plan, loadCoordinates({}, { K8S_REGISTRY: 'reg', K8S_NAMESPACE: NS }), '/p/g.json', ['all']);
+const [all] = buildTargets(plan, loadCoordinates({}, { K8S_REGISTRY: 'reg', K8S_NAMESPACE: NS }, process.cwd()), '/p/g.json', ['all']);
 
 interface ClaimFields {
   uid?: string;

@@ -5,7 +5,7 @@ import { findNodeCopies } from '../../../../src/workflow/guard/node-copies.js';
 import { readStateNodes } from '../../../../src/workflow/status/nodes-in-state.js';
 import { samplePlan } from '../../../support/cli.js';
 
-const models = buildTargets(parseGroupPlan(JSON.stringify(samplePlan()), '/p/g.json'), loadCoordinates({}, { K8S_REGISTRY: 'reg' }), '/p/g.json', ['*']);
+const models = buildTargets(parseGroupPlan(JSON.stringify(samplePlan()), '/p/g.json'), loadCoordinates({}, { K8S_REGISTRY: 'reg' }, process.cwd()), '/p/g.json', ['*']);
 const model = (t: string) => models.find((m) => m.target === t)!;
 
 /** A state of the graph of stacks/ as tofu writes it (format 4), reduced to what is read. */

@@ -19,7 +19,7 @@ const SPIRE_ENV = {
 };
 
 function targetsOf(spire: boolean, target = '*') {
-  const coords = loadCoordinates({}, { K8S_REGISTRY: 'reg.test:5000', ...(spire ? SPIRE_ENV : {}) });
+  const coords = loadCoordinates({}, { K8S_REGISTRY: 'reg.test:5000', ...(spire ? SPIRE_ENV : {}) }, process.cwd());
   const plan = { ...(spire ? spirePlan() : samplePlan()), namespaceManagedBy: 'admin' };
   return buildTargets(parseGroupPlan(JSON.stringify(plan), PLAN_FILE), coords, PLAN_FILE, [target]);
 }

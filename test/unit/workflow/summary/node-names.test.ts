@@ -22,7 +22,7 @@ describe('nodeNamesFrom', () => {
 
   it('GIVEN a target graph THEN it outputs its node names under that name, so the reader and the stack agree', () => {
     const plan = parseGroupPlan(JSON.stringify(samplePlan()), '/p/g.json');
-    for (const t of buildTargets(plan, loadCoordinates({}, { K8S_REGISTRY: 'r' }), '/p/g.json')) {
+    for (const t of buildTargets(plan, loadCoordinates({}, { K8S_REGISTRY: 'r' }, process.cwd()), '/p/g.json')) {
       const graph = JSON.parse(renderGraph(t));
       expect(graph.output[NODE_NAMES_OUTPUT].value).toEqual(t.nodes.map((n) => n.name));
       expect(nodeNamesFrom(graph.output)).toEqual(t.nodes.map((n) => n.name));

@@ -6,7 +6,7 @@ import { samplePlan } from '../../../support/cli.js';
 
 const plan = samplePlan();
 plan.nodes.alpha.image.build = ['nix', 'build', '--out-link', 'images/alpha.tar'];
-const [all] = buildTargets(parseGroupPlan(JSON.stringify(plan), '/p/g.json'), loadCoordinates({}, { K8S_REGISTRY: 'reg' }), '/p/g.json', ['all']);
+const [all] = buildTargets(parseGroupPlan(JSON.stringify(plan), '/p/g.json'), loadCoordinates({}, { K8S_REGISTRY: 'reg' }, process.cwd()), '/p/g.json', ['all']);
 const push = (node: string) => ({ address: `null_resource.image-${node}_push_832904CE`, name: `image-${node}_push_832904CE`, actions: ['delete', 'create'], actionReason: undefined });
 
 describe('the plan of a node with image.build', () => {

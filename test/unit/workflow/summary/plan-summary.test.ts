@@ -4,7 +4,7 @@ import type { PlannedChange } from '../../../../src/contract/graph/planned-chang
 import { formatTargetSummary, summarizePlan } from '../../../../src/workflow/summary/plan-summary.js';
 import { samplePlan, spirePlan } from '../../../support/cli.js';
 
-const [all] = buildTargets(parseGroupPlan(JSON.stringify(samplePlan()), '/p/g.json'), loadCoordinates({}, { K8S_REGISTRY: 'reg' }), '/p/g.json', ['all']);
+const [all] = buildTargets(parseGroupPlan(JSON.stringify(samplePlan()), '/p/g.json'), loadCoordinates({}, { K8S_REGISTRY: 'reg' }, process.cwd()), '/p/g.json', ['all']);
 const change = (name: string, actions: string[], actionReason?: string): PlannedChange => ({
   address: `${name.includes('push') || name.includes('rollout') ? 'null_resource' : 'kubernetes_manifest'}.${name}`,
   name,
@@ -207,7 +207,7 @@ describe('summarizePlan with SPIRE', () => {
     SSH_USER: 'deploy',
     SSH_PRIVATE_KEY_FILE: '/k',
     SSH_NODES: JSON.stringify({ 'spire.example.org': { hostKey: HOST_KEY } }),
-  });
+  }, process.cwd());
   const [model] = buildTargets(parseGroupPlan(JSON.stringify(spirePlan()), '/p/g.json'), coords, '/p/g.json', ['all']);
   const spireChange = (type: string, name: string, actions: string[], changedKeys: string[], actionReason?: string): PlannedChange => ({
     address: `${type}.${name}`,
@@ -273,7 +273,7 @@ describe('summarizePlan and a moved tag (FR-003)', () => {
 });
 
 describe('the plan says the soak and --on-failure group, per node and wave', () => {
-  const model = (env: NodeJS.ProcessEnv) => buildTargets(parseGroupPlan(JSON.stringify(samplePlan()), '/p/g.json'), loadCoordinates({}, { K8S_REGISTRY: 'reg', DEPLOY_MAX_UNAVAILABLE: '2', ...env }), '/p/g.json', ['all'])[0]!;
+  const model = (env: NodeJS.ProcessEnv) => buildTargets(parseGroupPlan(JSON.stringify(samplePlan()), '/p/g.json'), loadCoordinates({}, { K8S_REGISTRY: 'reg', DEPLOY_MAX_UNAVAILABLE: '2', ...env }, process.cwd()), '/p/g.json', ['all'])[0]!;
   // every node's Deployment updated, its pod replaced; waves: alpha beta | delta gamma
   const planned = ['alpha', 'beta', 'delta', 'gamma'].flatMap((n) => [change(`node-${n}_deployment_0A1B2C3D`, ['update']), change(`node-${n}_rollout_0A1B2C3D`, ['delete', 'create'])]);
 

@@ -32,7 +32,7 @@ async function apply(answers: FakeAnswers, over: Partial<PlannedApply> = {}) {
     scoped: undefined,
     noFastPlan: undefined,
     fingerprintBefore: fingerprint,
-    graphText: '{}',
+    graph: {},
     manifests: new Map(),
     ...over,
   };
@@ -68,7 +68,7 @@ describe('applyTarget', () => {
     const fake = fakeParts({ applyFails: new ToolError('tofu apply failed: local-exec provisioner error'), reports: [report('alpha', 'rolled-back')] });
     const r = await fakeRun('apply', { model: ordered });
     cleanups.push(r.cleanup);
-    const result = await applyTarget(fake.parts, r.session, { mode: 'apply', planFile: '/graph/tfplan', summary, scoped: undefined, noFastPlan: undefined, fingerprintBefore: fingerprint, graphText: '{}', manifests: new Map() }, r.opts);
+    const result = await applyTarget(fake.parts, r.session, { mode: 'apply', planFile: '/graph/tfplan', summary, scoped: undefined, noFastPlan: undefined, fingerprintBefore: fingerprint, graph: {}, manifests: new Map() }, r.opts);
     expect(result.exitCode).toBe(ExitCode.rolledBack);
     expect(result.applied).toBe(true);
     expect(result.rollouts.map((x) => `${x.node} ${x.outcome}`)).toEqual(['alpha rolled-back']);
@@ -93,7 +93,7 @@ describe('applyTarget', () => {
     const fake = fakeParts({ applyFails: tofuError });
     const r = await fakeRun('apply', { model: spireModel });
     cleanups.push(r.cleanup);
-    const plan: PlannedApply = { mode: 'apply', planFile: '/graph/tfplan', summary: summarizePlan(spireModel, changes, true), scoped: undefined, noFastPlan: 'the target has SPIRE steps', fingerprintBefore: undefined, graphText: '{}', manifests: new Map() };
+    const plan: PlannedApply = { mode: 'apply', planFile: '/graph/tfplan', summary: summarizePlan(spireModel, changes, true), scoped: undefined, noFastPlan: 'the target has SPIRE steps', fingerprintBefore: undefined, graph: {}, manifests: new Map() };
     const err = (await applyTarget(fake.parts, r.session, plan, r.opts).catch((e: unknown) => e)) as ToolError;
     expect(err).not.toBe(tofuError);
     expect(err.message).toBe('tofu apply failed at the SPIRE steps with the spire node spire-1:\n  deploy: the spire node spire-1 cannot be reached over ssh\n  ssh: connect to host spire-1 port 22: Connection refused');

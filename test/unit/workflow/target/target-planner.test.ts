@@ -82,7 +82,7 @@ function forTofu(mode: Mode, over: Partial<BeforeTofuInputs> = {}): PlanForTofu 
 }
 
 function after(b: PlanForTofu, plan: PlanResult, pushedAgain: ReadonlySet<string> = new Set()) {
-  return decideAfterTofu({ model, before: b, seen: seen(nodes.map(boundClaim)), plan, pushedAgain, noFastPlan: undefined, graphText: '{}', manifests: new Map() });
+  return decideAfterTofu({ model, before: b, seen: seen(nodes.map(boundClaim)), plan, pushedAgain, noFastPlan: undefined, graph: {}, manifests: new Map() });
 }
 
 describe('planReads', () => {
@@ -276,7 +276,7 @@ describe('decideAfterTofu', () => {
     const a = after(b, planResult([change(address.push('alpha'), ['delete', 'create'])]));
     expect(a.checkArchives).toBe(true);
     expect(a.refusal).toBeUndefined();
-    expect(a.answer).toMatchObject({ path: 'full', toApply: { mode: 'apply', planFile: '/graph/tfplan', scoped: undefined, noFastPlan: undefined, fingerprintBefore: fingerprint, graphText: '{}' } });
+    expect(a.answer).toMatchObject({ path: 'full', toApply: { mode: 'apply', planFile: '/graph/tfplan', scoped: undefined, noFastPlan: undefined, fingerprintBefore: fingerprint, graph: {} } });
     // without changes: nothing to push, nothing to apply, the state's names
     const none = after(forTofu('apply'), planResult([]));
     expect(none.checkArchives).toBe(false);
@@ -305,7 +305,7 @@ describe('decideAfterTofu', () => {
 
   it('GIVEN a destroy with changes THEN the claims go unrefused, no archive is checked, and the plan is applied without a record after it', () => {
     const b = forTofu('destroy', { seen: 'a destroy reads nothing of the cluster before its plan' });
-    const a = decideAfterTofu({ model, before: b, seen: 'a destroy reads nothing', plan: planResult([change(claimAddress('alpha'), ['delete'])]), pushedAgain: new Set(), noFastPlan: 'destroy', graphText: '{}', manifests: new Map() });
+    const a = decideAfterTofu({ model, before: b, seen: 'a destroy reads nothing', plan: planResult([change(claimAddress('alpha'), ['delete'])]), pushedAgain: new Set(), noFastPlan: 'destroy', graph: {}, manifests: new Map() });
     expect(a.refusal).toBeUndefined();
     expect(a.checkArchives).toBe(false);
     expect(a.summary.claimLosses.map((l) => [l.node, l.cause, l.allowed])).toEqual([['alpha', 'destroy', true]]);

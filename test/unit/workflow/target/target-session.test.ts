@@ -20,7 +20,8 @@ describe('withTargetSession', () => {
       await access(session.runDir);
       return session.tofu.env;
     });
-    expect(env).toMatchObject({ TF_HTTP_ADDRESS: 'http://backend.test/g1-all', DEPLOY_RUN_DIR: runDir, KUBE_CONFIG_PATH: '/nonexistent/kubeconfig', TF_IN_AUTOMATION: '1' });
+    // the state address as the run's lock gives it (with its ID), over the backend's own
+    expect(env).toMatchObject({ TF_HTTP_ADDRESS: 'http://backend.test/g1-all?ID=test', DEPLOY_RUN_DIR: runDir, KUBE_CONFIG_PATH: '/nonexistent/kubeconfig', TF_IN_AUTOMATION: '1' });
     expect(calls.map((c) => c.name)).toEqual(['writeGraph', 'spire.stage', 'backend.open', 'lock.take', 'lock.release', 'backend.close', 'spire.close']);
     expect(calls.find((c) => c.name === 'lock.take')!.args).toEqual(['deploy apply']);
     await expect(access(runDir)).rejects.toThrow();

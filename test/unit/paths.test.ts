@@ -1,12 +1,12 @@
 /**
- * One rule for every file the operator names (config/file-path.ts): `~`, then the run's cwd.
+ * One rule for every file the operator names (src/paths.ts absoluteFile): `~`, then the run's cwd.
  * Issue 46: a relative --kubeconfig passed deploy's checks and broke tofu, whose cwd is the graph
  * directory; the registry CA was taken against process.cwd() and the SSH key against the run's.
  */
 import { describe, expect, it } from 'vitest';
-import { absoluteFile, requireAbsoluteFile } from '../../../src/config/file-path.js';
-import { resolveCoordinates } from '../../../src/config/coordinates.js';
-import { ConfigError } from '../../../src/errors.js';
+import { absoluteFile, requireAbsoluteFile } from '../../src/paths.js';
+import { resolveCoordinates } from '../../src/config/coordinates.js';
+import { ConfigError } from '../../src/errors.js';
 
 const place = { cwd: '/runs/here', env: { HOME: '/home/op' } };
 
