@@ -332,7 +332,8 @@ export function defineDriftRounds(defaults: { readonly seed: number; readonly ro
         expect(await h.exec('web', 'cat /etc/machine-id'), where).toBe(machineId);
         expect(await h.exec('web', 'cat /var/lib/drift-marker'), where).toBe('kept');
         const next = await h.deploy('plan', plan, ['--target', 'all']);
-        expect(next.json.targets[0].verifiedNoop, `${where}\n${next.stderr}`).toBe(true);
+        // (the repairing apply's words too: they say why it kept no record, when it kept none)
+        expect(next.json.targets[0].verifiedNoop, `${where}\nthe apply:\n${a.stderr}\nthe next plan:\n${next.stderr}`).toBe(true);
       });
     }
   });

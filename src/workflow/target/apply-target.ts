@@ -84,12 +84,20 @@ export async function applyTarget(parts: Pick<TargetParts, 'noop' | 'tofu' | 'ro
         .map((e) => `${e.kind}/${e.name} ${e.field} (${e.writer})`),
       ...(before === undefined ? ['no print of the target before the plan'] : changedBehindTheApply(before, a.fingerprint, changedObjects(model, summary), graphObject(model))),
     ];
-    const stopped =
+    // every way to no record is said: the next plan is a full one, and the operator sees why
+    // (a read that failed after the apply was a warning in the log alone: the search's seed
+    // 536657023 round 104 ended so, with nothing on the screen to tell why)
+    const list = (xs: readonly string[]) => `${xs.slice(0, 3).join(', ')}${xs.length > 3 ? `, and ${xs.length - 3} more` : ''}`;
+    const notKept: string | undefined =
       typeof after === 'string'
-        ? (logger.warn({ kind: 'noop-record', err: after }, 'the no-op record was not written'), [])
-        : await parts.noop.record(noopCtx, after.fingerprint, 'apply', before, during(after)).catch((err: Error) => (logger.warn({ kind: 'noop-record', err: err.message }, 'the no-op record was not written'), []));
-    if (stopped.length > 0) {
-      say(`not recorded as verified (the next plan is a full one): written during this run by another than deploy: ${stopped.slice(0, 3).join(', ')}${stopped.length > 3 ? `, and ${stopped.length - 3} more` : ''}`);
+        ? `the target could not be read after the apply (${after})`
+        : await parts.noop.record(noopCtx, after.fingerprint, 'apply', before, during(after)).then(
+            (stopped) => (stopped.length > 0 ? `written during this run by another than deploy: ${list(stopped)}` : undefined),
+            (err: Error) => `the record could not be written (${err.message})`,
+          );
+    if (notKept !== undefined) {
+      logger.warn({ kind: 'noop-record', err: notKept }, 'the no-op record was not written');
+      say(`not recorded as verified (the next plan is a full one): ${notKept}`);
     }
   }
   // the work is done: a stop now leaves the names out of the summary, not the apply's verdict

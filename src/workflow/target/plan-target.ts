@@ -121,7 +121,10 @@ export async function planTarget(parts: Pick<TargetParts, 'readTargetObjects' | 
   if (after.refusal !== undefined) throw after.refusal;
   if (after.checkArchives) await requirePushArchives(model, after.summary, opts.env.PATH ?? '');
   if (after.record !== undefined) {
-    await parts.noop.record(noopCtx, after.record, 'plan').catch((err: Error) => logger.warn({ kind: 'noop-record', err: err.message }, 'the no-op record was not written'));
+    await parts.noop.record(noopCtx, after.record, 'plan').catch((err: Error) => {
+      logger.warn({ kind: 'noop-record', err: err.message }, 'the no-op record was not written');
+      say(`not recorded as verified (the next plan is a full one): the record could not be written (${err.message})`);
+    });
   }
   const { answer } = after;
   if ('toApply' in answer) return answer;

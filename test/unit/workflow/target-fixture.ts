@@ -67,6 +67,8 @@ export interface FakeAnswers {
   reports?: RolloutReport[];
   /** The target's objects as the cluster's listers give them (default: none, the state empty). */
   objects?: TargetObjects | Error;
+  /** Why the fingerprint cannot be taken (a read that failed), instead of `fingerprint`. */
+  fingerprintFails?: string;
 }
 
 export interface Call {
@@ -116,7 +118,7 @@ export function fakeParts(answers: FakeAnswers): { parts: TargetParts; calls: Ca
       },
       fingerprint: async () => {
         call('noop.fingerprint');
-        return { fingerprint, seen: objects };
+        return answers.fingerprintFails ?? { fingerprint, seen: objects };
       },
       record: async (_ctx, fp, by, before, stopped) => {
         call('noop.record', fp, by, before, stopped);

@@ -52,6 +52,14 @@ describe('applyTarget', () => {
     expect(view.told).toEqual([`planned all: ${model.nodes.map((n) => n.name).join(' ')}`, 'ended all ok']);
   });
 
+  it('GIVEN the target cannot be read after a good apply THEN exit 0, no record, and the apply says why the next plan is a full one (seed 536657023 round 104 ended so, saying nothing)', async () => {
+    const { result, named, progress } = await apply({ reports: model.nodes.map((n) => report(n.name, 'ready')), fingerprintFails: 'list Deployment: timed out after 15 s' });
+    const r = await result;
+    expect(r.exitCode).toBe(ExitCode.ok);
+    expect(named('noop.record')).toEqual([]);
+    expect(progress).toContain('[all] not recorded as verified (the next plan is a full one): the target could not be read after the apply (list Deployment: timed out after 15 s)');
+  });
+
   it("GIVEN tofu's apply fails and no rollout step reported THEN the failure is the run's, after waiting for the steps' reports", async () => {
     const failure = new ToolError('tofu apply failed: the provider refused the Deployment');
     const { result, named, view, session } = await apply({ applyFails: failure });
