@@ -26,7 +26,8 @@ import type { TargetParts } from './target-wiring.js';
 import type { Mode, TargetRunOptions } from './target-types.js';
 import type { TargetSession } from './target-session.js';
 import { echoTofu } from './tofu-events-shown.js';
-import { afterOwnershipStep, decideAfterTofu, decideBeforeTofu, judgeObjects, namesFrom, planReads, submissionRefusal, type NamesFrom, type ScopedPlan, type TargetPlan } from './target-planner.js';
+import { namesFrom, type NamesFrom, type ScopedPlan, type TargetPlan } from './target-planner.js';
+import { plannerCaller } from './planner-record.js';
 import { appliedManifests, graphManifests, handEditsOf, undoHandEdits, waitObserved } from '../drift/undo-hand-edits.js';
 
 export type { PlanPath, PlannedApply, ScopedPlan, TargetPlan } from './target-planner.js';
@@ -43,19 +44,21 @@ export async function planTarget(parts: Pick<TargetParts, 'readTargetObjects' | 
   const { model, mode, logger } = opts;
   const say = (line: string) => opts.progress(`[${model.target}] ${line}`);
   const noopCtx = checkContextOf(session, opts);
-  const reads = planReads(mode, model, opts.env);
+  // the planner's functions, each call recorded when DEPLOY_PLANNER_RECORD is set (planner-record.ts)
+  const planner = plannerCaller(opts.env, model.target);
+  const reads = planner('planReads', { mode, model, env: opts.env });
   // The target's objects and state, read once for the check and the hand edits (issue 34)
   // the graph as the session wrote it, parsed once there (never read back from the file)
   const graph = session.graph.document;
   const manifests = graphManifests(graph);
   const allowed = opts.allowVolumeReplacement ?? new Set<string>();
   const seen: TargetObjects | string = typeof reads.objects === 'string' ? reads.objects : await parts.readTargetObjects(noopCtx, reads.objects).catch((err: Error) => err.message);
-  const judged = judgeObjects({ mode, model, allowed, seen, manifests });
+  const judged = planner('judgeObjects', { mode, model, allowed, seen, manifests });
   for (const line of judged.lines) say(line);
   if (judged.refusal !== undefined) throw judged.refusal;
   // The verified no-op check (noop/verdict.ts): "no changes" without tofu when that is certain
   const verdict = reads.noFastPlan === undefined ? await parts.noop.check(noopCtx, seen, judged.edits, graph) : undefined;
-  const decided = decideBeforeTofu({ mode, model, allowed, seen, edits: judged.edits, risks: judged.risks, graph, verdict });
+  const decided = planner('decideBeforeTofu', { mode, model, allowed, seen, edits: judged.edits, risks: judged.risks, graph, verdict });
   for (const line of decided.lines) say(line);
   if (decided.path === 'verified') {
     if (decided.refusal !== undefined) throw decided.refusal;
@@ -89,7 +92,7 @@ export async function planTarget(parts: Pick<TargetParts, 'readTargetObjects' | 
     });
     // the fingerprint before tofu's refresh, taken again: the step changed the objects
     const again = before.ownershipStep.fingerprintAgain ? await parts.noop.fingerprint(noopCtx, graph) : undefined;
-    before = afterOwnershipStep(before, graph, outcome, typeof again === 'object' ? again.fingerprint : undefined);
+    before = planner('afterOwnershipStep', { before, graph, outcome, fingerprintAgain: typeof again === 'object' ? again.fingerprint : undefined });
   }
   const { scoped, tofu: request } = before;
   const echo = { target: model.target, view: opts.view, progress: opts.progress, env: opts.env, scoped: scoped !== undefined, signal: opts.signal };
@@ -99,7 +102,7 @@ export async function planTarget(parts: Pick<TargetParts, 'readTargetObjects' | 
   const initialised = await tofu.initGraph({ ...base, graph, onEvent: echoTofu(echo, true), onRun: () => opts.progress(`[${model.target}] tofu init (graph ${session.graphDir})`) });
   if (!initialised) opts.progress(`[${model.target}] graph ${session.graphDir}: initialised as before (no tofu init)`);
   if (before.submission !== undefined) {
-    const refusal = submissionRefusal(model, before.submission.outputs ?? (await tofu.readOutputs(base)));
+    const refusal = planner('submissionRefusal', { model, outputs: before.submission.outputs ?? (await tofu.readOutputs(base)) });
     if (refusal !== undefined) throw refusal;
   }
 
@@ -117,7 +120,7 @@ export async function planTarget(parts: Pick<TargetParts, 'readTargetObjects' | 
         say,
       )
   ).catch(explained);
-  const after = decideAfterTofu({ model, before, seen, plan, pushedAgain, noFastPlan: reads.noFastPlan, graph, manifests });
+  const after = planner('decideAfterTofu', { model, before, seen, plan, pushedAgain, noFastPlan: reads.noFastPlan, graph, manifests });
   if (after.refusal !== undefined) throw after.refusal;
   if (after.checkArchives) await requirePushArchives(model, after.summary, opts.env.PATH ?? '');
   if (after.record !== undefined) {

@@ -22,6 +22,8 @@ import type { TargetRunOptions } from '../../../src/workflow/target/target-types
 import type { TargetSession } from '../../../src/workflow/target/target-session.js';
 import type { RunView } from '../../../src/workflow/view/run-view.js';
 import { samplePlan } from '../../support/cli.js';
+import { PLANNER_RECORD_ENV } from '../../../src/workflow/target/planner-record.js';
+import { expect } from 'vitest';
 import type { GraphDocument } from '../../../src/contract/graph/graph-document.js';
 
 export const [model] = buildTargets(parseGroupPlan(JSON.stringify(samplePlan()), '/p/g.json'), loadCoordinates({}, { K8S_REGISTRY: 'reg' }, process.cwd()), '/p/g.json', ['all']) as [TargetModel];
@@ -204,7 +206,7 @@ export async function fakeRun(mode: TargetRunOptions['mode'], over: Partial<Targ
     graphsDir: dir,
     tools: { tofu: '/nonexistent/tofu', env: {} },
     kube: { file: '/nonexistent/kubeconfig', ok: false, error: new Error('no kubeconfig in this test') },
-    env: { DEPLOY_STATE_DIR: dir, PATH: '' },
+    env: { DEPLOY_STATE_DIR: dir, PATH: '', ...plannerRecordEnv() },
     backend: HTTP_BACKEND,
     who: 'test',
     logger,
@@ -214,4 +216,17 @@ export async function fakeRun(mode: TargetRunOptions['mode'], over: Partial<Targ
     ...over,
   };
   return { session, opts, progress, view, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * DEPLOY_PLANNER_RECORD of the test process, when set, passed to the run as a directory of its
+ * own per test (named after the test): the planner's calls of these fake runs are recorded
+ * there (test/fixtures/planner/unit-fake/ was made so; docs/tests.md). Unset: nothing.
+ */
+function plannerRecordEnv(): NodeJS.ProcessEnv {
+  const dir = process.env[PLANNER_RECORD_ENV];
+  if (dir === undefined || dir === '') return {};
+  const name = (expect.getState().currentTestName ?? 'no test').split(' > ').pop()!;
+  const test = name.toLowerCase().replace(/[^a-z0-9]+/g, '-').slice(0, 60).replace(/^-|-$/g, '');
+  return { [PLANNER_RECORD_ENV]: join(dir, test) };
 }
