@@ -116,7 +116,8 @@ export interface ObjectUnderGraph {
   /**
    * The Deployment's manifest as the graph renders it now (cdk.tf.json; values may be
    * references), and as the state last applied it: a field in both that the object lacks was
-   * removed by hand. Undefined for the typed resources.
+   * removed by hand. `graph` is undefined for the typed resources, and `applied` their
+   * attributes as the state holds them (the provider's schema, typed-drift.ts).
    */
   readonly graph?: unknown;
   readonly applied?: unknown;
@@ -260,6 +261,40 @@ function holdsGraphValue(o: ObjectUnderGraph, steps: readonly Step[]): boolean {
   return stableJson(now) === stableJson(expected);
 }
 
+/**
+ * Whether a typed object's field holds the value its state attribute holds: the attribute found
+ * by one rule (the provider's schema names a field in snake_case, and a nested object is a block,
+ * a list of one; map keys as they are). A list item, a map or a field with no attribute is
+ * never taken as held (it is named, as before).
+ */
+export function holdsAppliedAttribute(o: Pick<ObjectUnderGraph, 'object' | 'applied'>, steps: readonly Step[]): boolean {
+  if (o.applied === undefined) return false;
+  const now = valueAt(o.object, steps)?.value;
+  const applied = attributeAt(o.applied, steps);
+  const scalar = (v: unknown): v is string | number | boolean => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
+  return scalar(now) && scalar(applied) && (now === applied || (typeof now !== 'boolean' && typeof applied !== 'boolean' && String(now) === String(applied)));
+}
+
+/** The value of a provider attribute named by an API field path (holdsAppliedAttribute's rule); undefined when there is none. */
+export function attributeAt(attributes: unknown, steps: readonly Step[]): unknown {
+  const loose = (k: string) => k.replaceAll('_', '').toLowerCase();
+  let at = attributes;
+  for (const step of steps) {
+    if (!step.startsWith('f:')) return undefined;
+    const key = step.slice(2);
+    if (Array.isArray(at)) {
+      if (at.length !== 1) return undefined;
+      at = at[0];
+    }
+    if (at === null || typeof at !== 'object') return undefined;
+    const fields = at as Record<string, unknown>;
+    const name = key in fields ? key : Object.keys(fields).find((k) => loose(k) === loose(key));
+    if (name === undefined) return undefined;
+    at = fields[name];
+  }
+  return at;
+}
+
 function typedEdits(o: ObjectUnderGraph): HandEdit[] {
   const name = o.object.metadata?.name ?? '?';
   const own = new Set<string>();
@@ -277,6 +312,11 @@ function typedEdits(o: ObjectUnderGraph): HandEdit[] {
     const id = steps.join('\n');
     if (own.has(id) || seen.has(id) || steps[0] === 'f:status') continue;
     seen.add(id);
+    // a value that is the applied one again is no edit, whoever holds it now (as for a
+    // Deployment): tofu sees nothing to set back, so naming it would stop every record and
+    // every verified plan for good (seed 551635021 round 137: the account's
+    // automountServiceAccountToken set to true by one writer, then to false by another)
+    if (holdsAppliedAttribute(o, steps)) continue;
     const field = readablePath(steps);
     const internal = steps[0] === 'f:metadata' && (steps[1] === 'f:labels' || steps[1] === 'f:annotations') && (steps[2] ?? '').includes('kubernetes.io/') && !(steps[2] ?? '').startsWith('f:pod-security.kubernetes.io/');
     edits.push(

@@ -53,6 +53,21 @@ function comparable(field: string): string[] {
 
 const within = (a: readonly string[], b: readonly string[]) => a.length <= b.length && a.every((s, i) => s === b[i]);
 
+/**
+ * `Kind/name` -> the attributes the state holds for each owned typed object (as the last apply
+ * left it): what a field another writer holds is compared with (hand-edits.ts typedEdits).
+ */
+export function typedAppliedAttributes(model: TargetModel, state: readonly TofuResource[]): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  for (const r of state) {
+    if (r.mode !== 'managed' || r.module !== undefined) continue;
+    const o = typedObjectOf(model, `${r.type}.${r.name}`);
+    const attributes = r.instances[0]?.attributes;
+    if (o !== undefined && attributes !== undefined) out.set(`${o.kind}/${o.name}`, attributes);
+  }
+  return out;
+}
+
 /** The attributes of the managed resource at `address` in a state (root module, one instance). */
 function attributesAt(state: readonly TofuResource[], address: string): unknown {
   const [type, name] = address.split('.').slice(-2);

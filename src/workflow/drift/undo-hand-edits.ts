@@ -32,6 +32,7 @@ import { FIELD_MANAGER } from '../../contract/field-managers.js';
 import { apiFailureOfError } from '../../kube/api-error.js';
 import { nodeResourceOf } from '../../contract/graph/graph-ids.js';
 import type { TofuResource } from '../../contract/graph/tofu-state.js';
+import { typedAppliedAttributes } from './typed-drift.js';
 import { findHandEdits, inSpec, METADATA_MAP_ENTRY, KEPT_TEMPLATE_ANNOTATIONS, shortHandEdit, undoes, type HandEdit, type ManagedObject, type ObjectUnderGraph } from './hand-edits.js';
 
 /** A target's object as one LIST read it (target-objects.ts lists them). */
@@ -54,6 +55,7 @@ export type ReadDeployment = (name: string) => Promise<ManagedObject | undefined
  */
 export function objectsUnderGraph(model: TargetModel, listed: readonly ListedObject[], graph: GraphManifests, state: readonly TofuResource[] | undefined): ObjectUnderGraph[] {
   const applied = appliedManifests(state ?? []);
+  const typed = typedAppliedAttributes(model, state ?? []);
   const byKey = new Map<string, string>();
   for (const n of model.nodes) {
     byKey.set(`Deployment/${names.deployment(n.name)}`, n.name);
@@ -72,7 +74,7 @@ export function objectsUnderGraph(model: TargetModel, listed: readonly ListedObj
       const manifest = graph.get(node);
       if (manifest === undefined) continue; // leaving the graph: the plan deletes it
       out.push({ kind, object, node, graph: manifest, applied: applied.get(node) });
-    } else out.push({ kind, object, node });
+    } else out.push({ kind, object, node, applied: typed.get(`${kind}/${name}`) });
   }
   return out;
 }

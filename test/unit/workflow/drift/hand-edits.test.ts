@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ownedPaths, readablePath, type FieldsTrie } from '../../../../src/workflow/drift/field-paths.js';
-import { describeHandEdit, findHandEdits, type ManagedFieldsEntry } from '../../../../src/workflow/drift/hand-edits.js';
+import { attributeAt, describeHandEdit, findHandEdits, holdsAppliedAttribute, type ManagedFieldsEntry, type ManagedObject } from '../../../../src/workflow/drift/hand-edits.js';
 import { removalPatch } from '../../../../src/workflow/drift/undo-hand-edits.js';
 
 // A node's Deployment as the graph writes it (reduced to what the rules read), with the
@@ -215,6 +215,50 @@ describe('findHandEdits', () => {
       ['metadata.annotations[example.kubernetes.io/x]', 'keep'],
       ['metadata.annotations[team]', 'set-back'],
     ]);
+  });
+});
+
+describe('a typed object\'s field held by another writer with the applied value (seed 551635021 round 137)', () => {
+  // the account as the state holds it (the provider's schema), and as the cluster has it after
+  // automountServiceAccountToken was set to true by a merge patch, then to false by a server-side apply
+  const applied = { automount_service_account_token: false, metadata: [{ name: 'node-mail', labels: { team: 'a' }, annotations: {} }] };
+  const sa = (automount: boolean, team = 'a') => ({
+    automountServiceAccountToken: automount,
+    metadata: {
+      name: 'node-mail',
+      labels: { team },
+      managedFields: <ManagedFieldsEntry[]>[
+        { manager: 'HashiCorp', operation: 'Update', fieldsV1: { 'f:metadata': { 'f:labels': { '.': {} } } } },
+        { manager: 'drift-198', operation: 'Apply', fieldsV1: { 'f:automountServiceAccountToken': {}, 'f:metadata': { 'f:labels': { 'f:team': {} } } } },
+      ],
+    },
+  });
+  const edits = (object: unknown) => findHandEdits([{ kind: 'ServiceAccount', node: 'mail', object: object as ManagedObject, applied }]).map((e) => [e.field, e.writer, e.action]);
+
+  it('GIVEN the applied values again THEN no hand edit: tofu has nothing to set back, and the next plan may be verified', () => {
+    expect(edits(sa(false))).toEqual([]);
+  });
+
+  it('GIVEN another value THEN named and set back, as before', () => {
+    expect(edits(sa(true, 'b'))).toEqual([
+      ['automountServiceAccountToken', 'drift-198', 'set-back'],
+      ['metadata.labels[team]', 'drift-198', 'set-back'],
+    ]);
+  });
+
+  it('GIVEN no state for the object THEN named, as before', () => {
+    expect(findHandEdits([{ kind: 'ServiceAccount', node: 'mail', object: sa(false) }]).map((e) => e.field)).toEqual(['automountServiceAccountToken', 'metadata.labels[team]']);
+  });
+
+  it('finds an attribute by the provider schema\'s rule: snake_case, a block as a list of one, map keys as they are; never a list item', () => {
+    const claim = { spec: [{ resources: [{ requests: { storage: '1Gi' } }], storage_class_name: 'local' }], metadata: [{ annotations: { 'a.example/x_y': 'v' } }] };
+    expect(attributeAt(claim, ['f:spec', 'f:resources', 'f:requests', 'f:storage'])).toBe('1Gi');
+    expect(attributeAt(claim, ['f:spec', 'f:storageClassName'])).toBe('local');
+    expect(attributeAt(claim, ['f:metadata', 'f:annotations', 'f:a.example/x_y'])).toBe('v');
+    expect(attributeAt(claim, ['f:spec', 'f:accessModes', 'v:"ReadWriteOnce"'])).toBeUndefined();
+    expect(attributeAt(claim, ['f:spec', 'f:volumeName'])).toBeUndefined();
+    expect(holdsAppliedAttribute({ object: { spec: { resources: { requests: { storage: '1Gi' } } } }, applied: claim }, ['f:spec', 'f:resources', 'f:requests', 'f:storage'])).toBe(true);
+    expect(holdsAppliedAttribute({ object: { spec: { resources: { requests: { storage: '2Gi' } } } }, applied: claim }, ['f:spec', 'f:resources', 'f:requests', 'f:storage'])).toBe(false);
   });
 });
 

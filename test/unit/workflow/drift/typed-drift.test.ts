@@ -3,10 +3,11 @@
  * own drift, the state as applied against its refresh, kept where tofu's plan sets them back.
  */
 import { describe, expect, it } from 'vitest';
-import { attributeField, typedDriftEdits } from '../../../../src/workflow/drift/typed-drift.js';
+import { attributeField, typedAppliedAttributes, typedDriftEdits } from '../../../../src/workflow/drift/typed-drift.js';
 import type { TofuResource } from '../../../../src/contract/graph/tofu-state.js';
 import type { HandEdit } from '../../../../src/workflow/drift/hand-edits.js';
 import { model } from '../target-fixture.js';
+import { names } from '../../../../src/config/names.js';
 
 const NS = 'kubernetes_namespace_v1.namespace';
 const NP = 'kubernetes_network_policy_v1.network-policy';
@@ -43,6 +44,13 @@ describe('typedDriftEdits', () => {
     const rule = { from: [{ pod_selector: [{}] }] };
     const np = typedDriftEdits(model, [update(NP, ['spec[0].ingress[0]'])], [], [resource(NP, { spec: [{ ingress: [rule] }] })], [resource(NP, { spec: [{ ingress: [] }] })]);
     expect(np).toEqual([{ kind: 'NetworkPolicy', name: 'same-namespace-only', field: 'spec[0].ingress[0]', writer: 'removed by a write that left no field manager', action: 'set-back', inTemplate: false }]);
+  });
+
+  it("GIVEN the state THEN each owned typed object's attributes by Kind/name (what a field another writer holds is compared with); the Deployments and the rest are not typed objects", () => {
+    const sa = { automount_service_account_token: false };
+    const typed = typedAppliedAttributes(model, [resource(NS, nsAttrs(psa)), resource('kubernetes_service_account_v1.node-alpha_account_0123ABCD', sa), resource('kubernetes_manifest.node-alpha_deployment_0123ABCD', { manifest: {} })]);
+    expect([...typed.keys()].sort()).toEqual([`Namespace/${model.namespace}`, `ServiceAccount/${names.serviceAccount('alpha')}`]);
+    expect(typed.get(`ServiceAccount/${names.serviceAccount('alpha')}`)).toBe(sa);
   });
 
   it('reads a provider path as people do', () => {
