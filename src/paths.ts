@@ -4,7 +4,6 @@
  */
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
-import { ConfigError } from './errors.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -46,11 +45,4 @@ export function absoluteFile(text: string, place: PathPlace): { ok: true; path: 
   if (text === '~' || text.startsWith('~/')) return { ok: true, path: join(place.env.HOME || homedir(), text.slice(1)) };
   if (text.startsWith('~')) return { ok: false, problem: `${text}: only ~ and ~/... name a home directory; write the path in full` };
   return { ok: true, path: isAbsolute(text) ? text : resolve(place.cwd, text) };
-}
-
-/** absoluteFile, or a ConfigError (exit 2) naming `where` the path came from. */
-export function requireAbsoluteFile(text: string, place: PathPlace, where: string): string {
-  const r = absoluteFile(text, place);
-  if (!r.ok) throw new ConfigError(`the file named by ${where} cannot be found`, [{ where, message: r.problem }]);
-  return r.path;
 }

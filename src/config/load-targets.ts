@@ -3,7 +3,8 @@
  * targets: reads the plan and the coordinates and reports the problems of both at once
  * (ConfigError, exit 2). Used by synth, plan, apply and destroy.
  */
-import { defaultGraphsDir, requireAbsoluteFile } from '../paths.js';
+import { defaultGraphsDir } from '../paths.js';
+import { requireAbsoluteFile } from './file-coordinate.js';
 import type { CoordinateFlags } from './coordinate-table.js';
 import type { Coordinates } from './coordinates.js';
 import type { TargetModel } from './target-model.js';

@@ -2,7 +2,7 @@
  * plan / apply / destroy over every chosen target: run each, one after the other, and decide
  * the exit code. Returns what each target did; src/cli/report/verb-report.ts says it on stdout.
  */
-import { requireAbsoluteFile } from '../paths.js';
+import { requireAbsoluteFile } from '../config/file-coordinate.js';
 import { allowedReplacements } from '../config/allowed-replacements.js';
 import { graphsDir, loadTargets, type TargetInputs } from '../config/load-targets.js';
 import type { BackendCoordinates } from '../config/backend-coordinates.js';

@@ -4,7 +4,8 @@
  * directory; the registry CA was taken against process.cwd() and the SSH key against the run's.
  */
 import { describe, expect, it } from 'vitest';
-import { absoluteFile, requireAbsoluteFile } from '../../src/paths.js';
+import { absoluteFile } from '../../src/paths.js';
+import { requireAbsoluteFile } from '../../src/config/file-coordinate.js';
 import { resolveCoordinates } from '../../src/config/coordinates.js';
 import { ConfigError } from '../../src/errors.js';
 

@@ -4,7 +4,7 @@
  * themselves (consecutive versions compared), so it works from any machine that reaches the
  * backend; the run reports stay with the run that wrote them.
  */
-import { requireAbsoluteFile } from '../../paths.js';
+import { requireAbsoluteFile } from '../../config/file-coordinate.js';
 import type { BackendCoordinates } from '../../config/backend-coordinates.js';
 import { readGroupPlan, targetsOf } from '../../config/load.js';
 import { names } from '../../config/names.js';

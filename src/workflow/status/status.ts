@@ -3,7 +3,7 @@
  * no lock taken) against what the cluster runs (two list requests per namespace), per node.
  * Read-only. The exit code says whether every node is ready on the image its state holds.
  */
-import { requireAbsoluteFile } from '../../paths.js';
+import { requireAbsoluteFile } from '../../config/file-coordinate.js';
 import type { BackendCoordinates } from '../../config/backend-coordinates.js';
 import { readGroupPlan, targetsOf } from '../../config/load.js';
 import { names } from '../../config/names.js';
