@@ -20,6 +20,14 @@ export interface FieldsTrie {
 /** One step of a FieldsV1 path. */
 export type Step = string;
 
+/**
+ * A field's name in one form for the API (camelCase) and the provider's schema (snake_case):
+ * underscores dropped, lower case (`storageClassName`, `storage_class_name`: `storageclassname`).
+ */
+export function schemaKey(name: string): string {
+  return name.replaceAll('_', '').toLowerCase();
+}
+
 /** Fields of a map whose keys are data (label names, resource names), said `labels[app]`. */
 const MAP_FIELDS = new Set(['labels', 'annotations', 'matchLabels', 'nodeSelector', 'limits', 'requests', 'data', 'stringData', 'capacity']);
 

@@ -30,7 +30,7 @@
  * https://kubernetes.io/docs/reference/using-api/server-side-apply/#field-management
  */
 import { FIELD_MANAGER, ROLLBACK_FIELD_MANAGER } from '../../contract/field-managers.js';
-import { leafPaths, ownedPaths, pointerIn, readablePath, valueAt, type FieldsTrie, type Step } from './field-paths.js';
+import { leafPaths, ownedPaths, pointerIn, readablePath, schemaKey, valueAt, type FieldsTrie, type Step } from './field-paths.js';
 import { stableJson } from '../../contract/stable-json.js';
 
 /** The writers of deploy itself: the graph's server-side apply, the typed resources, the rollout step. */
@@ -277,7 +277,6 @@ export function holdsAppliedAttribute(o: Pick<ObjectUnderGraph, 'object' | 'appl
 
 /** The value of a provider attribute named by an API field path (holdsAppliedAttribute's rule); undefined when there is none. */
 export function attributeAt(attributes: unknown, steps: readonly Step[]): unknown {
-  const loose = (k: string) => k.replaceAll('_', '').toLowerCase();
   let at = attributes;
   for (const step of steps) {
     if (!step.startsWith('f:')) return undefined;
@@ -288,7 +287,7 @@ export function attributeAt(attributes: unknown, steps: readonly Step[]): unknow
     }
     if (at === null || typeof at !== 'object') return undefined;
     const fields = at as Record<string, unknown>;
-    const name = key in fields ? key : Object.keys(fields).find((k) => loose(k) === loose(key));
+    const name = key in fields ? key : Object.keys(fields).find((k) => schemaKey(k) === schemaKey(key));
     if (name === undefined) return undefined;
     at = fields[name];
   }

@@ -21,6 +21,7 @@ import { graphPartOf } from '../../contract/graph/graph-ids.js';
 import type { TofuResource } from '../../contract/graph/tofu-state.js';
 import { leafChanges } from '../../tools/planfile/template-changes.js';
 import { CHANGED, METADATA_MAP_ENTRY, REMOVED, type HandEdit } from './hand-edits.js';
+import { schemaKey } from './field-paths.js';
 
 /** The owned typed object a planned change is of (kind, name, node), or undefined. */
 function typedObjectOf(model: TargetModel, address: string): { kind: string; name: string; node?: string } | undefined {
@@ -48,7 +49,7 @@ export function attributeField(path: string): string {
 function comparable(field: string): string[] {
   const m = MAP_ENTRY.exec(field) ?? METADATA_MAP_ENTRY.exec(field);
   if (m) return ['metadata', m[1]!, m[2]!];
-  return field.replace(/\[\d+\]/g, '').replaceAll('_', '').toLowerCase().split('.').filter((s) => s !== '');
+  return schemaKey(field.replace(/\[\d+\]/g, '')).split('.').filter((s) => s !== '');
 }
 
 const within = (a: readonly string[], b: readonly string[]) => a.length <= b.length && a.every((s, i) => s === b[i]);
