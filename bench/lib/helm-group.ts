@@ -141,7 +141,9 @@ export class HelmGroup {
     }
     const pushMs = performance.now() - p0;
     this.nodes = withImage(this.nodes, changed, ref);
-    const ms = await this.release.run('upgrade', groupValues(this.nodes, this.settings), ['--wait', '--timeout', `${this.o.timeoutSeconds}s`, ...(this.o.flags ?? [])], (this.o.timeoutSeconds + 120) * 1000);
+    // --timeout bounds helm's wait, not its applies before it (every object of the release, one by
+    // one): the process gets as long as a deploy run does (lib/deploy-run.ts)
+    const ms = await this.release.run('upgrade', groupValues(this.nodes, this.settings), ['--wait', '--timeout', `${this.o.timeoutSeconds}s`, ...(this.o.flags ?? [])], 1_800_000);
     const items = JSON.parse(kubectl(this.o.cluster, ['-n', this.o.namespace, 'get', 'deployments', '-o', 'json'])).items as any[];
     for (const name of changed) {
       const d = items.find((x) => x.metadata.name === name);
