@@ -7,15 +7,26 @@
 //   P3 time to roll back: deploy apply vs helm upgrade --rollback-on-failure (goal: <= 0.2)
 //   P4 no-op apply: pushes, pod restarts, rollout waits          (goal: all 0)
 //   P5 start-up and synth (bench/startup-synth.mjs)
-//   P2a/P2b (issue 32) the applies of 1 and 10 changed nodes of 50 against the cluster's floor
-//      (`kubectl rollout restart` + `rollout status` of the same Deployments, same run)
-//   P10 the same kind of group at BENCH_SCALE_NODES (200): verified no-op plan, a 1-node apply
-//      against P2a at 50, the full plan against bare tofu, memory (bench/scale.ts)
+//   P2a/P2b (issue 48) the applies of 1 and 10 changed nodes of 50 against Helm 4's
+//      `helm upgrade --wait` of a release of the same nodes (bench/helm-chart, its pods running
+//      beside the group's; bench/lib/helm-group.ts) giving the same nodes a new image (goal:
+//      <= 1.0x Helm), with the cluster's floor beside (`kubectl rollout restart` + `rollout
+//      status` of the release's same Deployments); the three interleaved, same run
+//   P10 the same kind of group at BENCH_SCALE_NODES (200): verified no-op plan, the full plan
+//      against bare tofu, memory, then a 1-node apply against Helm's of the same release at 200
+//      (<= 1.0x) and against deploy's own at 50 (<= 2x), the floor beside (bench/scale.ts)
 //   P11 the README's first command cold: read from bench/results/cold-start.json, which
 //      `npm run bench:cold` writes (a cold start cannot share the host with the groups here)
 // Env: BENCH_RUNS (default 3), BENCH_NODES (default 50), BENCH_ROLLOUT_TIMEOUT (seconds, 90),
-// BENCH_SIZES (default 1,2,5,10,20; none: P2 kept from the previous bench.json), BENCH_BATCH (nodes per first apply, 10), BENCH_ONLY (comma list of fleet,rollback,synth,scale,cold; default all), BENCH_SCALE_NODES (200), BENCH_WAVE (10: waves of the 200-node group's first apply), BENCH_SCALE_PROBE_PERIOD (60s: that group's --probe-period), BENCH_PARALLELISM (-parallelism levels of a bare patched tofu plan, e.g. 2,10,30; default none: measured on 2026-12-01, no lever on 2 cores). The cluster is brought up
-// when it does not answer (never down); namespaces are `bench-*` and deleted at the end.
+// BENCH_SIZES (default 1,2,5,10,20; none: P2 kept from the previous bench.json), BENCH_BATCH (nodes per first apply, 10), BENCH_ONLY (comma list of fleet,rollback,synth,scale,cold; default all), BENCH_SCALE_NODES (200), BENCH_WAVE (10: waves of the 200-node group's first apply), BENCH_SCALE_PROBE_PERIOD (60s: that group's --probe-period), BENCH_PARALLELISM (-parallelism levels of a bare patched tofu plan, e.g. 2,10,30; default none: measured on 2026-12-01, no lever on 2 cores),
+// BENCH_HELM_GROUPS (fleet,scale: the parts whose changes Helm makes too, in a release of the
+// same nodes with its pods running; none: deploy and the floor alone, as before issue 48; at
+// 200 nodes the host then carries 400 pods), BENCH_SETTLE (120: at most this many seconds of
+// waiting, once both groups are up, for the host's load to stop falling; 0: none),
+// BENCH_HELM_FLAGS (none: more flags for every helm command of those releases, e.g. `--qps 50`;
+// by default Helm runs at its client's defaults, 5 requests a second past a burst of 100).
+// The cluster is brought up when it does not answer (never down); namespaces are `bench-*` and
+// deleted at the end.
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, hostname, loadavg, tmpdir, totalmem } from 'node:os';
@@ -35,6 +46,11 @@ const only = new Set((process.env.BENCH_ONLY ?? 'fleet,rollback,synth,scale,cold
 const scaleNodes = Number(process.env.BENCH_SCALE_NODES ?? 200);
 const parallelism = (process.env.BENCH_PARALLELISM ?? '').split(',').filter((p) => p !== '').map(Number);
 const sizes = process.env.BENCH_SIZES === 'none' ? [] : (process.env.BENCH_SIZES ?? '1,2,5,10,20').split(',').map(Number);
+const helmGroups = new Set((process.env.BENCH_HELM_GROUPS ?? 'fleet,scale').split(','));
+const settleSeconds = Number(process.env.BENCH_SETTLE ?? 120);
+const helmFlags = (process.env.BENCH_HELM_FLAGS ?? '').split(' ').filter((f) => f !== '');
+/** deploy's rollout timeout in the bench, and Helm's `--timeout` of a measured change */
+const rolloutSeconds = 300;
 
 /** `deploy state serve` on a free loopback port: the state backend both tofu and deploy use. */
 async function startBackend(dataDir: string, env: NodeJS.ProcessEnv): Promise<{ url: string; stop: () => void }> {
@@ -81,10 +97,10 @@ async function main(): Promise<number> {
   // the stock builds too (P1's base and the deploy-stock variant: tofu.rc and mirror/); skipped when cached
   if (only.has('fleet')) execFileSync('bash', [join(root, 'toolchain/build-tools.sh')], { stdio: ['ignore', 'ignore', 'inherit'], timeout: 3_600_000, env: { ...process.env, DEPLOY_PROVIDER_PATCHES: 'none' } });
   const tofuVersion = await pinnedVersion('TOFU_VERSION');
-  const helm = only.has('rollback') || only.has('fleet') ? buildHelm() : '';
+  const helm = only.has('rollback') || only.has('fleet') || (only.has('scale') && helmGroups.has('scale')) ? buildHelm() : '';
   const work = mkdtempSync(join(tmpdir(), 'bench-'));
   const stamp = Math.random().toString(16).slice(2, 8);
-  const namespaces = { fleet: `bench-fleet-${stamp}`, deploy: `bench-rb-${stamp}`, helm: `bench-helm-${stamp}`, p6: `bench-p6-${stamp}`, scale: `bench-p10-${stamp}` };
+  const namespaces = { fleet: `bench-fleet-${stamp}`, deploy: `bench-rb-${stamp}`, helm: `bench-helm-${stamp}`, p6: `bench-p6-${stamp}`, p2helm: `bench-p2-helm-${stamp}`, scale: `bench-p10-${stamp}`, p10helm: `bench-p10-helm-${stamp}` };
   const baseEnv: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
@@ -95,7 +111,7 @@ async function main(): Promise<number> {
     // no TF_CLI_CONFIG_FILE: deploy picks the cache's mirror by DEPLOY_PROVIDER_PATCHES (the
     // patched one by default); the bare tofu plans name theirs (bench/noop-plan.ts)
     DEPLOY_LOG_LEVEL: 'warn',
-    DEPLOY_ROLLOUT_TIMEOUT: '300s',
+    DEPLOY_ROLLOUT_TIMEOUT: `${rolloutSeconds}s`,
   };
   const backend = await startBackend(join(work, 'backend'), baseEnv);
   const env = { ...baseEnv, TF_HTTP_ADDRESS: backend.url };
@@ -149,7 +165,14 @@ async function main(): Promise<number> {
     });
     await attempt('fleet', async () => {
       const earlier = sizes.length ? undefined : readEarlier();
-      results.fleet = await benchFleet({ cluster, env, work, namespace: namespaces.fleet, nodes, runs, sizes, batch: Number(process.env.BENCH_BATCH ?? 10), helm, helmNamespace: namespaces.p6, parallelism });
+      results.fleet = await benchFleet({
+        cluster, env, work, namespace: namespaces.fleet, nodes, runs, sizes, batch: Number(process.env.BENCH_BATCH ?? 10), helm, helmNamespace: namespaces.p6, parallelism,
+        ...(helmGroups.has('fleet') ? { helmGroupNamespace: namespaces.p2helm } : {}),
+        helmTimeoutSeconds: rolloutSeconds,
+        helmFlags,
+        settleSeconds,
+      });
+      if (results.fleet.helmError) results.errors.push(`fleet, Helm's side of P2a and P2b: ${results.fleet.helmError}`);
       if (earlier?.fleet?.scale.length) {
         results.fleet.scale = earlier.fleet.scale;
         results.fleet.scaleRatio = earlier.fleet.scaleRatio;
@@ -157,11 +180,18 @@ async function main(): Promise<number> {
       }
     });
     await attempt('scale', async () => {
-      // the 50-node group's pods gone first: their probes alone load the 2 cores (load 7 here)
-      log('scale: deleting the 50-node group first (its pods load the host)');
-      deleteNamespaces([namespaces.fleet, namespaces.p6], true);
-      results.scale = await benchScale({ cluster, env, work, namespace: namespaces.scale, nodes: scaleNodes, runs, wave: Number(process.env.BENCH_WAVE ?? 10), probePeriod: process.env.BENCH_SCALE_PROBE_PERIOD ?? '60s' });
-      deleteNamespaces([namespaces.scale], false);
+      // the 50-node groups' pods gone first: their probes alone load the 2 cores (load 7 here)
+      log('scale: deleting the 50-node groups first (their pods load the host)');
+      deleteNamespaces([namespaces.fleet, namespaces.p6, namespaces.p2helm], true);
+      results.scale = await benchScale({
+        cluster, env, work, namespace: namespaces.scale, nodes: scaleNodes, runs, wave: Number(process.env.BENCH_WAVE ?? 10), probePeriod: process.env.BENCH_SCALE_PROBE_PERIOD ?? '60s', helm,
+        ...(helmGroups.has('scale') ? { helmGroupNamespace: namespaces.p10helm } : {}),
+        helmTimeoutSeconds: rolloutSeconds,
+        helmFlags,
+        settleSeconds,
+      });
+      if (results.scale.helmError) results.errors.push(`scale, Helm's side of P10: ${results.scale.helmError}`);
+      deleteNamespaces([namespaces.scale, namespaces.p10helm], false);
     });
     await attempt('cold', async () => {
       // P11 is measured alone (npm run bench:cold); the bench prints the last measurement

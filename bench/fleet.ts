@@ -2,12 +2,23 @@
  * P4 (no-op apply), P1 and P6 (no-op plan vs bare tofu and Helm: noop-plan.ts) and P2 (scale-out) on one synthesized group
  * of 50 nodes in a namespace of its own, against a state backend of the benchmark's own
  * (`deploy state serve`), so that `deploy plan` and a bare `tofu plan` read the same state.
+ *
+ * P2a and P2b (issue 48): once P1, P4 and P6 are measured, a Helm 4 release of the same nodes
+ * comes up beside the group (bench/lib/helm-group.ts; `helmGroupNamespace`), the host settles,
+ * and each change of 1 and of 10 nodes is made three ways in one round, the order rotating by
+ * run: `deploy apply` of the group, `helm upgrade --wait` of the release with the same nodes
+ * given a new image, and the cluster's floor (`kubectl rollout restart` + `rollout status` of
+ * the release's same Deployments). Without the release the floor runs on deploy's Deployments
+ * after all its applies, as before.
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildImage, kubectl, log, rolloutRestartMs, type ClusterEnv, type GroupBenchOptions, type NodeImage } from './lib/bench-env.ts';
+import { buildImage, kubectl, log, rolloutRestartMs, type GroupBenchOptions, type NodeImage } from './lib/bench-env.ts';
 import { countApply, runDeploy, writePlan } from './lib/deploy-run.ts';
-import { shuffled, spread, type Spread } from './lib/stats.ts';
+import { bringUpHelmSide, type HelmGroup, type HelmSide } from './lib/helm-group.ts';
+import type { Settled } from './lib/settle.ts';
+import type { HelmRuns } from './lib/side-by-side.ts';
+import { rotated, secs, shuffled, spread, type Spread } from './lib/stats.ts';
 import { benchNoopPlan, type NoopPlanResults } from './noop-plan.ts';
 
 export interface FleetOptions extends GroupBenchOptions {
@@ -19,6 +30,14 @@ export interface FleetOptions extends GroupBenchOptions {
   helmNamespace: string;
   /** the -parallelism levels of the bare tofu plan */
   parallelism: number[];
+  /** the namespace of Helm's release of the same nodes for P2a and P2b; absent: no Helm side */
+  helmGroupNamespace?: string;
+  /** `helm upgrade --timeout` of a measured change, seconds */
+  helmTimeoutSeconds: number;
+  /** more flags for every helm command of the release (bench/lib/helm-group.ts), e.g. --qps */
+  helmFlags: string[];
+  /** the longest wait for the host to settle once both groups are up, seconds (bench/lib/settle.ts) */
+  settleSeconds: number;
 }
 
 export interface FleetResults {
@@ -37,6 +56,16 @@ export interface FleetResults {
    * What no deployer can go below on this host; absent in results before 2026-12-02.
    */
   clusterFloor?: { size: number; ms: Spread; runs: number[] }[];
+  /** whose Deployments the floor restarted: Helm's release's, interleaved with the applies (issue 48), or deploy's, after them */
+  clusterFloorOn?: 'helm' | 'deploy';
+  /**
+   * P2a and P2b's base (issue 48): `helm upgrade --wait` of a release of the same nodes giving
+   * the same nodes a new image, interleaved with deploy's applies; the time to bring it up, and
+   * how the host settled after. Absent in results before issue 48 and without the release.
+   */
+  helm?: { namespace: string; upMs: number; settled?: Settled; sizes: HelmRuns[]; flags?: string[] };
+  /** why Helm's release did not come up (P2a and P2b then have no Helm side) */
+  helmError?: string;
   /** set when P2 comes from an earlier run (BENCH_SIZES=none): its group size and date */
   scaleFrom?: { nodes: number; date: string };
 }
@@ -129,47 +158,63 @@ export async function benchFleet(opts: FleetOptions): Promise<FleetResults> {
     next += k;
   }
   if (next > opts.nodes) throw new Error(`the sizes ${opts.sizes.join(',')} need ${next} nodes, the group has ${opts.nodes}`);
+  const changedNodes = (k: number) => Array.from({ length: k }, (_, i) => nodeName(offsets.get(k)! + i));
   const scaleRuns = new Map<number, number[]>(opts.sizes.map((k) => [k, []]));
   const built: string[] = [];
   const scoped = new Map<number, number>();
+  // P2a and P2b (issue 48): the same change by Helm, and the floor, beside deploy's apply of 1 and
+  // of 10 nodes. Helm's release of the same nodes comes up now, after P1, P4 and P6 (measured on
+  // deploy's group alone), and both groups' pods load the host alike for both tools.
+  const goalSizes = [1, 10].filter((k) => offsets.has(k));
+  const floorRuns = new Map<number, number[]>(goalSizes.map((k) => [k, []]));
+  const helmRuns = new Map<number, { runs: number[]; pushMs: number[] }>(goalSizes.map((k) => [k, { runs: [], pushMs: [] }]));
+  const side: HelmSide = opts.helmGroupNamespace && goalSizes.length && opts.runs > 0
+    ? await bringUpHelmSide({ helm: opts.helm, cluster: opts.cluster, work: opts.work, namespace: opts.helmGroupNamespace, from: opts.namespace, env, group: GROUP, batch: opts.batch, timeoutSeconds: opts.helmTimeoutSeconds, flags: opts.helmFlags }, opts.settleSeconds)
+    : {};
+  const helmGroup = side.group;
+  const deployApply = async (run: number, k: number) => {
+    const image = buildImage('good', `BENCH_SCALE=${opts.namespace}-run-${run}-size-${k}`);
+    built.push(image.archive);
+    for (const n of changedNodes(k)) images[n] = image;
+    plan = writePlan(opts.work, `fleet-${run}-${k}`, GROUP, images);
+    const r = await runDeploy(['apply', '--plan', plan, '--json'], env);
+    expectOk(`the apply of ${k} changed nodes`, r);
+    const c = countApply(r.json);
+    if (c.pushes !== k || c.rollouts !== k || c.outcomes.some((o) => o !== 'ready')) throw new Error(`apply of ${k} changed nodes: ${c.pushes} pushes, ${c.rollouts} rollouts (${c.outcomes.join(',')})`);
+    scaleRuns.get(k)!.push(r.ms);
+    // planned alone (the verified check scoped the plan to the changed nodes), or the full plan and why
+    const how = r.stderr.split('\n').find((l) => /planned alone|full plan:/.test(l)) ?? '';
+    if (/planned alone/.test(how)) scoped.set(k, (scoped.get(k) ?? 0) + 1);
+    log(`fleet: ${k} changed node(s): ${secs(r.ms)} s (${/planned alone/.test(how) ? 'scoped plan' : how.replace(/^.*full plan: /, 'full plan: ') || 'full plan'})`);
+  };
+  const helmUpgrade = (group: HelmGroup) => async (run: number, k: number) => {
+    const c = await group.change(changedNodes(k), `BENCH_SCALE=${opts.namespace}-run-${run}-size-${k}-helm`);
+    helmRuns.get(k)!.runs.push(c.ms);
+    helmRuns.get(k)!.pushMs.push(c.pushMs);
+  };
+  const floor = (group?: HelmGroup) => async (_run: number, k: number) => {
+    const ms = group ? group.floor(changedNodes(k)) : rolloutRestartMs(opts.cluster, opts.namespace, changedNodes(k));
+    floorRuns.get(k)!.push(ms);
+    if (!group) log(`fleet: the cluster alone, ${k} Deployment(s) restarted and rolled out: ${secs(ms)} s`);
+  };
   try {
     for (let run = 1; run <= (opts.sizes.length ? opts.runs : 0); run++) {
       const order = shuffled(opts.sizes, run * 7919);
       log(`fleet: scale-out run ${run}/${opts.runs}, order ${order.join(',')}`);
       for (const k of order) {
-        const image = buildImage('good', `BENCH_SCALE=${opts.namespace}-run-${run}-size-${k}`);
-        built.push(image.archive);
-        const start = offsets.get(k)!;
-        for (let i = start; i < start + k; i++) images[nodeName(i)] = image;
-        plan = writePlan(opts.work, `fleet-${run}-${k}`, GROUP, images);
-        const r = await runDeploy(['apply', '--plan', plan, '--json'], env);
-        expectOk(`the apply of ${k} changed nodes`, r);
-        const c = countApply(r.json);
-        if (c.pushes !== k || c.rollouts !== k || c.outcomes.some((o) => o !== 'ready')) throw new Error(`apply of ${k} changed nodes: ${c.pushes} pushes, ${c.rollouts} rollouts (${c.outcomes.join(',')})`);
-        scaleRuns.get(k)!.push(r.ms);
-        // planned alone (the verified check scoped the plan to the changed nodes), or the full plan and why
-        const how = r.stderr.split('\n').find((l) => /planned alone|full plan:/.test(l)) ?? '';
-        if (/planned alone/.test(how)) scoped.set(k, (scoped.get(k) ?? 0) + 1);
-        log(`fleet: ${k} changed node(s): ${(r.ms / 1000).toFixed(1)} s (${/planned alone/.test(how) ? 'scoped plan' : how.replace(/^.*full plan: /, 'full plan: ') || 'full plan'})`);
+        const sides = helmGroup && goalSizes.includes(k) ? [deployApply, helmUpgrade(helmGroup), floor(helmGroup)] : [deployApply];
+        for (const measure of rotated(sides, run - 1)) await measure(run, k);
       }
     }
+    // Without Helm's release, the floor runs on deploy's own Deployments after all its applies
+    // (a restart is a hand edit, which would send the next apply to tofu's refresh).
+    for (let run = 1; run <= (helmGroup ? 0 : opts.runs); run++) for (const k of goalSizes) await floor()(run, k);
   } finally {
     for (const a of built) rmSync(a, { force: true });
   }
   const scale = opts.sizes.map((size) => ({ size, ms: spread(scaleRuns.get(size)!), runs: scaleRuns.get(size)!, scoped: scoped.get(size) ?? 0 }));
-
-  // The cluster's floor for P2: the same Deployments rolled by kubectl alone (a pod replaced per
-  // node, the image already on the host), one size after the other, each run.
-  const floorSizes = [1, 10].filter((k) => offsets.has(k));
-  const floorRuns = new Map<number, number[]>(floorSizes.map((k) => [k, []]));
-  for (let run = 1; run <= (floorSizes.length ? opts.runs : 0); run++) {
-    for (const k of floorSizes) {
-      const ms = rolloutRestartMs(opts.cluster, opts.namespace, Array.from({ length: k }, (_, i) => nodeName(offsets.get(k)! + i)));
-      floorRuns.get(k)!.push(ms);
-      log(`fleet: the cluster alone, ${k} Deployment(s) restarted and rolled out: ${(ms / 1000).toFixed(1)} s`);
-    }
-  }
-  const clusterFloor = floorSizes.map((size) => ({ size, ms: spread(floorRuns.get(size)!), runs: floorRuns.get(size)! }));
+  const clusterFloor = goalSizes.map((size) => ({ size, ms: spread(floorRuns.get(size)!), runs: floorRuns.get(size)! }));
+  const helm = helmGroup && { namespace: helmGroup.namespace, upMs: helmGroup.upMs, settled: side.settled, flags: opts.helmFlags, sizes: goalSizes.map((size): HelmRuns => ({ size, ms: spread(helmRuns.get(size)!.runs), ...helmRuns.get(size)! })) };
   const m = (k: number) => scale.find((s) => s.size === k)?.ms.median ?? Number.NaN;
   return {
     initialApplyMs: first.ms,
@@ -179,5 +224,8 @@ export async function benchFleet(opts: FleetOptions): Promise<FleetResults> {
     scale,
     scaleRatio: m(10) / m(1),
     clusterFloor,
+    clusterFloorOn: helmGroup ? 'helm' : 'deploy',
+    ...(helm ? { helm } : {}),
+    ...(side.error ? { helmError: side.error } : {}),
   };
 }

@@ -20,13 +20,15 @@
  * Then one profile of a no-op `tofu plan -json` per provider build (bench/lib/plan-profile.ts).
  */
 import { execa } from 'execa';
-import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { cacheDir, kubectl, log, root, type ClusterEnv } from './lib/bench-env.ts';
+import { cacheDir, kubectl, log, type ClusterEnv } from './lib/bench-env.ts';
 import { runDeploy } from './lib/deploy-run.ts';
+import { deploySettings, nodesOfGroup } from './lib/helm-group.ts';
+import { createNamespace, HelmRelease } from './lib/helm-release.ts';
+import { groupValues } from './lib/helm-values.ts';
 import { profilePlan, type PlanProfile } from './lib/plan-profile.ts';
-import { writeProbeValues } from './lib/probe-values.ts';
-import { spread, type Spread } from './lib/stats.ts';
+import { rotated, spread, type Spread } from './lib/stats.ts';
 
 export interface NoopPlanOptions {
   cluster: ClusterEnv;
@@ -95,36 +97,18 @@ export async function bareTofuPlanMs(opts: BareGraphOptions, dir: string, rc: st
   return ms;
 }
 
-/** The group's Deployments as Helm values: name, image (pinned by digest), machine ID. */
-function helmNodes(opts: NoopPlanOptions): { name: string; image: string; machineId: string }[] {
-  const items = JSON.parse(kubectl(opts.cluster, ['-n', opts.namespace, 'get', 'deployments', '-o', 'json'])).items as any[];
-  return items.map((d) => {
-    const c = d.spec.template.spec.containers[0];
-    return { name: d.metadata.name, image: c.image, machineId: c.env.find((e: any) => e.name === 'container_uuid').value };
-  });
-}
-
+/**
+ * P6's release: deploy's group as it is (the same names, images and machine IDs; bench/lib/helm-values.ts),
+ * installed once; then each run a server-side dry run of the same values.
+ */
 async function installHelmRelease(opts: NoopPlanOptions): Promise<{ run: () => Promise<number> }> {
   const ns = opts.helmNamespace;
-  kubectl(opts.cluster, ['create', 'namespace', ns]);
+  createNamespace(opts.cluster, ns);
   kubectl(opts.cluster, ['-n', ns, 'apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'no-pods' }, spec: { hard: { pods: '0' } } }));
-  const values = join(opts.work, 'helm-nodes.json');
-  writeFileSync(values, JSON.stringify({ nodes: helmNodes(opts), group: 'bench', networkPolicy: true, networkPolicyName: 'same-namespace-only', timeoutSeconds: 300 }));
-  const probes = writeProbeValues(opts.work);
-  const chart = join(root, 'bench/helm-chart');
-  const env = { PATH: process.env.PATH ?? '', HOME: opts.work, HELM_CACHE_HOME: join(opts.work, 'helm-cache'), HELM_CONFIG_HOME: join(opts.work, 'helm-config'), HELM_DATA_HOME: join(opts.work, 'helm-data') };
-  const args = (verb: string) => [verb, 'fleet', chart, '--namespace', ns, '--kubeconfig', opts.cluster.KUBE_CONFIG_PATH, '-f', probes, '-f', values];
-  const install = await execa(opts.helm, args('install'), { env, extendEnv: false, reject: false, timeout: 600_000 });
-  if (install.exitCode !== 0) throw new Error(`helm install exited ${install.exitCode}: ${install.stderr}`);
-  return {
-    run: async () => {
-      const t0 = performance.now();
-      const r = await execa(opts.helm, [...args('upgrade'), '--dry-run=server'], { env, extendEnv: false, reject: false, timeout: 600_000 });
-      const ms = performance.now() - t0;
-      if (r.exitCode !== 0) throw new Error(`helm upgrade --dry-run=server exited ${r.exitCode}: ${r.stderr}`);
-      return ms;
-    },
-  };
+  const values = groupValues(nodesOfGroup(opts.cluster, opts.namespace), await deploySettings('bench', opts.env));
+  const release = new HelmRelease({ helm: opts.helm, cluster: opts.cluster, work: opts.work, name: 'fleet', namespace: ns });
+  await release.run('install', values);
+  return { run: () => release.run('upgrade', values, ['--dry-run=server']) };
 }
 
 export async function benchNoopPlan(opts: NoopPlanOptions): Promise<NoopPlanResults> {
@@ -155,8 +139,7 @@ export async function benchNoopPlan(opts: NoopPlanOptions): Promise<NoopPlanResu
   const measured = new Map<string, number[]>(variants.map(([name]) => [name, []]));
   for (let round = 0; round <= opts.runs; round++) {
     // each round in another order, so that no variant always follows the same one
-    const order = variants.map((_, i) => variants[(i + round) % variants.length]!);
-    for (const [name, run] of order) {
+    for (const [name, run] of rotated(variants, round)) {
       const ms = await run();
       if (round > 0) measured.get(name)!.push(ms);
       log(`no-op plan: ${name} ${(ms / 1000).toFixed(2)} s${round === 0 ? ' (warm-up)' : ''}`);

@@ -9,11 +9,11 @@
  * what it printed about the cause.
  */
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { execa } from 'execa';
-import { buildImage, kubectl, log, root, type ClusterEnv } from './lib/bench-env.ts';
+import { buildImage, kubectl, log, type ClusterEnv } from './lib/bench-env.ts';
 import { runDeploy, writePlan } from './lib/deploy-run.ts';
+import { chartDir, helmEnv } from './lib/helm-release.ts';
 import { writeProbeValues } from './lib/probe-values.ts';
 import { pushImage } from './lib/push.ts';
 import { spread, type Spread } from './lib/stats.ts';
@@ -102,17 +102,16 @@ export async function benchRollback(opts: RollbackOptions): Promise<RollbackResu
   const repo = `${opts.cluster.K8S_REGISTRY}/${opts.helmNamespace}/${NODE}`;
   const goodHelmImage = `${repo}@${await pushImage(opts.cluster, good.archive, `${repo}:${good.tag}`, opts.work)}`;
   const brokenHelmImage = `${repo}@${await pushImage(opts.cluster, broken.archive, `${repo}:${broken.tag}`, opts.work)}`;
-  const chart = join(root, 'bench/helm-chart');
   const machineId = randomUUID();
   const probeValues = writeProbeValues(opts.work);
-  const helmArgs = (verb: string, image: string) => [verb, NODE, chart, '--namespace', opts.helmNamespace, '--kubeconfig', opts.cluster.KUBE_CONFIG_PATH, '-f', probeValues, '--set', `name=${NODE}`, '--set', `image=${image}`, '--set', `machineId=${machineId}`, '--set', `timeoutSeconds=${opts.timeoutSeconds}`, '--timeout', timeout];
-  const helmEnv = { PATH: process.env.PATH ?? '', HOME: opts.work, HELM_CACHE_HOME: join(opts.work, 'helm-cache'), HELM_CONFIG_HOME: join(opts.work, 'helm-config'), HELM_DATA_HOME: join(opts.work, 'helm-data') };
+  const helmArgs = (verb: string, image: string) => [verb, NODE, chartDir, '--namespace', opts.helmNamespace, '--kubeconfig', opts.cluster.KUBE_CONFIG_PATH, '-f', probeValues, '--set', `name=${NODE}`, '--set', `image=${image}`, '--set', `machineId=${machineId}`, '--set', `timeoutSeconds=${opts.timeoutSeconds}`, '--timeout', timeout];
+  const env = helmEnv(opts.work);
 
   log(`rollback: first good deploy of each tool (timeout ${timeout})`);
   const firstDeploy = await runDeploy(['apply', '--plan', goodPlan, '--json'], denv);
   if (firstDeploy.exitCode !== 0) throw new Error(`deploy apply (good) exited ${firstDeploy.exitCode}: ${firstDeploy.stderr.split('\n').slice(-20).join('\n')}`);
   const goodDeployImage = JSON.parse(kubectl(opts.cluster, ['-n', opts.deployNamespace, 'get', 'deployment', NODE, '-o', 'json'])).spec.template.spec.containers[0].image as string;
-  const install = await execa(opts.helm, [...helmArgs('install', goodHelmImage), '--create-namespace', '--wait'], { env: helmEnv, extendEnv: false, reject: false, timeout: 600_000 });
+  const install = await execa(opts.helm, [...helmArgs('install', goodHelmImage), '--create-namespace', '--wait'], { env, extendEnv: false, reject: false, timeout: 600_000 });
   if (install.exitCode !== 0) throw new Error(`helm install exited ${install.exitCode}: ${install.stderr}`);
 
   const deployRuns: ToolRollback['runs'] = [];
@@ -136,7 +135,7 @@ export async function benchRollback(opts: RollbackOptions): Promise<RollbackResu
         log(`rollback: deploy run ${run}: exit ${r.exitCode}, evidence->ready ${deployRuns.at(-1)!.evidenceToReadyMs.toFixed(0)} ms, command ${(commandMs / 1000).toFixed(1)} s`);
       } else {
         const t0 = performance.now();
-        const cmd = execa(opts.helm, [...helmArgs('upgrade', brokenHelmImage), '--rollback-on-failure'], { env: helmEnv, extendEnv: false, reject: false, timeout: (opts.timeoutSeconds + 300) * 1000, all: true });
+        const cmd = execa(opts.helm, [...helmArgs('upgrade', brokenHelmImage), '--rollback-on-failure'], { env, extendEnv: false, reject: false, timeout: (opts.timeoutSeconds + 300) * 1000, all: true });
         const obs = await observe(api, opts.helmNamespace, goodHelmImage, cmd, observeFor);
         const r = await cmd;
         const commandMs = performance.now() - t0;

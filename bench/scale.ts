@@ -3,16 +3,25 @@
  * namespace and state key of its own, after the 50-node part is gone (two groups' probes at
  * once would measure the host, not deploy):
  *   - the verified no-op plan of the whole group (goal <= 1.5 s);
- *   - P2a at this size: 1 node given a new image (goal <= 1.2x P2a at 50, same run: the cost
- *     of one change must not grow with the group), with its timeline (apply-timeline.ts);
  *   - the full plan (DEPLOY_FAST_PLAN=off) against a bare `tofu plan` of the same graph and
  *     state on the stock provider (reported, no goal);
- *   - the host's memory (MemAvailable) before the group and with it, and the load.
+ *   - P2a at this size (issue 48), once a Helm 4 release of the same nodes is up beside the group
+ *     (bench/lib/helm-group.ts; `helmGroupNamespace`, brought up in waves as the group was) and
+ *     the host has settled: each run, the order rotating, `deploy apply` of node 1 given a new
+ *     image (with its timeline, apply-timeline.ts), `helm upgrade --wait` of the release with
+ *     its node 1 given a new image (goal: deploy <= 1.0x Helm), and the floor (`kubectl rollout
+ *     restart` + `rollout status` of the release's node 1); deploy's apply here against its own
+ *     at 50 nodes in the same run (goal <= 2x: the cost of one change must not grow much with
+ *     the group). Without the release: deploy's applies alone;
+ *   - the host's memory (MemAvailable) before the group, with it, and with Helm's release too,
+ *     and the load.
  * The group comes up in waves (`--max-unavailable`): 200 first boots at once starve 2 cores.
  * Its probes run every BENCH_SCALE_PROBE_PERIOD (--probe-period, default here 60s; liveness 3x):
  * at deploy's default 10s, 200 pods are 27 runc execs a second, which held this host at load
  * 277 with 110 pods up (2026-12-03); at 60s they are 4.4 a second, less than the 50-node part's
  * 6.7 at the default, so P10 compares one change in two groups that load the host alike.
+ * Helm's release runs the same pods (the same probe period): with it the host carries twice
+ * the pods (400 at 200 nodes, about 8.9 execs a second at 60s), both tools measured under it.
  */
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -20,25 +29,42 @@ import { join } from 'node:path';
 import { buildImage, log, type GroupBenchOptions, type NodeImage } from './lib/bench-env.ts';
 import { phases, renderTimeline, timeDeploy } from './lib/apply-timeline.ts';
 import { countApply, runDeploy, writePlan } from './lib/deploy-run.ts';
+import { bringUpHelmSide, type HelmGroup, type HelmSide } from './lib/helm-group.ts';
+import type { Settled } from './lib/settle.ts';
+import type { HelmRuns } from './lib/side-by-side.ts';
 import { bareGraph, bareTofuPlanMs, STOCK } from './noop-plan.ts';
-import { medianRun, secs, spread, type Spread } from './lib/stats.ts';
+import { medianRun, rotated, secs, spread, type Spread } from './lib/stats.ts';
 
 export interface ScaleOptions extends GroupBenchOptions {
   /** how many nodes the first apply brings up at once (--max-unavailable) */
   wave: number;
   /** --probe-period of the group (a duration, e.g. 60s) */
   probePeriod: string;
+  /** Helm 4, and the namespace of its release of the same nodes; absent: no Helm side */
+  helm: string;
+  helmGroupNamespace?: string;
+  /** `helm upgrade --timeout` of a measured change, seconds */
+  helmTimeoutSeconds: number;
+  /** more flags for every helm command of the release (bench/lib/helm-group.ts), e.g. --qps */
+  helmFlags: string[];
+  /** the longest wait for the host to settle once both groups are up, seconds (bench/lib/settle.ts) */
+  settleSeconds: number;
 }
 
 export interface ScaleResults {
   nodes: number;
   probePeriod: string;
   firstApplyMs: number;
-  /** MiB available before the group and with it, and the 1-minute load with it */
-  memory: { beforeMiB: number; withGroupMiB: number; load1: number };
+  /** MiB available before the group, with it and with Helm's release too, and the 1-minute load with the group */
+  memory: { beforeMiB: number; withGroupMiB: number; load1: number; withHelmMiB?: number };
   noopPlan: { ms: Spread; runs: number[] };
   oneNode: { ms: Spread; runs: number[]; scoped: number; timeline: string; phases: ReturnType<typeof phases> };
   fullPlan: { deploy: Spread; tofu: Spread; deployRuns: number[]; tofuRuns: number[] };
+  /** issue 48: the same 1-node change by `helm upgrade --wait` of a release of the same nodes, and the floor on it; absent before issue 48 and without the release */
+  helm?: { namespace: string; upMs: number; settled?: Settled; oneNode: HelmRuns; flags?: string[] };
+  floor?: { ms: Spread; runs: number[] };
+  /** why Helm's release did not come up */
+  helmError?: string;
 }
 
 const GROUP = 'bench200';
@@ -73,7 +99,7 @@ export async function benchScale(opts: ScaleOptions): Promise<ScaleResults> {
     first = { ...again, ms: first.ms + again.ms };
   }
   log(`scale: first apply ${secs(first.ms)} s`);
-  const memory = { beforeMiB, withGroupMiB: memAvailableMiB(), load1: loadavg()[0]! };
+  const memory: ScaleResults['memory'] = { beforeMiB, withGroupMiB: memAvailableMiB(), load1: loadavg()[0]! };
   log(`scale: MemAvailable ${memory.beforeMiB} MiB before the group, ${memory.withGroupMiB} MiB with it; load ${memory.load1.toFixed(1)}`);
 
   // the verified no-op plan of the whole group (a warm-up first: the first plan after an apply records)
@@ -87,25 +113,8 @@ export async function benchScale(opts: ScaleOptions): Promise<ScaleResults> {
     log(`scale: no-op plan ${secs(r.ms)} s${run === 0 ? ' (warm-up)' : verified ? ' (verified)' : ''}`);
   }
 
-  // P2a at this size: node 1 given a new image, each run
-  const oneRuns: number[] = [];
-  let scoped = 0;
-  const timelines: { ms: number; timeline: string; phases: ReturnType<typeof phases> }[] = [];
-  for (let run = 1; run <= opts.runs; run++) {
-    const image = buildImage('good', `BENCH_SCALE=${opts.namespace}-${run}`);
-    images[nodeName(0)] = image;
-    const t = await timeDeploy(['apply', '--plan', plan(), '--json'], env);
-    if (t.exitCode !== 0) throw new Error(`the apply of 1 changed node of ${opts.nodes} exited ${t.exitCode}: ${t.lines.slice(-10).map((l) => l.text).join('\n')}`);
-    const c = countApply(JSON.parse(t.stdout));
-    if (c.pushes !== 1 || c.rollouts !== 1 || c.outcomes[0] !== 'ready') throw new Error(`the apply of 1 changed node of ${opts.nodes}: ${c.pushes} pushes, ${c.rollouts} rollouts (${c.outcomes.join(',')})`);
-    if (t.lines.some((l) => /planned alone/.test(l.text))) scoped++;
-    oneRuns.push(t.ms);
-    timelines.push({ ms: t.ms, timeline: renderTimeline(t), phases: phases(t) });
-    log(`scale: 1 changed node of ${opts.nodes}: ${secs(t.ms)} s`);
-  }
-  const median = medianRun(timelines);
-
-  // the full plan against bare tofu on the same graph and state (stock provider, as P1)
+  // the full plan against bare tofu on the same graph and state (stock provider, as P1), before
+  // Helm's release comes up: measured on deploy's group alone, as before issue 48
   const graphDir = join(env.DEPLOY_STATE_DIR!, 'graphs', `${GROUP}-all`);
   const bare = { env, work: opts.work, graphDir, stateAddress: `${env.TF_HTTP_ADDRESS}/${GROUP}-all` };
   const stockDir = await bareGraph(bare, 'scale-graph-stock', STOCK);
@@ -119,6 +128,49 @@ export async function benchScale(opts: ScaleOptions): Promise<ScaleResults> {
     tofuRuns.push(await bareTofuPlanMs(bare, stockDir, STOCK, [], 1_800_000));
     log(`scale: full plan ${secs(d.ms)} s, bare tofu plan ${secs(tofuRuns.at(-1)!)} s`);
   }
+
+  // P10 against Helm (issue 48): a Helm release of the same nodes, brought up in waves as
+  // deploy's group was, the host settled; then each run, the order rotating: deploy's apply of
+  // node 1 given a new image (with its timeline), the same by `helm upgrade --wait`, the floor on
+  // the release's node 1. Without the release, deploy's applies alone (as before issue 48).
+  const side: HelmSide = opts.helmGroupNamespace && opts.runs > 0
+    ? await bringUpHelmSide({ helm: opts.helm, cluster: opts.cluster, work: opts.work, namespace: opts.helmGroupNamespace, from: opts.namespace, env, group: GROUP, batch: opts.wave, timeoutSeconds: opts.helmTimeoutSeconds, flags: opts.helmFlags }, opts.settleSeconds)
+    : {};
+  const helmGroup = side.group;
+  if (helmGroup) {
+    memory.withHelmMiB = memAvailableMiB();
+    log(`scale: MemAvailable ${memory.withHelmMiB} MiB with Helm's release too; load ${loadavg()[0]!.toFixed(1)}`);
+  }
+  const oneRuns: number[] = [];
+  let scoped = 0;
+  const timelines: { ms: number; timeline: string; phases: ReturnType<typeof phases> }[] = [];
+  const helmRuns: Omit<HelmRuns, 'size' | 'ms'> = { runs: [], pushMs: [] };
+  const floorRuns: number[] = [];
+  const deployApply = async (run: number) => {
+    const image = buildImage('good', `BENCH_SCALE=${opts.namespace}-${run}`);
+    images[nodeName(0)] = image;
+    const t = await timeDeploy(['apply', '--plan', plan(), '--json'], env);
+    if (t.exitCode !== 0) throw new Error(`the apply of 1 changed node of ${opts.nodes} exited ${t.exitCode}: ${t.lines.slice(-10).map((l) => l.text).join('\n')}`);
+    const c = countApply(JSON.parse(t.stdout));
+    if (c.pushes !== 1 || c.rollouts !== 1 || c.outcomes[0] !== 'ready') throw new Error(`the apply of 1 changed node of ${opts.nodes}: ${c.pushes} pushes, ${c.rollouts} rollouts (${c.outcomes.join(',')})`);
+    if (t.lines.some((l) => /planned alone/.test(l.text))) scoped++;
+    oneRuns.push(t.ms);
+    timelines.push({ ms: t.ms, timeline: renderTimeline(t), phases: phases(t) });
+    log(`scale: 1 changed node of ${opts.nodes}: ${secs(t.ms)} s`);
+  };
+  const helmUpgrade = (group: HelmGroup) => async (run: number) => {
+    const c = await group.change([nodeName(0)], `BENCH_SCALE=${opts.namespace}-${run}-helm`);
+    helmRuns.runs.push(c.ms);
+    helmRuns.pushMs.push(c.pushMs);
+  };
+  const floor = (group: HelmGroup) => async () => {
+    floorRuns.push(group.floor([nodeName(0)]));
+  };
+  for (let run = 1; run <= opts.runs; run++) {
+    const sides = helmGroup ? [deployApply, helmUpgrade(helmGroup), floor(helmGroup)] : [deployApply];
+    for (const measure of rotated(sides, run - 1)) await measure(run);
+  }
+  const median = medianRun(timelines);
   return {
     nodes: opts.nodes,
     probePeriod: opts.probePeriod,
@@ -127,5 +179,7 @@ export async function benchScale(opts: ScaleOptions): Promise<ScaleResults> {
     noopPlan: { ms: spread(noopRuns), runs: noopRuns },
     oneNode: { ms: spread(oneRuns), runs: oneRuns, scoped, timeline: median.timeline, phases: median.phases },
     fullPlan: { deploy: spread(deployRuns), tofu: spread(tofuRuns), deployRuns, tofuRuns },
+    ...(helmGroup ? { helm: { namespace: helmGroup.namespace, upMs: helmGroup.upMs, settled: side.settled, flags: opts.helmFlags, oneNode: { size: 1, ms: spread(helmRuns.runs), ...helmRuns } }, floor: { ms: spread(floorRuns), runs: floorRuns } } : {}),
+    ...(side.error ? { helmError: side.error } : {}),
   };
 }

@@ -3,7 +3,8 @@ import type { FleetResults } from '../fleet.ts';
 import type { NoopPlanResults } from '../noop-plan.ts';
 import type { RollbackResults } from '../rollback-vs-helm.ts';
 import type { ScaleResults } from '../scale.ts';
-import { secs, showSecs } from './stats.ts';
+import { GROWTH_GOAL, HELM_GOAL, verdict } from './side-by-side.ts';
+import { secs, showSecs, type Spread } from './stats.ts';
 
 export interface SynthRow {
   name: string;
@@ -60,6 +61,20 @@ export interface ColdStart {
 
 const yes = (b: boolean | null) => (b === null ? '' : b ? 'yes' : '**NO**');
 
+/**
+ * A change by deploy against the same change by Helm (issue 48: goal HELM_GOAL), the cluster's
+ * floor beside it with each tool's multiple of it; without Helm's side, deploy and the floor.
+ */
+function againstHelm(id: string, change: string, deploy: Spread, helm: Spread | undefined, floor: Spread | undefined, helmError: string | undefined): Figure {
+  const floorWhat = floor ? `; the floor: \`kubectl rollout restart\` + \`rollout status\` of the ${helm ? "release's " : ''}same Deployments` : '';
+  const v = verdict(deploy, helm, HELM_GOAL);
+  const of = (x: Spread, base: Spread) => (x.median / base.median).toFixed(2);
+  const beside = floor ? `; the floor ${showSecs(floor)}: deploy ${of(deploy, floor)}x${helm ? `, Helm ${of(helm, floor)}x` : ''}` : '';
+  const goal = `<= ${HELM_GOAL.toFixed(1)}x Helm`;
+  if (!helm) return { id, what: `${change}: \`deploy apply\`${floorWhat}`, result: `${showSecs(deploy)}${beside}`, goal: `${goal} (Helm not measured${helmError ? ': its release did not come up' : ''})`, met: null };
+  return { id, what: `${change}: \`deploy apply\` / Helm 4 \`helm upgrade --wait\` of a release of the same nodes${floorWhat}`, result: `${showSecs(deploy)} / ${showSecs(helm)} = **${v.ratio.toFixed(2)}**${beside}`, goal, met: v.met };
+}
+
 export function figures(r: BenchResults): Figure[] {
   const out: Figure[] = [];
   const f = r.fleet;
@@ -72,12 +87,13 @@ export function figures(r: BenchResults): Figure[] {
     if (v?.helm) out.push({ id: 'P6', what: `the same no-op plan / \`helm upgrade --dry-run=server\` of the same objects (Helm 4)`, result: `${showSecs(v.deploy!.ms)} / ${showSecs(v.helm.ms)} = **${f.noop!.p6.toFixed(2)}**`, goal: 'ratio <= 2', met: f.noop!.p6 <= 2 });
     const one = f.scale.find((s) => s.size === 1);
     const ten = f.scale.find((s) => s.size === 10);
-    const f1 = f.clusterFloor?.find((s) => s.size === 1);
-    const f10 = f.clusterFloor?.find((s) => s.size === 10);
     const group = f.scaleFrom?.nodes ?? r.nodes;
-    // issue 32: against the cluster's own floor (the same Deployments rolled by kubectl alone)
-    if (one && f1) out.push({ id: 'P2a', what: `apply giving 1 node of ${group} a new image / the floor: \`kubectl rollout restart\` + \`rollout status\` of 1 of the same Deployments`, result: `${showSecs(one.ms)} / ${showSecs(f1.ms)} = **${(one.ms.median / f1.ms.median).toFixed(2)}**`, goal: '<= 1.5', met: one.ms.median / f1.ms.median <= 1.5 });
-    if (ten && f10) out.push({ id: 'P2b', what: `apply giving 10 nodes of ${group} a new image / the floor for 10 (10 restarted at once, status of all)`, result: `${showSecs(ten.ms)} / ${showSecs(f10.ms)} = **${(ten.ms.median / f10.ms.median).toFixed(2)}**`, goal: '<= 1.5', met: ten.ms.median / f10.ms.median <= 1.5 });
+    // issue 48: against Helm's `helm upgrade --wait` of the same change, the cluster's floor beside
+    for (const [id, k] of [['P2a', 1], ['P2b', 10]] as const) {
+      const applied = f.scale.find((s) => s.size === k);
+      const floor = f.clusterFloor?.find((s) => s.size === k)?.ms;
+      if (applied) out.push(againstHelm(id, `apply giving ${k} node${k > 1 ? 's' : ''} of ${group} a new image`, applied.ms, f.helm?.sizes.find((s) => s.size === k)?.ms, floor, f.helmError));
+    }
     if (one && ten) out.push({ id: 'P2', what: `(scale-out: 10 changed nodes / 1${f.scaleFrom ? `, group of ${f.scaleFrom.nodes} nodes, ${f.scaleFrom.date.slice(0, 16)}` : ''}; issue 11's ratio, replaced by P2a/P2b)`, result: `${showSecs(ten.ms)} / ${showSecs(one.ms)} = ${f.scaleRatio.toFixed(2)}`, goal: '(for comparison)', met: null });
     const n = f.noopApply;
     const zero = n.pushes === 0 && n.rollouts === 0 && n.podRestarts === 0 && n.podsReplaced === 0;
@@ -90,13 +106,15 @@ export function figures(r: BenchResults): Figure[] {
   const sc = r.scale;
   if (sc) {
     out.push({ id: 'P10', what: `verified no-op \`deploy plan\`, ${sc.nodes} nodes`, result: showSecs(sc.noopPlan.ms), goal: '<= 1.5 s', met: sc.noopPlan.ms.median <= 1_500 });
+    out.push(againstHelm('P10', `apply giving 1 node of ${sc.nodes} a new image (${sc.oneNode.scoped} of ${sc.oneNode.runs.length} planned alone)`, sc.oneNode.ms, sc.helm?.oneNode.ms, sc.floor?.ms, sc.helmError));
     const one50 = r.fleet?.scale.find((s) => s.size === 1);
     if (one50) {
-      const ratio = sc.oneNode.ms.median / one50.ms.median;
-      out.push({ id: 'P10', what: `P2a at ${sc.nodes} nodes / P2a at ${r.fleet?.scaleFrom?.nodes ?? r.nodes} (apply giving 1 node a new image; ${sc.oneNode.scoped} of ${sc.oneNode.runs.length} planned alone)`, result: `${showSecs(sc.oneNode.ms)} / ${showSecs(one50.ms)} = **${ratio.toFixed(2)}**`, goal: '<= 1.2', met: ratio <= 1.2 });
-    } else out.push({ id: 'P10', what: `apply giving 1 node of ${sc.nodes} a new image`, result: showSecs(sc.oneNode.ms), goal: '(P2a at 50 not measured in this run)', met: null });
+      const v = verdict(sc.oneNode.ms, one50.ms, GROWTH_GOAL);
+      out.push({ id: 'P10', what: `deploy's apply giving 1 node a new image at ${sc.nodes} nodes / at ${r.fleet?.scaleFrom?.nodes ?? r.nodes}`, result: `${showSecs(sc.oneNode.ms)} / ${showSecs(one50.ms)} = **${v.ratio.toFixed(2)}**`, goal: `<= ${GROWTH_GOAL}`, met: v.met });
+    } else out.push({ id: 'P10', what: `deploy's apply giving 1 node a new image at ${sc.nodes} nodes / at 50`, result: showSecs(sc.oneNode.ms), goal: `<= ${GROWTH_GOAL} (P2a at 50 not measured in this run)`, met: null });
     out.push({ id: 'P10', what: `full plan (DEPLOY_FAST_PLAN=off) / bare \`tofu plan\` (stock provider) of the same ${sc.nodes}-node graph and state`, result: `${showSecs(sc.fullPlan.deploy)} / ${showSecs(sc.fullPlan.tofu)} = ${(sc.fullPlan.deploy.median / sc.fullPlan.tofu.median).toFixed(2)}`, goal: '(reported)', met: null });
-    out.push({ id: 'P10', what: `the host with the ${sc.nodes}-node group (probe period ${sc.probePeriod}): MemAvailable before / with it; load (1 min); first apply in waves`, result: `${sc.memory.beforeMiB} / ${sc.memory.withGroupMiB} MiB; ${sc.memory.load1.toFixed(1)}; ${secs(sc.firstApplyMs)} s`, goal: '(reported)', met: null });
+    const withHelm = sc.memory.withHelmMiB === undefined ? '' : ` / with Helm's release too`;
+    out.push({ id: 'P10', what: `the host with the ${sc.nodes}-node group (probe period ${sc.probePeriod}): MemAvailable before / with it${withHelm}; load (1 min); first apply in waves`, result: `${sc.memory.beforeMiB} / ${sc.memory.withGroupMiB}${withHelm ? ` / ${sc.memory.withHelmMiB}` : ''} MiB; ${sc.memory.load1.toFixed(1)}; ${secs(sc.firstApplyMs)} s`, goal: '(reported)', met: null });
   }
   const c = r.cold;
   if (c) out.push({ id: 'P11', what: `cold start: \`${c.command}\`, empty caches (\`npm run bench:cold\`, ${c.date.slice(0, 16)}, ${c.commit.slice(0, 7)})`, result: `${(c.seconds / 60).toFixed(1)} min, exit ${c.exitCode}`, goal: `<= ${c.goalSeconds / 60} min`, met: c.met });
@@ -104,6 +122,38 @@ export function figures(r: BenchResults): Figure[] {
     out.push({ id: 'P5', what: s.name, result: `${s.medianMs.toFixed(0)} ms (${s.minMs.toFixed(0)}-${s.maxMs.toFixed(0)}), ${s.rssMb.toFixed(0)} MB peak RSS`, goal: s.goal || '(none)', met: s.met });
   }
   return out;
+}
+
+/** Issue 48's runs: for each change, deploy's, Helm's and the floor's times in the order measured. */
+function helmSection(r: BenchResults): string[] {
+  const f = r.fleet;
+  const sc = r.scale;
+  const runs = (xs: readonly number[] | undefined) => xs?.map((x) => secs(x)).join(', ') ?? '';
+  const rows: string[] = [];
+  for (const [id, k] of [['P2a', 1], ['P2b', 10]] as const) {
+    const h = f?.helm?.sizes.find((s) => s.size === k);
+    if (h) rows.push(`| ${id} | ${k} of ${r.nodes} | ${runs(f!.scale.find((s) => s.size === k)?.runs)} | ${runs(h.runs)} | ${runs(h.pushMs)} | ${runs(f!.clusterFloor?.find((s) => s.size === k)?.runs)} |`);
+  }
+  if (sc?.helm) rows.push(`| P10 | 1 of ${sc.nodes} | ${runs(sc.oneNode.runs)} | ${runs(sc.helm.oneNode.runs)} | ${runs(sc.helm.oneNode.pushMs)} | ${runs(sc.floor?.runs)} |`);
+  if (!rows.length) return [];
+  const md = [
+    '## P2a, P2b, P10: deploy against Helm, run by run',
+    '',
+    "Each change made three ways in one round per run, the order rotating by run: `deploy apply` of deploy's group; `helm upgrade --wait` of a Helm 4 release of bench/helm-chart holding the same nodes (claims, service accounts, NetworkPolicy, the same pod, probes and timings; its pods running beside the group's), giving the same nodes an image of its own; and the cluster's floor on the release's same Deployments. Helm's image is pushed before helm runs and not counted in its time (as a pipeline pushes before it deploys); deploy's apply pushes inside its own.",
+    '',
+    "| figure | changed nodes | `deploy apply` (s) | `helm upgrade --wait` (s) | Helm's push before it, not counted (s) | the floor (s) |",
+    '|---|---|---|---|---|---|',
+    ...rows,
+    '',
+  ];
+  for (const [nodes, h] of [[r.nodes, f?.helm], [sc?.nodes, sc?.helm]] as const) {
+    if (!h) continue;
+    const s = h.settled;
+    const rest = s ? `; then the host ${s.settled ? 'settled' : 'was still settling'}: load ${s.loadBefore.toFixed(1)} -> ${s.loadAfter.toFixed(1)} in ${s.seconds.toFixed(0)} s` : '';
+    const flags = h.flags?.length ? `with \`${h.flags.join(' ')}\`` : "at its client's defaults";
+    md.push(`Helm's release of ${nodes} nodes came up in ${secs(h.upMs)} s (in batches, its upgrades summed)${rest}. Helm ran ${flags}.`, '');
+  }
+  return md;
 }
 
 function indent(text: string, max = 25): string {
@@ -150,6 +200,7 @@ export function renderReport(r: BenchResults, svgName: string): string {
     for (const s of r.fleet.scale) md.push(`| ${s.size} | ${showSecs(s.ms)} | ${s.runs.map((x) => secs(x)).join(', ')} | ${s.scoped === undefined ? '' : `${s.scoped} of ${s.runs.length}`} |`);
     md.push('', `First apply of all ${r.nodes} nodes (pushes, pods from nothing; in batches of 10 nodes, the times summed): ${secs(r.fleet.initialApplyMs)} s.`, '');
   }
+  md.push(...helmSection(r));
   if (r.fleet?.noop) md.push(...noopSection(r.fleet.noop, r.nodes));
   if (r.scale) {
     md.push(`## P10: ${r.scale.nodes} nodes`, '', `No-op plan runs (s): ${r.scale.noopPlan.runs.map((x) => secs(x)).join(', ')}; 1-node applies (s): ${r.scale.oneNode.runs.map((x) => secs(x)).join(', ')}; full plan (s): ${r.scale.fullPlan.deployRuns.map((x) => secs(x)).join(', ')}; bare tofu plan (s): ${r.scale.fullPlan.tofuRuns.map((x) => secs(x)).join(', ')}.`, '', 'The median 1-node apply, every process under deploy and every progress line (bench/lib/apply-timeline.ts):', '', indent(r.scale.oneNode.timeline, 80), '');

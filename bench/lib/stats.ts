@@ -44,6 +44,11 @@ export function shuffled<T>(xs: readonly T[], seed: number): T[] {
   return out;
 }
 
+/** The list started at its `by`-th item (modulo its length): round `by` of an interleaving, so that no item always follows the same one. */
+export function rotated<T>(xs: readonly T[], by: number): T[] {
+  return xs.map((_, i) => xs[(((i + by) % xs.length) + xs.length) % xs.length]!);
+}
+
 /** Percentiles of the runs (nearest rank) and their mean, rounded to whole ms. */
 export function percentiles(xs: readonly number[]): { n: number; min: number; p50: number; max: number; mean: number } {
   const s = [...xs].sort((a, b) => a - b);

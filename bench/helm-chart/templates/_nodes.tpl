@@ -1,6 +1,6 @@
 {{- /*
-The nodes of the release: `nodes` (a list of {name, image, machineId}: the no-op plan's side of
-P6, bench/fleet.ts), else the one node of `name`, `image`, `machineId` (the rollback benchmark).
+The nodes of the release: `nodes` (a list of {name, image, machineId}: a group,
+bench/lib/helm-values.ts), else the one node of `name`, `image`, `machineId` (the rollback benchmark).
 */ -}}
 {{- define "bench.nodes" -}}
 {{- if .Values.nodes -}}

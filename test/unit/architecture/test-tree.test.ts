@@ -4,7 +4,8 @@
  * second file of one module (e.g. migrate-interrupt.test.ts beside migrate.test.ts). A folder
  * of tests may also be named after a folder (test/unit/workflow/view/ for src/workflow/view/).
  * Outside src: test/unit/stacks/ mirrors stacks/, test/unit/toolchain/ the toolchain's shell
- * scripts, test/unit/forgejo/ the CD workflow's scripts (.forgejo/), test/unit/docs/ the README and
+ * scripts, test/unit/forgejo/ the CD workflow's scripts (.forgejo/), test/unit/bench/ the
+ * benchmarks' pure helpers (bench/lib/), test/unit/docs/ the README and
  * docs/, test/unit/architecture/ the rules of the tree itself. Helpers shared by several test
  * files live in test/support/.
  */
@@ -20,6 +21,7 @@ const SUBJECT_ROOTS: Record<string, { root: string; exts: string[] }> = {
   stacks: { root: 'stacks', exts: ['.ts'] },
   toolchain: { root: 'toolchain', exts: ['.sh'] },
   forgejo: { root: '.forgejo', exts: ['.sh', '.mjs', '.yml'] },
+  bench: { root: 'bench', exts: ['.ts'] },
 };
 /** Folders whose tests check the tree or its prose as a whole, not one module. */
 const WHOLE_TREE = new Set(['architecture', 'docs']);
@@ -54,15 +56,17 @@ describe('the unit tests mirror the tree', () => {
     const tests = await unitTests();
     expect(tests.length).toBeGreaterThan(80);
     const orphans = tests.filter((t) => subjectOf(t, (p) => existsSync(join(repo, p))) === undefined);
-    expect(orphans, 'unit tests named after no module of src/, stacks/, toolchain/ or .forgejo/: rename or move them').toEqual([]);
+    expect(orphans, 'unit tests named after no module of src/, stacks/, toolchain/, .forgejo/ or bench/: rename or move them').toEqual([]);
   });
 
   it('GIVEN a test named after no module, or a module of another folder THEN it is an orphan', () => {
-    const tree = new Set(['src/state/migrate.ts', 'src/cli/main.ts', 'src/workflow/view', 'toolchain/lib/cache.sh']);
+    const tree = new Set(['src/state/migrate.ts', 'src/cli/main.ts', 'src/workflow/view', 'toolchain/lib/cache.sh', 'bench/lib/stats.ts']);
     const exists = (p: string) => tree.has(p);
     expect(subjectOf('state/migrate-interrupt.test.ts', exists)).toBe('src/state/migrate.ts');
     expect(subjectOf('workflow/view.test.ts', exists)).toBe('src/workflow/view');
     expect(subjectOf('toolchain/lib/cache.test.ts', exists)).toBe('toolchain/lib/cache.sh');
+    expect(subjectOf('bench/lib/stats.test.ts', exists)).toBe('bench/lib/stats.ts');
+    expect(subjectOf('bench/lib/helm-values.test.ts', exists)).toBeUndefined();
     expect(subjectOf('cli/migrate.test.ts', exists)).toBeUndefined();
     expect(subjectOf('state/stale-locks.test.ts', exists)).toBeUndefined();
   });
