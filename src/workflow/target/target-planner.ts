@@ -313,7 +313,8 @@ export function decideAfterTofu({ model, before, seen, plan, pushedAgain, noFast
 /**
  * Why a plan without changes keeps no record (undefined: it keeps one), every way at once: a
  * pushed-again tag, a hand edit neither undone nor set back, a claim at risk, no fingerprint
- * before the plan (the check off, or none taken, or none taken again after the ownership step).
+ * before the plan (none taken, or none taken again after the ownership step; not said with the
+ * check off).
  */
 function whyNoRecord(before: PlanForTofu, edits: readonly HandEdit[], pushedAgain: ReadonlySet<string>, noFastPlan: string | undefined): string | undefined {
   const list = (xs: readonly string[]) => `${xs.slice(0, 3).join('; ')}${xs.length > 3 ? `; and ${xs.length - 3} more` : ''}`;
@@ -327,9 +328,11 @@ function whyNoRecord(before: PlanForTofu, edits: readonly HandEdit[], pushedAgai
     why.push(`hand edit${s(left.length)} ${what}: ${list(named)}`);
   }
   if (before.risks.length > 0) why.push(`/var/lib claim${s(before.risks.length)} at risk (${list(before.risks.map((r) => `${r.claim}: ${r.dangers.join(', ')}`))})`);
-  if (before.fingerprintBefore === undefined) {
-    // (a full plan for want of one said why: "full plan: <the check's reason>")
-    why.push(before.noFingerprint ?? (noFastPlan === undefined ? 'the check took no fingerprint of the target before the plan' : `the no-op check is off (${noFastPlan})`));
+  // (a full plan for want of one said why: "full plan: <the check's reason>"; with the check
+  // off (DEPLOY_FAST_PLAN=off, a target with SPIRE steps) no run keeps a record, by the
+  // operator's choice or the design, and saying so at every plan would teach nothing)
+  if (before.fingerprintBefore === undefined && (before.noFingerprint !== undefined || noFastPlan === undefined)) {
+    why.push(before.noFingerprint ?? 'the check took no fingerprint of the target before the plan');
   }
   return why.length === 0 ? undefined : why.join('; ');
 }
