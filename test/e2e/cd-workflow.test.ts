@@ -344,22 +344,22 @@ describe('the CD workflow under act', () => {
       const run = await runWorkflow(goodPlan, 'cancel', {
         env: { K8S_RUNTIME_CLASS: bogus, DEPLOY_ROLLOUT_TIMEOUT: '600s' },
         watch: (output, cancel) => {
-          // the view's plain line when tofu starts a node's rollout step
-          if (cancelling || !/\[all\] (web|mail): waiting for the pod/.test(output)) return;
+          // the view's plain line of a node's rollout step inside its wait for the pod: the
+          // step's first progress line gives it its phase (`waiting for the pod: creating`);
+          // `waiting for the pod` alone is said when tofu starts the step (run-rows.ts)
+          if (cancelling || !/\[all\] (web|mail): waiting for the pod: /.test(output)) return;
           cancelling = true;
-          // inside the step's wait; then the lock, then the cancel (act's Ctrl-C)
-          setTimeout(() => {
-            void locksOnServer().then(
-              (locks) => {
-                heldAtCancel = locks;
-                cancel();
-              },
-              () => cancel(),
-            );
-          }, 5_000);
+          // then the lock, then the cancel (act's Ctrl-C)
+          void locksOnServer().then(
+            (locks) => {
+              heldAtCancel = locks;
+              cancel();
+            },
+            () => cancel(),
+          );
         },
       });
-      expect(cancelling, `the rollout step never started; log in ${work}/act-cancel.log`).toBe(true);
+      expect(cancelling, `no rollout step said it waits for the pod; log in ${work}/act-cancel.log`).toBe(true);
       expect(heldAtCancel, 'the lock while the rollout step waited').toEqual({ [`demo-all`]: run.runId });
       expect(run.exitCode).not.toBe(0);
       // the lock was released: by deploy itself as it stopped on the cancel's SIGHUP, or by the

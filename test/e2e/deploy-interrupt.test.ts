@@ -3,12 +3,32 @@
  * step waits; tofu gets exactly one interrupt (counted in tofu's own log lines, which deploy
  * prints at DEPLOY_LOG_LEVEL=debug), the run ends with a clear message and exit 130, the
  * state lock is released, and the next run converges.
+ *
+ * The signal goes once the step says it is inside its wait for Ready (issue 49: a condition
+ * the run shows, not a fixed time after the step started).
  */
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeployHarness, images } from './harness.js';
 import { repoRoot } from '../integration/images-scripts.js';
+import { parseStepProgressLine } from '../../src/rollout/progress.js';
+import { until } from '../support/until.js';
+
+/**
+ * Whether the rollout step of `node` said that it waits for its pod: a progress line of its
+ * wait (src/rollout/progress.ts, createStepProgress) with the verdict `waiting`. The step
+ * writes one from inside its wait for Ready (run-rollout.ts: waitForVerdict's first
+ * classification), tofu hands it over as the step's output, and deploy prints tofu's events at
+ * DEPLOY_LOG_LEVEL=debug: `[all] <address> (local-exec): {"deployRolloutStep":1,...}`.
+ */
+function stepWaitsForReady(stderr: string, node: string): boolean {
+  return stderr.split('\n').some((line) => {
+    const at = line.indexOf('{"deployRolloutStep"');
+    const p = at < 0 ? undefined : parseStepProgressLine(line.slice(at));
+    return p?.event === 'progress' && p.node === node && p.stage === 'rollout' && p.verdict === 'waiting';
+  });
+}
 
 describe('an interrupted apply', () => {
   let h: DeployHarness;
@@ -34,17 +54,26 @@ describe('an interrupted apply', () => {
       timeout: 600_000,
     });
     let stderr = '';
-    let sent = false;
-    child.stderr!.on('data', (d) => {
-      stderr += String(d);
-      if (!sent && /slow_rollout_[0-9A-F]+: create started|rollout.*slow/.test(stderr)) {
-        sent = true;
-        // give the step a moment to be inside its wait, then one interrupt, like a Ctrl-C
-        setTimeout(() => child.kill('SIGINT'), 3000);
-      }
-    });
+    child.stderr!.on('data', (d) => (stderr += String(d)));
+    let exited = false;
+    void child.then(() => (exited = true));
+    // the step inside its wait for the pod (which the bogus RuntimeClass never lets be Ready),
+    // then one interrupt, like a Ctrl-C
+    try {
+      await until('the rollout step of slow waiting for its pod to be Ready (a progress line of slow, stage rollout, verdict waiting)', () => stepWaitsForReady(stderr, 'slow'), {
+        timeoutMs: 300_000,
+        intervalMs: 50,
+        seen: () => stderr.slice(-3000),
+        failIf: () => (exited ? 'deploy ended before it' : undefined),
+      });
+    } catch (err) {
+      // no wait to interrupt: the run stops (cleanly, on SIGTERM) before the test fails
+      child.kill('SIGTERM');
+      await child;
+      throw err;
+    }
+    child.kill('SIGINT');
     const r = await child;
-    expect(sent, stderr).toBe(true);
     expect(r.exitCode, stderr).toBe(130);
     expect(stderr).toContain('SIGINT received: stopping cleanly');
     // tofu got exactly one interrupt: it said so once, and never that it got two (which makes

@@ -103,23 +103,16 @@ describe('--soak and --on-failure group: a node that falls 20 s after its boot, 
     child.stderr!.on('data', (d) => (stderr += String(d)));
     let exited = false;
     void child.then(() => (exited = true));
-    // s1's new pod Ready (its Deployment on another image than before): its soak has begun
-    let sent = false;
-    const deadline = Date.now() + 300_000;
-    while (!sent && Date.now() < deadline && !exited) {
-      await new Promise((res) => setTimeout(res, 1000));
-      const dep = await h.getJson(['get', 'deployment', 's1']).catch(() => undefined);
-      const pod = await h.podOf('s1').catch(() => undefined);
-      const ready = pod?.status?.conditions?.find((c: any) => c.type === 'Ready')?.status === 'True';
-      if (dep && dep.spec.template.spec.containers[0].image !== before.s1.image && ready && pod.spec.containers[0].image === dep.spec.template.spec.containers[0].image) {
-        // well inside the 40 s soak
-        await new Promise((res) => setTimeout(res, 5000));
-        sent = true;
-        child.kill('SIGINT');
-      }
-    }
+    // s1's soak has begun: its row counts the soak down (the plain view's line, stderr is no
+    // terminal), which the step's first progress line of the soak gives once its new pod is Ready
+    await until('s1 in its soak (its row: "[all] s1: soaking: ... left")', () => /\[all\] s1: soaking: \S+ left\n/.test(stderr), {
+      timeoutMs: 300_000,
+      intervalMs: 50,
+      seen: () => stderr.slice(-3000),
+      failIf: () => (exited ? 'deploy ended before it' : undefined),
+    });
+    child.kill('SIGINT');
     const r = await child;
-    expect(sent, stderr).toBe(true);
     expect(r.exitCode, stderr).toBe(130);
     const doc = JSON.parse(r.stdout);
     const s1 = doc.targets[0].rollouts.find((x: any) => x.node === 's1');

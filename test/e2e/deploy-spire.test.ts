@@ -3,9 +3,10 @@
  * test spire node (test/spire/spire-node.sh: spire-server + sshd in their own network
  * namespace): the nodes' agents attest with k8s_psat and hold their host entry's SVID; a
  * second plan changes nothing; a CA rotation reaches the pods; a spire node made again is
- * handed off again and the agents attest again; an unreachable spire node fails the plan (and
- * the plan of a destroy) naming it; the token stays out of argv, state, graph and output; a
- * destroy removes the namespace's kubeconfig and names from the spire node.
+ * handed off again (with K8S_SPIRE_API_SERVER set: the kubeconfig names that server) and the
+ * agents attest again; an unreachable spire node fails the plan (and the plan of a destroy)
+ * naming it; the token stays out of argv, state, graph and output; a destroy removes the
+ * namespace's kubeconfig and names from the spire node.
  *
  * One flow, in order: each step builds on the state of the one before.
  */
@@ -68,7 +69,25 @@ describe('SPIRE: node agents attest with k8s_psat against the spire node', () =>
       }
     }
   };
-  const deploy = (verb: string, args: string[] = [], opts: { json?: boolean } = {}) => h.deploy(verb, plan, ['--target', 'all', ...args], spireEnv, opts);
+  const deploy = (verb: string, args: string[] = [], opts: { json?: boolean; env?: Record<string, string> } = {}) =>
+    h.deploy(verb, plan, ['--target', 'all', ...args], { ...spireEnv, ...opts.env }, opts.json === undefined ? {} : { json: opts.json });
+
+  /**
+   * FR-017's K8S_SPIRE_API_SERVER: the API server as the spire node reaches it, written
+   * otherwise than the kubeconfig's server, so that the kubeconfig handed off shows which one
+   * the hand-off took. The same IPv4 address as an IPv4-mapped IPv6 address
+   * (`https://10.255.254.1:6443` -> `https://[::ffff:10.255.254.1]:6443`): the spire node's
+   * network namespace reaches it as it reaches the kubeconfig's address (its default route
+   * goes through this host, which has that address: test/spire/lib/network.sh), and the
+   * server's certificate covers it (its IP SAN is that address, test/cluster/lib/pki.sh; Go's
+   * TLS takes an IPv4-mapped address as the IPv4 one, and dials it over IPv4).
+   */
+  async function apiServerOtherwise(): Promise<string> {
+    const server = (await h.kubectlOk(['config', 'view', '--minify', '-o', 'jsonpath={.clusters[0].cluster.server}'], { namespace: null })).trim();
+    const url = new URL(server);
+    if (!/^\d{1,3}(\.\d{1,3}){3}$/.test(url.hostname)) throw new Error(`the kubeconfig's server ${server} is no IPv4 address, which this test writes as an IPv4-mapped IPv6 address`);
+    return `https://[::ffff:${url.hostname}]:${url.port || '443'}`;
+  }
 
   /** The certificates of a PEM text, as a sorted list of their base64 bodies (order and spacing do not matter). */
   const certificates = (pem: string) => [...pem.matchAll(/-----BEGIN CERTIFICATE-----([^-]+)-----END CERTIFICATE-----/g)].map((m) => m[1]!.replace(/\s+/g, '')).sort();
@@ -222,19 +241,28 @@ describe('SPIRE: node agents attest with k8s_psat against the spire node', () =>
     }
   });
 
-  it('spire node made again (new machine ID, CA and host key): the next plan replaces the hand-off; after apply the agents attest again', async () => {
+  it("spire node made again (new machine ID, CA and host key): the next plan replaces the hand-off; after apply the agents attest again; with K8S_SPIRE_API_SERVER set (FR-017), the namespace's kubeconfig on the spire node names that server (less its trailing slash), and the agents attest through it", async () => {
     const oldId = (await onSpire('cat /etc/machine-id')).trim();
     await execa('bash', [spireScript, 'down'], { env: nodeEnv });
     await spireNode('up');
     expect((await onSpire('cat /etc/machine-id')).trim()).not.toBe(oldId);
     expect(await agents()).not.toMatch(/k8s_psat/); // a new server knows no agent
 
-    const p = await deploy('plan');
+    // the hand-off is replaced anyway (a new machine ID): it takes the API server from the
+    // environment this time, given with a trailing slash that the coordinates drop
+    const apiServer = await apiServerOtherwise();
+    const env = { K8S_SPIRE_API_SERVER: `${apiServer}/` };
+    const p = await deploy('plan', [], { env });
     expect(p.exitCode, p.stderr).toBe(0);
     expect(p.json.targets[0].other.map((o: any) => `${o.address} ${o.change}`).join('\n')).toMatch(/handoff.* replace/);
 
-    const a = await deploy('apply', [], { json: false });
+    const a = await deploy('apply', [], { json: false, env });
     expect(a.exitCode, a.stderr).toBe(0);
+    // FR-017: the kubeconfig the spire server reads for the namespace names that server (not
+    // the kubeconfig's own text), and the attestations below go through it (k8s_psat reviews
+    // each agent's token at the API server of that kubeconfig)
+    const handedOff = await onSpire(`cat ${spireNames.kubeconfig(h.namespace)}`);
+    expect(/^\s*server: (\S+)$/m.exec(handedOff)?.[1], 'the server of the kubeconfig on the spire node').toBe(apiServer);
     // the agents restart when kubelet brings the new bundle into the pod (spire-agent-bundle.path);
     // until then each still serves its cached SVID from the old server: wait for the new bundle
     const bundle = await spireServer('bundle show -format pem');

@@ -45,8 +45,11 @@ describe('retryTransient', () => {
   it('GIVEN an abort while waiting to try again THEN no further try is made', async () => {
     const stop = new AbortController();
     const r = flaky([new DeadlineError('a', 1), new DeadlineError('b', 1)]);
-    const p = retryTransient(r.fn, { firstDelayMs: 60_000, signal: stop.signal });
-    setTimeout(() => stop.abort(), 10);
+    // the abort comes once the first try failed and the wait before the next has begun
+    const onRetry = () => {
+      setImmediate(() => stop.abort());
+    };
+    const p = retryTransient(r.fn, { firstDelayMs: 60_000, signal: stop.signal, onRetry });
     await expect(p).rejects.toThrow('a: no answer');
     expect(r.calls()).toBe(1);
   });

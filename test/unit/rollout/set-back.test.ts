@@ -12,6 +12,7 @@ import type { RolloutWatch } from '../../../src/rollout/rollout-watch.js';
 import { setBackNode, type OpenWatch, type RunRollout } from '../../../src/rollout/set-back.js';
 import { loadFixture } from './load-fixture.js';
 import { settableWatch } from './settable-watch.js';
+import { until } from '../../support/until.js';
 
 /** web on its new image (Ready), its previous ReplicaSet on the image before. */
 const FIXTURE = loadFixture('ready-good-after-good');
@@ -76,8 +77,8 @@ describe('setBackNode: one node of the group going back, and an interrupt', () =
     expect(r).toEqual({ outcome: 'interrupted', holds: 'this-run', detail: 'interrupted before it was set back: it runs the image of this run' });
     expect(state.opened).toBe(false);
     letOpen();
-    await new Promise((res) => setTimeout(res, 10));
-    expect(state.stopped).toBe(true);
+    // the watch opens after the return: it is stopped then (a wait for it, not a fixed time)
+    await until('the watch that opened after the interrupt stopped', () => state.stopped, { timeoutMs: 5000 });
     expect(patches).toEqual([]);
   });
 

@@ -93,8 +93,15 @@ describe('takeRunLock: the run holds the state lock, tofu writes under it', () =
   it('takes the lock as soon as the other run releases it', async () => {
     const other = lockInfo({ Who: 'earlier' });
     await call(address, 'LOCK', other);
-    setTimeout(() => void call(address, 'UNLOCK', { ID: other.ID }), 700);
-    const lock = await takeRunLock(opts('later', { timeoutMs: 10_000 }));
+    // released once the run says it waits for it (not after a fixed time, which a loaded
+    // machine may reach before the run's first try)
+    const waits: string[] = [];
+    const onWait = (holder: string) => {
+      waits.push(holder);
+      void call(address, 'UNLOCK', { ID: other.ID });
+    };
+    const lock = await takeRunLock(opts('later', { timeoutMs: 10_000, onWait }));
+    expect(waits).toHaveLength(1);
     expect((await backend.store.lockOf('g1-all'))?.Who).toBe('later');
     await lock.release();
   });
@@ -102,9 +109,12 @@ describe('takeRunLock: the run holds the state lock, tofu writes under it', () =
   it('an abort ends the wait; a backend that does not answer LOCK is a ToolError naming TF_HTTP_LOCK_ADDRESS', async () => {
     await call(address, 'LOCK', lockInfo());
     const controller = new AbortController();
-    setTimeout(() => controller.abort(new Error('SIGINT')), 300);
+    // the abort comes while the run waits to try again: told it waits, it sleeps next
+    const onWait = () => {
+      setImmediate(() => controller.abort(new Error('SIGINT')));
+    };
     // said as an interrupt that changed nothing (the bare reason was printed as an "unexpected error")
-    const stopped = await takeRunLock(opts('x', { signal: controller.signal })).catch((e: unknown) => e);
+    const stopped = await takeRunLock(opts('x', { signal: controller.signal, onWait })).catch((e: unknown) => e);
     expect(stopped).toBeInstanceOf(InterruptedError);
     expect((stopped as Error).message).toBe('interrupted before the state lock of g1-all was taken: nothing of this target was changed');
 

@@ -68,7 +68,9 @@ describe('toolchain/lib/daemon.sh start_daemon', () => {
   it('GIVEN a program that exits at once WHEN it is started THEN start_daemon returns quickly and require_alive fails with its log', async () => {
     const s = stateDir();
     const t0 = Date.now();
-    const r = await bash(s, `start_daemon quick /bin/sh -c 'echo no-config-here; exit 1'; sleep 0.5; require_alive quick`);
+    // require_alive once the program has ended (daemon_pid no longer finds it), not after a fixed time
+    const gone = `gone() { ! daemon_pid quick >/dev/null; }; wait_until 8 gone || { echo 'quick still running after 8 s' >&2; exit 9; }`;
+    const r = await bash(s, `start_daemon quick /bin/sh -c 'echo no-config-here; exit 1'; ${gone}; require_alive quick`);
     expect(Date.now() - t0).toBeLessThan(10_000);
     expect(r.exitCode).toBe(3);
     expect(r.stderr).toContain('no-config-here');
