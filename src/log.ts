@@ -49,7 +49,9 @@ export type RolloutLogEvent =
 export type TargetLogEvent =
   | { kind: 'rollout-steps-unreported'; steps: readonly string[] }
   | { kind: 'target-applied'; target: string; rollouts: number }
-  | { kind: 'noop-record'; err: string };
+  | { kind: 'noop-record'; err: string }
+  /** A plan without changes that keeps no no-op record, and why (target-planner.ts decideAfterTofu). */
+  | { kind: 'noop-not-recorded'; target: string; reason: string };
 
 /** The tools deploy drives (src/tools/). */
 export type ToolLogEvent =

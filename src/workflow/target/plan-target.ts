@@ -92,7 +92,7 @@ export async function planTarget(parts: Pick<TargetParts, 'readTargetObjects' | 
     });
     // the fingerprint before tofu's refresh, taken again: the step changed the objects
     const again = before.ownershipStep.fingerprintAgain ? await parts.noop.fingerprint(noopCtx, graph) : undefined;
-    before = planner('afterOwnershipStep', { before, graph, outcome, fingerprintAgain: typeof again === 'object' ? again.fingerprint : undefined });
+    before = planner('afterOwnershipStep', { before, graph, outcome, fingerprintAgain: typeof again === 'object' ? again.fingerprint : again });
   }
   const { scoped, tofu: request } = before;
   const echo = { target: model.target, view: opts.view, progress: opts.progress, env: opts.env, scoped: scoped !== undefined, signal: opts.signal };
@@ -123,6 +123,12 @@ export async function planTarget(parts: Pick<TargetParts, 'readTargetObjects' | 
   const after = planner('decideAfterTofu', { model, before, seen, plan, pushedAgain, noFastPlan: reads.noFastPlan, graph, manifests });
   if (after.refusal !== undefined) throw after.refusal;
   if (after.checkArchives) await requirePushArchives(model, after.summary, opts.env.PATH ?? '');
+  // every way a plan without changes keeps no record is said, as apply-target.ts says its own
+  // (the search's seed 562543228 round 131 ended with no record and nothing on the screen)
+  if (after.noRecord !== undefined) {
+    logger.info({ kind: 'noop-not-recorded', target: model.target, reason: after.noRecord }, 'the no-op record was not written');
+    say(`not recorded as verified (the next plan is a full one): ${after.noRecord}`);
+  }
   if (after.record !== undefined) {
     await parts.noop.record(noopCtx, after.record, 'plan').catch((err: Error) => {
       logger.warn({ kind: 'noop-record', err: err.message }, 'the no-op record was not written');

@@ -305,6 +305,8 @@ export const planForTofuSchema = z
     lines: z.array(z.string()),
     scoped: orUndefined(scopedVerdictSchema),
     fingerprintBefore: orUndefined(fingerprintSchema),
+    // (absent in a record made before it, and when there is nothing to say)
+    noFingerprint: z.string().optional(),
     edits: z.array(handEditSchema),
     risks: z.array(claimRiskSchema),
     claims: z.strictObject({

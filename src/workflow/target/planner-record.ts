@@ -74,7 +74,8 @@ export interface OwnershipInputs {
   readonly before: PlanForTofu;
   readonly graph: GraphDocument;
   readonly outcome: UndoOutcome;
-  readonly fingerprintAgain: TargetFingerprint | undefined;
+  /** The fingerprint taken again, or why it could not be taken; undefined: none was taken. */
+  readonly fingerprintAgain: TargetFingerprint | string | undefined;
 }
 
 /** Each function of the planner that plan-target.ts calls: what it takes (by name) and what it gives. */
@@ -238,7 +239,7 @@ export const plannerRecordSchema = z.discriminatedUnion('function', [
         before: planForTofuSchema,
         graph: graphDocumentSchema,
         outcome: z.strictObject({ removed: editRefsSchema, specWritten: z.array(z.string()) }),
-        fingerprintAgain: z.union([fingerprintSchema, z.undefined()]),
+        fingerprintAgain: z.union([fingerprintSchema, z.string(), z.undefined()]),
       })
       .transform((i) => ({ ...i, outcome: { removed: fromEditRefs(i.before.edits, i.outcome.removed), specWritten: i.outcome.specWritten } })),
   ),

@@ -19,7 +19,7 @@ import { DeployError, ExitCode } from '../../errors.js';
 import type { PlanResult } from '../../tools/tofu/tofu.js';
 import { claimLossesRefusal, claimRisksRefusal, type ClaimLossOptions } from '../guard/claim-guard.js';
 import { claimRisksOf, type ClaimRisk } from '../guard/claim-risk.js';
-import { inSpec, type HandEdit } from '../drift/hand-edits.js';
+import { inSpec, shortHandEdit, type HandEdit } from '../drift/hand-edits.js';
 import type { TargetObjects } from '../drift/target-objects.js';
 import { typedDriftEdits } from '../drift/typed-drift.js';
 import { handEditsOf, undoable, type GraphDocument, type GraphManifests, type UndoOutcome } from '../drift/undo-hand-edits.js';
@@ -160,6 +160,12 @@ export interface PlanForTofu {
   readonly scoped: ScopedPlan | undefined;
   /** The target's fingerprint before tofu's refresh (the record of a plan without changes is it). */
   readonly fingerprintBefore: TargetFingerprint | undefined;
+  /**
+   * Why there is no fingerprintBefore when the one taken again after the ownership step could
+   * not be taken; absent otherwise (the check that took none said why: "full plan: ..."; a
+   * record made before this field lacks it, and its replay answers as recorded).
+   */
+  readonly noFingerprint?: string;
   readonly edits: readonly HandEdit[];
   readonly risks: readonly ClaimRisk[];
   readonly claims: ClaimLossOptions;
@@ -214,12 +220,16 @@ export function decideBeforeTofu({ mode, model, allowed, seen, edits, risks, gra
 /**
  * The plan after the ownership step: the rollout steps replaced are those of the nodes whose
  * spec it wrote, its edits are resolved, and the fingerprint before tofu's refresh is the one
- * taken again (`fingerprintAgain`: undefined when none was, or none could be): the step changed
- * the objects.
+ * taken again (`fingerprintAgain`: undefined when none was taken, or why it could not be taken):
+ * the step changed the objects.
  */
-export function afterOwnershipStep(before: PlanForTofu, graph: GraphDocument, outcome: UndoOutcome, fingerprintAgain: TargetFingerprint | undefined): PlanForTofu {
+export function afterOwnershipStep(before: PlanForTofu, graph: GraphDocument, outcome: UndoOutcome, fingerprintAgain: TargetFingerprint | string | undefined): PlanForTofu {
   const tofu = before.tofu.destroy ? before.tofu : { ...before.tofu, replaceRollouts: rolloutAddresses(graph, outcome.specWritten) };
-  return { ...before, tofu, undone: new Set(outcome.removed), fingerprintBefore: fingerprintAgain };
+  const after = { ...before, tofu, undone: new Set(outcome.removed) };
+  if (typeof fingerprintAgain === 'string') {
+    return { ...after, fingerprintBefore: undefined, noFingerprint: `the fingerprint taken again after the ownership step could not be taken (${fingerprintAgain})` };
+  }
+  return { ...after, fingerprintBefore: fingerprintAgain };
 }
 
 /** Where the node names come from (FR-009): none (a destroy), these outputs, or tofu's outputs read now. */
@@ -257,6 +267,12 @@ export interface AfterTofu {
   readonly checkArchives: boolean;
   /** The no-op record to write (by the plan): the fingerprint taken before tofu's refresh; undefined: none. */
   readonly record: TargetFingerprint | undefined;
+  /**
+   * Why a plan without changes keeps no record (plan-target.ts says it, as apply-target.ts says
+   * its own); absent when it keeps one, when the plan has changes (its apply records), and for a
+   * destroy.
+   */
+  readonly noRecord?: string;
   /** The saved plan to apply, or the node names to read for the answer. */
   readonly answer: { readonly path: PlanPath; readonly summary: TargetSummary; readonly toApply: PlannedApply } | { readonly path: PlanPath; readonly summary: TargetSummary; readonly names: NamesFrom };
 }
@@ -278,6 +294,7 @@ export function decideAfterTofu({ model, before, seen, plan, pushedAgain, noFast
   // (nor while a claim is at risk: the next plan names it again, and its check never answers over it)
   // verified by tofu's refresh: the fingerprint taken before it is the target's no-op state
   const recorded = !plan.hasChanges && pushedAgain.size === 0 && !unresolved && before.risks.length === 0;
+  const noRecord = plan.hasChanges || mode === 'destroy' ? undefined : whyNoRecord(before, edits, pushedAgain, noFastPlan);
   const path = before.path;
   return {
     summary,
@@ -285,11 +302,39 @@ export function decideAfterTofu({ model, before, seen, plan, pushedAgain, noFast
     refusal: mode === 'apply' ? claimLossesRefusal(model, summary.claimLosses) : undefined,
     checkArchives: mode === 'apply' && plan.hasChanges,
     record: recorded ? fingerprintBefore : undefined,
+    ...(noRecord === undefined ? {} : { noRecord }),
     answer:
       mode === 'plan' || !plan.hasChanges
         ? { path, summary, names: namesFrom(mode, plan.outputs, scoped) }
         : { path, summary, toApply: { mode, planFile: plan.planFile, summary, scoped, noFastPlan, fingerprintBefore, graph, manifests } },
   };
+}
+
+/**
+ * Why a plan without changes keeps no record (undefined: it keeps one), every way at once: a
+ * pushed-again tag, a hand edit neither undone nor set back, a claim at risk, no fingerprint
+ * before the plan (none taken, or none taken again after the ownership step; not said with the
+ * check off).
+ */
+function whyNoRecord(before: PlanForTofu, edits: readonly HandEdit[], pushedAgain: ReadonlySet<string>, noFastPlan: string | undefined): string | undefined {
+  const list = (xs: readonly string[]) => `${xs.slice(0, 3).join('; ')}${xs.length > 3 ? `; and ${xs.length - 3} more` : ''}`;
+  const s = (n: number) => (n === 1 ? '' : 's');
+  const why: string[] = [];
+  if (pushedAgain.size > 0) why.push(`the tag${s(pushedAgain.size)} of ${[...pushedAgain].sort().join(', ')} pushed again (the registry lost ${pushedAgain.size === 1 ? 'it' : 'them'})`);
+  const left = edits.filter((e) => !before.undone.has(e) && (e.action === 'set-back' || (e.action === 'remove' && before.mode === 'plan')));
+  if (left.length > 0) {
+    const named = left.map((e) => `${e.node ?? e.kind}: ${shortHandEdit(e)}`);
+    const what = before.mode === 'plan' ? 'neither undone by a plan nor set back by tofu (an apply undoes them)' : 'neither undone by the ownership step nor set back by tofu';
+    why.push(`hand edit${s(left.length)} ${what}: ${list(named)}`);
+  }
+  if (before.risks.length > 0) why.push(`/var/lib claim${s(before.risks.length)} at risk (${list(before.risks.map((r) => `${r.claim}: ${r.dangers.join(', ')}`))})`);
+  // (a full plan for want of one said why: "full plan: <the check's reason>"; with the check
+  // off (DEPLOY_FAST_PLAN=off, a target with SPIRE steps) no run keeps a record, by the
+  // operator's choice or the design, and saying so at every plan would teach nothing)
+  if (before.fingerprintBefore === undefined && (before.noFingerprint !== undefined || noFastPlan === undefined)) {
+    why.push(before.noFingerprint ?? 'the check took no fingerprint of the target before the plan');
+  }
+  return why.length === 0 ? undefined : why.join('; ');
 }
 
 /**

@@ -168,11 +168,12 @@ describe('planTarget: a /var/lib claim at risk in the cluster (claim-risk.ts)', 
 
   it('GIVEN no flag WHEN plan THEN the plan names the claim at risk, asks for no -replace, and keeps no no-op record', async () => {
     const { parts, named } = fakeParts({ objects: seen([deletingClaim]), verdict: { kind: 'full', reason: 'claims at risk', fingerprint }, plans: [planResult([])] });
-    const { session, opts } = await runWith('plan', []);
+    const { session, opts, progress } = await runWith('plan', []);
     const plan = await planTarget(parts, session, opts);
     expect(named('tofu.plan')[0]!.args[0]).toMatchObject({ replace: [] });
     expect(plan.summary.claimLosses).toEqual([expect.objectContaining({ node: 'alpha', claim: 'alpha-state', cause: 'at-risk', allowed: false })]);
     expect(named('noop.record')).toEqual([]);
+    expect(progress).toContain('[all] not recorded as verified (the next plan is a full one): /var/lib claim at risk (alpha-state: deleting)');
   });
 
   it('GIVEN the claim is as it should be WHEN apply THEN nothing is refused, and a plan without changes keeps its record', async () => {
@@ -219,5 +220,15 @@ describe('planTarget: the ownership step (undo-hand-edits.ts)', () => {
       `[all] tofu init (graph ${r.session.graphDir})`,
       '[all] tofu plan',
     ]);
+  });
+
+  it('GIVEN the fingerprint taken again after the step cannot be taken AND a plan without changes THEN no record, and it says why (seed 562543228 round 131)', async () => {
+    const objects = { server: 'https://cluster.test', objects: [{ kind: 'Deployment', object: live }], state: undefined, complete: true, claims: [], volumes: [], deployments: { patch: async () => undefined, read: async () => undefined } };
+    const { parts, named } = fakeParts({ objects, verdict: { kind: 'full', reason: 'hand edits in the cluster', fingerprint }, fingerprintFails: 'only the Deployments were read', plans: [planResult([])] });
+    const r = await fakeRun('apply', {}, graph);
+    cleanups.push(r.cleanup);
+    await planTarget(parts, r.session, r.opts);
+    expect(named('noop.record')).toEqual([]);
+    expect(r.progress.at(-1)).toBe('[all] not recorded as verified (the next plan is a full one): the fingerprint taken again after the ownership step could not be taken (only the Deployments were read)');
   });
 });

@@ -235,6 +235,15 @@ describe('afterOwnershipStep', () => {
     expect([...stepped.undone]).toEqual([replicasEdit, labelEdit]);
     expect(stepped.fingerprintBefore).toBe(again);
     expect(afterOwnershipStep(b, graph, { removed: [], specWritten: [] }, undefined)).toMatchObject({ fingerprintBefore: undefined, tofu: { replaceRollouts: [] } });
+    expect(afterOwnershipStep(b, graph, { removed: [], specWritten: [] }, undefined)).not.toHaveProperty('noFingerprint');
+  });
+
+  it('GIVEN the fingerprint taken again could not be taken THEN none is before the plan, and the reason is kept to be said', () => {
+    const b = forTofu('apply', { edits: [labelEdit] });
+    const stepped = afterOwnershipStep(b, graph, { removed: [labelEdit], specWritten: [] }, 'only the Deployments were read');
+    expect(stepped.fingerprintBefore).toBeUndefined();
+    expect(stepped.noFingerprint).toBe('the fingerprint taken again after the ownership step could not be taken (only the Deployments were read)');
+    expect([...stepped.undone]).toEqual([labelEdit]);
   });
 });
 
@@ -262,6 +271,54 @@ describe('decideAfterTofu', () => {
     const left = (edit: HandEdit) => afterOwnershipStep(forTofu('apply', { edits: [edit] }), graph, { removed: [], specWritten: [] }, fingerprint);
     expect(after(left(labelEdit), planResult([])).record).toBe(fingerprint);
     expect(after(left(replicasEdit), planResult([])).record).toBeUndefined();
+  });
+
+  it('GIVEN a plan without changes that keeps its record THEN it says nothing of one not kept', () => {
+    expect(after(forTofu('plan'), planResult([]))).not.toHaveProperty('noRecord');
+    expect(after(forTofu('plan', { edits: [keptEdit] }), planResult([]))).not.toHaveProperty('noRecord');
+  });
+
+  describe('GIVEN a plan without changes that keeps no record THEN it says why', () => {
+    const why = (a: ReturnType<typeof after>) => {
+      expect(a.record).toBeUndefined();
+      return a.noRecord;
+    };
+    it('a push planned again', () => {
+      expect(why(after(forTofu('plan'), planResult([]), new Set(['beta', 'alpha'])))).toBe('the tags of alpha, beta pushed again (the registry lost them)');
+      expect(why(after(forTofu('plan'), planResult([]), new Set(['alpha'])))).toBe('the tag of alpha pushed again (the registry lost it)');
+    });
+    it('a hand edit neither undone nor set back, named', () => {
+      expect(why(after(forTofu('plan', { edits: [labelEdit, keptEdit] }), planResult([])))).toBe(
+        'hand edit neither undone by a plan nor set back by tofu (an apply undoes them): beta: metadata.labels[team] by kubectl-label',
+      );
+      const left = afterOwnershipStep(forTofu('apply', { edits: [replicasEdit, labelEdit] }), graph, { removed: [labelEdit], specWritten: [] }, fingerprint);
+      expect(why(after(left, planResult([])))).toBe('hand edit neither undone by the ownership step nor set back by tofu: gamma: spec.replicas by kubectl (scale)');
+      const many = [1, 2, 3, 4].map((i): HandEdit => ({ ...labelEdit, field: `metadata.labels[t${i}]` }));
+      expect(why(after(forTofu('plan', { edits: many }), planResult([])))).toMatch(/^hand edits .*beta: metadata.labels\[t3\] by kubectl-label; and 1 more$/);
+    });
+    it('a claim at risk (and the check took no fingerprint over it)', () => {
+      const risks = judgeObjects({ mode: 'plan', model, allowed: new Set(), seen: seen([deletingClaim]), manifests: new Map() }).risks;
+      expect(why(after(forTofu('plan', { risks }), planResult([])))).toBe('/var/lib claim at risk (alpha-state: deleting)');
+      expect(why(after(forTofu('plan', { risks, verdict: fullAtRisk }), planResult([])))).toBe(
+        '/var/lib claim at risk (alpha-state: deleting); the check took no fingerprint of the target before the plan',
+      );
+    });
+    it('no fingerprint before the plan: none taken, or none taken again (the check off: nothing said) after the ownership step', () => {
+      expect(why(after(forTofu('plan', { verdict: { kind: 'full', reason: 'the check could not read everything it needs (x)' } }), planResult([])))).toBe(
+        'the check took no fingerprint of the target before the plan',
+      );
+      const off = decideAfterTofu({ model, before: forTofu('plan', { verdict: undefined }), seen: seen([]), plan: planResult([]), pushedAgain: new Set(), noFastPlan: 'DEPLOY_FAST_PLAN=off', graph: {}, manifests: new Map() });
+      // the check off (by the operator, or a target with SPIRE steps): no run records, nothing is said
+      expect(off.noRecord).toBeUndefined();
+      // seed 562543228 round 131: the hand edit undone, the fingerprint taken again not taken, nothing said
+      const stepped = afterOwnershipStep(forTofu('apply', { edits: [labelEdit] }), graph, { removed: [labelEdit], specWritten: [] }, 'the claims could not be listed (timeout)');
+      expect(why(after(stepped, planResult([])))).toBe('the fingerprint taken again after the ownership step could not be taken (the claims could not be listed (timeout))');
+    });
+    it('but a plan with changes (its apply records) or a destroy says nothing', () => {
+      expect(after(forTofu('plan', { edits: [labelEdit] }), planResult([change(address.deployment('beta'), ['update'])]))).not.toHaveProperty('noRecord');
+      const b = forTofu('destroy', { seen: 'a destroy reads nothing of the cluster before its plan' });
+      expect(decideAfterTofu({ model, before: b, seen: 'x', plan: planResult([]), pushedAgain: new Set(), noFastPlan: 'destroy', graph: {}, manifests: new Map() })).not.toHaveProperty('noRecord');
+    });
   });
 
   it('GIVEN a plan with changes THEN no record, and a plan run answers with the planned names', () => {
