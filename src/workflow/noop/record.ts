@@ -82,3 +82,13 @@ export async function readRecord(ctx: NoopCheckContext): Promise<NoopRecord | un
     return undefined;
   }
 }
+
+/** The line a run says when it keeps no record: the next plan is a full one, and why. */
+export function notRecordedLine(why: string): string {
+  return `not recorded as verified (the next plan is a full one): ${why}`;
+}
+
+/** The first three of `xs` joined by `sep`, and how many more. */
+export function firstFew(xs: readonly string[], sep: string): string {
+  return `${xs.slice(0, 3).join(sep)}${xs.length > 3 ? `${sep}and ${xs.length - 3} more` : ''}`;
+}

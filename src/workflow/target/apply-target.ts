@@ -14,6 +14,7 @@ import { spireFailure } from '../../spire/spire-failure.js';
 import { handEditsOf } from '../drift/undo-hand-edits.js';
 import { markHeldBack, waitWords } from '../summary/held-back-nodes.js';
 import { changedBehindTheApply } from '../noop/compare.js';
+import { firstFew, notRecordedLine } from '../noop/record.js';
 import { checkContextOf, readNodeNames, type PlannedApply } from './plan-target.js';
 import { pushingNodes, type NodeSummary, type TargetSummary } from '../summary/plan-summary.js';
 import type { TargetParts } from './target-wiring.js';
@@ -87,17 +88,16 @@ export async function applyTarget(parts: Pick<TargetParts, 'noop' | 'tofu' | 'ro
     // every way to no record is said: the next plan is a full one, and the operator sees why
     // (a read that failed after the apply was a warning in the log alone: the search's seed
     // 536657023 round 104 ended so, with nothing on the screen to tell why)
-    const list = (xs: readonly string[]) => `${xs.slice(0, 3).join(', ')}${xs.length > 3 ? `, and ${xs.length - 3} more` : ''}`;
     const notKept: string | undefined =
       typeof after === 'string'
         ? `the target could not be read after the apply (${after})`
         : await parts.noop.record(noopCtx, after.fingerprint, 'apply', before, during(after)).then(
-            (stopped) => (stopped.length > 0 ? `written during this run by another than deploy: ${list(stopped)}` : undefined),
+            (stopped) => (stopped.length > 0 ? `written during this run by another than deploy: ${firstFew(stopped, ', ')}` : undefined),
             (err: Error) => `the record could not be written (${err.message})`,
           );
     if (notKept !== undefined) {
       logger.warn({ kind: 'noop-record', err: notKept }, 'the no-op record was not written');
-      say(`not recorded as verified (the next plan is a full one): ${notKept}`);
+      say(notRecordedLine(notKept));
     }
   }
   // the work is done: a stop now leaves the names out of the summary, not the apply's verdict

@@ -19,6 +19,7 @@ import type { PlanResult } from '../../tools/tofu/tofu.js';
 import { planDestroy } from './destroy-plan.js';
 import { planPushingGoneTags } from './missing-tags.js';
 import type { NoopCheckContext } from '../noop/check-context.js';
+import { notRecordedLine } from '../noop/record.js';
 import { nodeNamesFrom } from '../summary/node-names.js';
 import { requirePushArchives } from './push-archives.js';
 import type { TargetObjects } from '../drift/target-objects.js';
@@ -127,12 +128,12 @@ export async function planTarget(parts: Pick<TargetParts, 'readTargetObjects' | 
   // (the search's seed 562543228 round 131 ended with no record and nothing on the screen)
   if (after.noRecord !== undefined) {
     logger.info({ kind: 'noop-not-recorded', target: model.target, reason: after.noRecord }, 'the no-op record was not written');
-    say(`not recorded as verified (the next plan is a full one): ${after.noRecord}`);
+    say(notRecordedLine(after.noRecord));
   }
   if (after.record !== undefined) {
     await parts.noop.record(noopCtx, after.record, 'plan').catch((err: Error) => {
       logger.warn({ kind: 'noop-record', err: err.message }, 'the no-op record was not written');
-      say(`not recorded as verified (the next plan is a full one): the record could not be written (${err.message})`);
+      say(notRecordedLine(`the record could not be written (${err.message})`));
     });
   }
   const { answer } = after;

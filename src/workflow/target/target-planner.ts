@@ -26,6 +26,7 @@ import { handEditsOf, undoable, type GraphDocument, type GraphManifests, type Un
 import { whyNoFastPlan } from '../noop/fast-plan-switch.js';
 import type { TargetFingerprint } from '../noop/fingerprint.js';
 import type { NoopVerdict } from '../noop/verdict.js';
+import { firstFew } from '../noop/record.js';
 import { nodeNamesFrom } from '../summary/node-names.js';
 import { summarizePlan, type TargetSummary } from '../summary/plan-summary.js';
 import { movedTags, type MovedTag } from './moved-tags.js';
@@ -290,11 +291,11 @@ export function decideAfterTofu({ model, before, seen, plan, pushedAgain, noFast
   const summary = summarizePlan(model, plan.changes, plan.hasChanges, before.claims, { pushedAgain, movedTags: moved, handEdits: [...edits, ...drifted] });
   // (not while a hand edit is there that neither the ownership step undid nor tofu sets back:
   // the next plan looks again)
-  const unresolved = edits.some((e) => !before.undone.has(e) && (e.action === 'set-back' || (e.action === 'remove' && mode === 'plan')));
+  const unresolved = edits.filter((e) => !before.undone.has(e) && (e.action === 'set-back' || (e.action === 'remove' && mode === 'plan')));
   // (nor while a claim is at risk: the next plan names it again, and its check never answers over it)
   // verified by tofu's refresh: the fingerprint taken before it is the target's no-op state
-  const recorded = !plan.hasChanges && pushedAgain.size === 0 && !unresolved && before.risks.length === 0;
-  const noRecord = plan.hasChanges || mode === 'destroy' ? undefined : whyNoRecord(before, edits, pushedAgain, noFastPlan);
+  const recorded = !plan.hasChanges && pushedAgain.size === 0 && unresolved.length === 0 && before.risks.length === 0;
+  const noRecord = plan.hasChanges || mode === 'destroy' ? undefined : whyNoRecord(before, unresolved, pushedAgain, noFastPlan);
   const path = before.path;
   return {
     summary,
@@ -316,12 +317,11 @@ export function decideAfterTofu({ model, before, seen, plan, pushedAgain, noFast
  * before the plan (none taken, or none taken again after the ownership step; not said with the
  * check off).
  */
-function whyNoRecord(before: PlanForTofu, edits: readonly HandEdit[], pushedAgain: ReadonlySet<string>, noFastPlan: string | undefined): string | undefined {
-  const list = (xs: readonly string[]) => `${xs.slice(0, 3).join('; ')}${xs.length > 3 ? `; and ${xs.length - 3} more` : ''}`;
+function whyNoRecord(before: PlanForTofu, left: readonly HandEdit[], pushedAgain: ReadonlySet<string>, noFastPlan: string | undefined): string | undefined {
+  const list = (xs: readonly string[]) => firstFew(xs, '; ');
   const s = (n: number) => (n === 1 ? '' : 's');
   const why: string[] = [];
   if (pushedAgain.size > 0) why.push(`the tag${s(pushedAgain.size)} of ${[...pushedAgain].sort().join(', ')} pushed again (the registry lost ${pushedAgain.size === 1 ? 'it' : 'them'})`);
-  const left = edits.filter((e) => !before.undone.has(e) && (e.action === 'set-back' || (e.action === 'remove' && before.mode === 'plan')));
   if (left.length > 0) {
     const named = left.map((e) => `${e.node ?? e.kind}: ${shortHandEdit(e)}`);
     const what = before.mode === 'plan' ? 'neither undone by a plan nor set back by tofu (an apply undoes them)' : 'neither undone by the ownership step nor set back by tofu';
