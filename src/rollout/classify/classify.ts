@@ -69,7 +69,12 @@ function classifyRevision(snap: RolloutSnapshot, dep: Deployment, ctx: ClassifyC
   const old = oldPods(snap, rs);
   if (old.length > 0) return waiting('old-pod', `waiting for the previous pod ${old.map((p) => p.metadata.name).join(', ')} to stop`);
   const pod = currentPod(snap, rs);
-  if (!pod) {
+  // A pod being deleted never speaks for the revision: it may still be Ready (its containers
+  // stop at their own pace, the stop timeout) and the counts of a ReplicaSet scaled down and
+  // up again can still include it. The ReplicaSet makes a new pod; wait for that one. (A
+  // Deployment scaled to 0 by hand and back by the ownership step: the step must not report
+  // Ready off the stopping pod.)
+  if (!pod || pod.metadata.deletionTimestamp) {
     const failure = findCondition(rs.status?.conditions, 'ReplicaFailure');
     // The API server's admission refuses the pod (Pod Security Admission, a webhook): the
     // controller retries for ever and nothing changes until someone changes the rule or the pod.
@@ -84,7 +89,8 @@ function classifyRevision(snap: RolloutSnapshot, dep: Deployment, ctx: ClassifyC
       };
     }
     const why = failure?.status === 'True' ? `: ${failure.message ?? failure.reason ?? ''}` : '';
-    return waiting('creating-pod', `waiting for ReplicaSet ${rs.metadata.name} to create the pod${why}`);
+    const inPlaceOf = pod ? ` in place of pod ${pod.metadata.name}, which is being deleted` : '';
+    return waiting('creating-pod', `waiting for ReplicaSet ${rs.metadata.name} to create the pod${inPlaceOf}${why}`);
   }
   return classifyPod(snap, pod, ctx, () => {
     const s = dep.status;

@@ -172,6 +172,26 @@ describe('classifyRollout on recorded API objects', () => {
     expect(classifyRollout(rolledBack, ctx)).toMatchObject({ kind: 'failed', reason: 'progress-deadline' });
   });
 
+  it('a Ready pod being deleted never makes the revision ready: the ReplicaSet replaces it (replicas 0 by hand, then 1 again)', () => {
+    // GIVEN a good rollout whose pod is being deleted while still Ready, the Deployment's
+    // counts not yet updated (the replicas scaled to 0 and back before the controllers caught up)
+    const fx = loadFixture('ready-good-after-good');
+    expect(classify('ready-good-after-good').kind).toBe('ready');
+    const stopping = { ...fx.snapshot, pods: fx.snapshot.pods.map((p) => ({ ...p, metadata: { ...p.metadata, deletionTimestamp: '2026-11-30T04:10:05Z' } })) };
+    const name = fx.snapshot.pods.find((p) => p.metadata.ownerReferences?.length)!.metadata.name;
+    // WHEN classified THEN it waits for the ReplicaSet's new pod, naming the one being deleted
+    const v = classifyRollout(stopping, { now: NOW, watchStartedAt: WATCH_STARTED });
+    expect(v).toMatchObject({ kind: 'waiting', phase: 'creating-pod' });
+    expect(v.kind === 'waiting' && v.detail).toContain(`in place of pod ${name}, which is being deleted`);
+    // AND once the new pod is there (not Ready yet) it is that pod's verdict, still a wait
+    const fresh = fx.snapshot.pods.map((p) => ({
+      ...p,
+      metadata: { ...p.metadata, name: `${p.metadata.name}-new`, uid: `${p.metadata.uid}-new`, creationTimestamp: '2026-11-30T04:10:05Z' },
+      status: { ...p.status, phase: 'Pending', conditions: [], containerStatuses: [] },
+    }));
+    expect(classifyRollout({ ...stopping, pods: [...stopping.pods, ...fresh] }, { now: NOW, watchStartedAt: WATCH_STARTED }).kind).toBe('waiting');
+  });
+
   it('a Deployment that is gone is a failure, not a wait', () => {
     const fx = loadFixture('slow-booting');
     const v = classifyRollout({ ...fx.snapshot, deployment: undefined }, { now: NOW, watchStartedAt: WATCH_STARTED });
