@@ -1,11 +1,12 @@
 // The profile of a test run (issue 49), not a benchmark of deploy:
-//   npm run test:profile [-- <report.json>]     (or: node bench/test-profile.ts [<report.json>])
-// Reads the report `npm test` writes (test/support/profile-reporter.ts: vitest's JSON report
-// with a `profile` of each file), by default the newest in <state>/test-reports/, and prints
+//   npm run test:profile [-- <report.json>...]  (or: node bench/test-profile.ts [<report.json>...])
+// Reads the reports `npm test` writes (test/support/profile-reporter.ts: vitest's JSON report
+// with a `profile` of each file; one per lane, test/run.ts), by default the newest run's in
+// <state>/test-reports/, and prints
 // per project and for the 15 slowest files: the wall time and its phases (the import of the
 // file, its tests and hooks), each file's share of all files' time. Files of the unit project
-// run side by side, so the files' times add up to more than the run's wall time; the
-// integration and e2e projects run one file at a time.
+// run side by side, and the unit + integration lane beside the e2e one, so the files' times
+// add up to more than the run's wall time; the integration and e2e projects run one file at a time.
 // A report without `profile` (vitest's own JSON reporter) gives the tests' span per file only:
 // no import, no hooks before the first test or after the last.
 import { readdirSync, readFileSync } from 'node:fs';
@@ -24,7 +25,7 @@ interface FileRun {
   failed: boolean;
 }
 
-interface Report {
+export interface Report {
   startTime: number;
   numTotalTests: number;
   numFailedTests: number;
@@ -50,8 +51,11 @@ interface Report {
 const root = join(import.meta.dirname, '..');
 const TOP = 15;
 
-/** The newest report of <state>/test-reports/. */
-function newestReport(): string {
+/**
+ * The newest run's reports in <state>/test-reports/: `npm test` (test/run.ts) writes one per
+ * lane, `<run start>.<lane>.json`; a single vitest run writes `<run start>.json`.
+ */
+function newestRun(): string[] {
   const dir = join(stateDir(), 'test-reports');
   let names: string[];
   try {
@@ -60,7 +64,30 @@ function newestReport(): string {
     names = [];
   }
   if (names.length === 0) throw new Error(`no report in ${dir}: run \`npm test\` (it writes one there), or name a report`);
-  return join(dir, names.at(-1)!);
+  const run = names.at(-1)!.split('.')[0]!;
+  return names.filter((n) => n.split('.')[0] === run).map((n) => join(dir, n));
+}
+
+/** The lanes of one run as one report: their files together, the run from the first start to the last end. */
+export function mergeReports(reports: readonly Report[]): Report {
+  if (reports.length === 1) return reports[0]!;
+  const profiles = reports.map((r) => r.profile);
+  const all = profiles.every((p) => p !== undefined);
+  return {
+    startTime: Math.min(...reports.map((r) => r.startTime)),
+    numTotalTests: sum(reports.map((r) => r.numTotalTests)),
+    numFailedTests: sum(reports.map((r) => r.numFailedTests)),
+    testResults: reports.flatMap((r) => r.testResults),
+    ...(all
+      ? {
+          profile: {
+            startedAt: Math.min(...profiles.map((p) => p!.startedAt)),
+            endedAt: Math.max(...profiles.map((p) => p!.endedAt)),
+            modules: profiles.flatMap((p) => p!.modules),
+          },
+        }
+      : {}),
+  };
 }
 
 /** The project of a file by its path, for a report without a profile (vitest.config.ts's includes). */
@@ -142,7 +169,7 @@ export function renderProfile(report: Report, source: string): string {
 }
 
 if (import.meta.main) {
-  const file = process.argv[2] ?? newestReport();
-  const report = JSON.parse(readFileSync(file, 'utf8')) as Report;
-  process.stdout.write(`${renderProfile(report, file)}\n`);
+  const files = process.argv.length > 2 ? process.argv.slice(2) : newestRun();
+  const report = mergeReports(files.map((f) => JSON.parse(readFileSync(f, 'utf8')) as Report));
+  process.stdout.write(`${renderProfile(report, files.join(' + '))}\n`);
 }

@@ -7,9 +7,8 @@
  * `npm run test:profile` (bench/test-profile.ts) prints it per project and per file.
  */
 import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { JsonReporter, type TestModule } from 'vitest/node';
-import { stateDir } from '../../src/paths.js';
+import { reportStem } from './report-name.ts';
 
 /** One test file's run, in milliseconds. */
 export interface ProfiledModule {
@@ -41,9 +40,12 @@ export interface RunProfile {
   readonly modules: readonly ProfiledModule[];
 }
 
-/** Where a report of a run started at `at` goes. */
+/**
+ * Where a report of a run started at `at` goes: DEPLOY_TEST_REPORT_FILE when set (test/run.ts
+ * names each lane's report), else <state>/test-reports/<start time>.json.
+ */
 export function reportFile(at: Date, env: Readonly<Record<string, string | undefined>> = process.env): string {
-  return join(stateDir(env), 'test-reports', `${at.toISOString().replace(/[:.]/g, '-')}.json`);
+  return env.DEPLOY_TEST_REPORT_FILE || `${reportStem(at, env)}.json`;
 }
 
 export default class ProfileReporter extends JsonReporter {
