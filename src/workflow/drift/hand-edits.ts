@@ -38,6 +38,40 @@ const DEPLOY_MANAGERS = new Set([FIELD_MANAGER, 'HashiCorp']);
 /** The cluster's own controllers: what they write is the cluster's, never drift. */
 const CLUSTER_MANAGERS = new Set(['kube-controller-manager', 'kube-scheduler', 'kube-apiserver']);
 
+/** A writer that is neither deploy (its apply, its typed resources, its rollback) nor the cluster's own controllers. */
+export function isOtherWriter(manager: string | undefined): boolean {
+  const m = manager ?? '?';
+  return !DEPLOY_MANAGERS.has(m) && !CLUSTER_MANAGERS.has(m) && m !== ROLLBACK_FIELD_MANAGER;
+}
+
+/**
+ * The object's managedFields with no other writer's claim under spec (its entries without
+ * `f:spec`; an entry left with nothing, gone), or undefined when no other writer claims
+ * anything there. The ownership step writes it with the spec whole: every field of the spec is
+ * then deploy's, in value and in ownership. Without it, a field whose value the spec's write
+ * does not change stays another writer's: the deprecated `serviceAccount`, which the API server
+ * mirrors from `serviceAccountName`, claimed by a server-side apply that changed nothing, was a
+ * hand edit that no apply could undo, and no plan was verified again (seed 575839611 round 68).
+ * The API server takes managedFields a write sets as they are (an update that sets none keeps
+ * the object's); status entries are kept.
+ */
+export function withoutOtherWritersInSpec(entries: readonly ManagedFieldsEntry[] | null | undefined): ManagedFieldsEntry[] | undefined {
+  if (!entries) return undefined;
+  let changed = false;
+  const out: ManagedFieldsEntry[] = [];
+  for (const m of entries) {
+    const fields = m.fieldsV1 as Record<string, unknown> | undefined;
+    if (m.subresource === 'status' || !isOtherWriter(m.manager) || fields === undefined || !('f:spec' in fields)) {
+      out.push(m);
+      continue;
+    }
+    changed = true;
+    const { 'f:spec': _spec, ...rest } = fields;
+    if (Object.keys(rest).some((k) => k !== '.')) out.push({ ...m, fieldsV1: rest as FieldsTrie });
+  }
+  return changed && out.length > 0 ? out : undefined;
+}
+
 /** Fields of a Deployment that are kept whoever wrote them, with the reason the plan gives. */
 const KEPT: readonly { readonly path: string; readonly why: string }[] = [
   {

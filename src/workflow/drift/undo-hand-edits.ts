@@ -7,7 +7,10 @@
  *     `kubectl rollout restart` annotation, carried over), when any field under spec was
  *     written by another writer, added, changed or removed;
  *   - other writers' fields outside spec that the graph does not set (labels, annotations) are
- *     removed one by one.
+ *     removed one by one;
+ *   - with the spec whole, no other writer's claim is left under spec (managedFields written
+ *     without them): a field whose value the write does not change would otherwise stay
+ *     another writer's, named as a hand edit at every plan that no apply can undo.
  * tofu's plan then starts from an object equal to its state: its server-side apply ends with
  * exactly what it planned (no "Provider produced inconsistent result after apply",
  * hashicorp/terraform-provider-kubernetes#2185, #2367, #2487), and no merged object that the API
@@ -33,7 +36,7 @@ import { apiFailureOfError } from '../../kube/api-error.js';
 import { nodeResourceOf } from '../../contract/graph/graph-ids.js';
 import type { TofuResource } from '../../contract/graph/tofu-state.js';
 import { typedAppliedAttributes } from './typed-drift.js';
-import { findHandEdits, inSpec, METADATA_MAP_ENTRY, KEPT_TEMPLATE_ANNOTATIONS, shortHandEdit, undoes, type HandEdit, type ManagedObject, type ObjectUnderGraph } from './hand-edits.js';
+import { findHandEdits, inSpec, METADATA_MAP_ENTRY, KEPT_TEMPLATE_ANNOTATIONS, shortHandEdit, undoes, withoutOtherWritersInSpec, type HandEdit, type ManagedObject, type ObjectUnderGraph } from './hand-edits.js';
 
 /** A target's object as one LIST read it (target-objects.ts lists them). */
 export interface ListedObject {
@@ -240,7 +243,10 @@ export function ownershipPatch(resourceVersion: string, edits: readonly HandEdit
   const ops = removalPatch(resourceVersion, pointers);
   // (`add` of a member sets it whether or not it is there)
   for (const name of METADATA_MAPS) if (maps.has(name)) ops.push({ op: 'add', path: `/metadata/${name}`, value: maps.get(name)! });
-  return whole ? [...ops, { op: 'replace', path: '/spec', value: spec }] : ops;
+  if (!whole) return ops;
+  // the spec whole, and no other writer's claim left in it (hand-edits.ts withoutOtherWritersInSpec)
+  const managedFields = withoutOtherWritersInSpec(live?.metadata?.managedFields);
+  return [...ops, { op: 'replace', path: '/spec', value: spec }, ...(managedFields ? [{ op: 'replace' as const, path: '/metadata/managedFields', value: managedFields }] : [])];
 }
 
 const ATTEMPTS = 3;

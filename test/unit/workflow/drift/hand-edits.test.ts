@@ -388,6 +388,41 @@ describe('undoHandEdits', () => {
     ]);
   });
 
+  it("GIVEN another writer's server-side apply that claimed a field under spec without changing it (the mirrored serviceAccount, seed 575839611 round 68) THEN the spec is written whole and no other writer's claim is left under spec", async () => {
+    const { ownershipPatch } = await import('../../../../src/workflow/drift/undo-hand-edits.js');
+    // GIVEN drift-496 claims spec.template.spec.serviceAccount (and a label outside spec), the
+    // rollback and the controller their own fields
+    const claim: ManagedFieldsEntry = { manager: 'drift-496', operation: 'Apply', fieldsV1: { 'f:metadata': { 'f:labels': { 'f:team': {} } }, 'f:spec': { 'f:template': { 'f:spec': { 'f:serviceAccount': {} } } } } };
+    const onlySpec: ManagedFieldsEntry = { manager: 'kubectl-patch', operation: 'Update', fieldsV1: { 'f:spec': { 'f:minReadySeconds': {} } } };
+    const rollback: ManagedFieldsEntry = { manager: 'deploy-rollout', operation: 'Update', fieldsV1: { 'f:spec': { 'f:template': { 'f:spec': { 'f:containers': {} } } } } };
+    const object = live({ spec: (spec: any) => { spec.template.spec.serviceAccount = 'node-mail'; spec.minReadySeconds = 0; }, managedFields: [claim, onlySpec, rollback] });
+    const named = findHandEdits(underGraph(object));
+    expect(named.map((e) => e.field)).toContain('spec.template.spec.serviceAccount');
+    // WHEN the step writes it
+    const ops = ownershipPatch('41', named, graph.spec, graph.metadata, object);
+    // THEN the spec whole, then managedFields without drift-496's claim under spec (its label
+    // kept) and without kubectl-patch's entry (nothing left); deploy's, the rollback's and the
+    // controller's entries as they were
+    expect(ops.slice(-2)).toEqual([
+      { op: 'replace', path: '/spec', value: graph.spec },
+      { op: 'replace', path: '/metadata/managedFields', value: [object.metadata.managedFields[0], controller, revision, { ...claim, fieldsV1: { 'f:metadata': { 'f:labels': { 'f:team': {} } } } }, rollback] },
+    ]);
+    // AND read again as written, nothing is named any more
+    const after = structuredClone(object);
+    after.metadata.managedFields = ops.at(-1)!.op === 'replace' ? (ops.at(-1) as { value: ManagedFieldsEntry[] }).value : [];
+    expect(findHandEdits(underGraph(after)).filter((e) => e.field.startsWith('spec.'))).toEqual([]);
+  });
+
+  it('GIVEN no other writer claims anything under spec THEN managedFields are not written', async () => {
+    const { ownershipPatch } = await import('../../../../src/workflow/drift/undo-hand-edits.js');
+    const { withoutOtherWritersInSpec } = await import('../../../../src/workflow/drift/hand-edits.js');
+    const object = live({ managedFields: [{ manager: 'kubectl-label', operation: 'Update', fieldsV1: { 'f:metadata': { 'f:labels': { 'f:x': {} } } } }] });
+    expect(withoutOtherWritersInSpec(object.metadata.managedFields)).toBeUndefined();
+    expect(withoutOtherWritersInSpec(undefined)).toBeUndefined();
+    const removal = { kind: 'Deployment', name: 'mail', node: 'mail', field: 'spec.minReadySeconds', writer: 'removed by a write that left no field manager', action: 'set-back' as const, inTemplate: false };
+    expect(ownershipPatch('41', [removal], graph.spec, graph.metadata, object).map((o) => o.path)).toEqual(['/metadata/resourceVersion', '/spec']);
+  });
+
   it('GIVEN the Deployment written in between (the test of its resourceVersion fails) THEN it reads it again and removes what is there now', async () => {
     const { undoHandEdits } = await import('../../../../src/workflow/drift/undo-hand-edits.js');
     const versions: unknown[] = [];
