@@ -38,30 +38,27 @@ const DEPLOY_MANAGERS = new Set([FIELD_MANAGER, 'HashiCorp']);
 /** The cluster's own controllers: what they write is the cluster's, never drift. */
 const CLUSTER_MANAGERS = new Set(['kube-controller-manager', 'kube-scheduler', 'kube-apiserver']);
 
-/** A writer that is neither deploy (its apply, its typed resources, its rollback) nor the cluster's own controllers. */
-export function isOtherWriter(manager: string | undefined): boolean {
-  const m = manager ?? '?';
-  return !DEPLOY_MANAGERS.has(m) && !CLUSTER_MANAGERS.has(m) && m !== ROLLBACK_FIELD_MANAGER;
-}
-
 /**
- * The object's managedFields with no other writer's claim under spec (its entries without
- * `f:spec`; an entry left with nothing, gone), or undefined when no other writer claims
- * anything there. The ownership step writes it with the spec whole: every field of the spec is
- * then deploy's, in value and in ownership. Without it, a field whose value the spec's write
- * does not change stays another writer's: the deprecated `serviceAccount`, which the API server
- * mirrors from `serviceAccountName`, claimed by a server-side apply that changed nothing, was a
- * hand edit that no apply could undo, and no plan was verified again (seed 575839611 round 68).
- * The API server takes managedFields a write sets as they are (an update that sets none keeps
- * the object's); status entries are kept.
+ * The object's managedFields with no claim under spec but the graph's writers' and the
+ * cluster's (another writer's entries, and the rollback's, without `f:spec`; an entry left with
+ * nothing, gone), or undefined when there is no such claim. The ownership step writes it with
+ * the spec whole: every field of the spec is then the graph's, in value and in ownership.
+ * Without it, a field whose value the spec's write does not change stays its writer's: the
+ * deprecated `serviceAccount`, which the API server mirrors from `serviceAccountName`, claimed
+ * by a server-side apply that changed nothing (and, after a rollback, by the rollback's template),
+ * was a hand edit that no apply could undo, and no plan was verified again (seed 575839611, from
+ * round 68 on). The rollback's claims under spec are those of a template the spec's write
+ * replaced; its annotation (metadata) stays. The API server takes the managedFields a write sets
+ * as they are (a write that sets none keeps the object's); status entries are kept.
  */
-export function withoutOtherWritersInSpec(entries: readonly ManagedFieldsEntry[] | null | undefined): ManagedFieldsEntry[] | undefined {
+export function withoutOtherClaimsInSpec(entries: readonly ManagedFieldsEntry[] | null | undefined): ManagedFieldsEntry[] | undefined {
   if (!entries) return undefined;
   let changed = false;
   const out: ManagedFieldsEntry[] = [];
   for (const m of entries) {
     const fields = m.fieldsV1 as Record<string, unknown> | undefined;
-    if (m.subresource === 'status' || !isOtherWriter(m.manager) || fields === undefined || !('f:spec' in fields)) {
+    const manager = m.manager ?? '?';
+    if (m.subresource === 'status' || DEPLOY_MANAGERS.has(manager) || CLUSTER_MANAGERS.has(manager) || fields === undefined || !('f:spec' in fields)) {
       out.push(m);
       continue;
     }

@@ -8,9 +8,10 @@
  *     written by another writer, added, changed or removed;
  *   - other writers' fields outside spec that the graph does not set (labels, annotations) are
  *     removed one by one;
- *   - with the spec whole, no other writer's claim is left under spec (managedFields written
- *     without them): a field whose value the write does not change would otherwise stay
- *     another writer's, named as a hand edit at every plan that no apply can undo.
+ *   - with the spec whole, no claim is left under spec but the graph's writers' and the
+ *     cluster's (managedFields written without the others, the rollback's among them): a field
+ *     whose value the write does not change would otherwise stay its writer's, named as a hand
+ *     edit at every plan that no apply can undo.
  * tofu's plan then starts from an object equal to its state: its server-side apply ends with
  * exactly what it planned (no "Provider produced inconsistent result after apply",
  * hashicorp/terraform-provider-kubernetes#2185, #2367, #2487), and no merged object that the API
@@ -36,7 +37,7 @@ import { apiFailureOfError } from '../../kube/api-error.js';
 import { nodeResourceOf } from '../../contract/graph/graph-ids.js';
 import type { TofuResource } from '../../contract/graph/tofu-state.js';
 import { typedAppliedAttributes } from './typed-drift.js';
-import { findHandEdits, inSpec, METADATA_MAP_ENTRY, KEPT_TEMPLATE_ANNOTATIONS, shortHandEdit, undoes, withoutOtherWritersInSpec, type HandEdit, type ManagedObject, type ObjectUnderGraph } from './hand-edits.js';
+import { findHandEdits, inSpec, METADATA_MAP_ENTRY, KEPT_TEMPLATE_ANNOTATIONS, shortHandEdit, undoes, withoutOtherClaimsInSpec, type HandEdit, type ManagedObject, type ObjectUnderGraph } from './hand-edits.js';
 
 /** A target's object as one LIST read it (target-objects.ts lists them). */
 export interface ListedObject {
@@ -244,8 +245,8 @@ export function ownershipPatch(resourceVersion: string, edits: readonly HandEdit
   // (`add` of a member sets it whether or not it is there)
   for (const name of METADATA_MAPS) if (maps.has(name)) ops.push({ op: 'add', path: `/metadata/${name}`, value: maps.get(name)! });
   if (!whole) return ops;
-  // the spec whole, and no other writer's claim left in it (hand-edits.ts withoutOtherWritersInSpec)
-  const managedFields = withoutOtherWritersInSpec(live?.metadata?.managedFields);
+  // the spec whole, and no claim left in it but the graph's and the cluster's (hand-edits.ts withoutOtherClaimsInSpec)
+  const managedFields = withoutOtherClaimsInSpec(live?.metadata?.managedFields);
   return [...ops, { op: 'replace', path: '/spec', value: spec }, ...(managedFields ? [{ op: 'replace' as const, path: '/metadata/managedFields', value: managedFields }] : [])];
 }
 

@@ -388,10 +388,11 @@ describe('undoHandEdits', () => {
     ]);
   });
 
-  it("GIVEN another writer's server-side apply that claimed a field under spec without changing it (the mirrored serviceAccount, seed 575839611 round 68) THEN the spec is written whole and no other writer's claim is left under spec", async () => {
+  it("GIVEN another writer's server-side apply that claimed a field under spec without changing it (the mirrored serviceAccount, seed 575839611 round 68) THEN the spec is written whole and no claim is left under spec but the graph's and the cluster's", async () => {
     const { ownershipPatch } = await import('../../../../src/workflow/drift/undo-hand-edits.js');
     // GIVEN drift-496 claims spec.template.spec.serviceAccount (and a label outside spec), the
-    // rollback and the controller their own fields
+    // rollback its template's containers (seed 575839611 round 149: the rollback's claim of the
+    // mirrored serviceAccount, the same way), the controller its own fields
     const claim: ManagedFieldsEntry = { manager: 'drift-496', operation: 'Apply', fieldsV1: { 'f:metadata': { 'f:labels': { 'f:team': {} } }, 'f:spec': { 'f:template': { 'f:spec': { 'f:serviceAccount': {} } } } } };
     const onlySpec: ManagedFieldsEntry = { manager: 'kubectl-patch', operation: 'Update', fieldsV1: { 'f:spec': { 'f:minReadySeconds': {} } } };
     const rollback: ManagedFieldsEntry = { manager: 'deploy-rollout', operation: 'Update', fieldsV1: { 'f:spec': { 'f:template': { 'f:spec': { 'f:containers': {} } } } } };
@@ -401,11 +402,11 @@ describe('undoHandEdits', () => {
     // WHEN the step writes it
     const ops = ownershipPatch('41', named, graph.spec, graph.metadata, object);
     // THEN the spec whole, then managedFields without drift-496's claim under spec (its label
-    // kept) and without kubectl-patch's entry (nothing left); deploy's, the rollback's and the
-    // controller's entries as they were
+    // kept), without kubectl-patch's entry and the rollback's (an older template's; nothing
+    // left of them); deploy's and the controller's entries as they were
     expect(ops.slice(-2)).toEqual([
       { op: 'replace', path: '/spec', value: graph.spec },
-      { op: 'replace', path: '/metadata/managedFields', value: [object.metadata.managedFields[0], controller, revision, { ...claim, fieldsV1: { 'f:metadata': { 'f:labels': { 'f:team': {} } } } }, rollback] },
+      { op: 'replace', path: '/metadata/managedFields', value: [object.metadata.managedFields[0], controller, revision, { ...claim, fieldsV1: { 'f:metadata': { 'f:labels': { 'f:team': {} } } } }] },
     ]);
     // AND read again as written, nothing is named any more
     const after = structuredClone(object);
@@ -415,10 +416,10 @@ describe('undoHandEdits', () => {
 
   it('GIVEN no other writer claims anything under spec THEN managedFields are not written', async () => {
     const { ownershipPatch } = await import('../../../../src/workflow/drift/undo-hand-edits.js');
-    const { withoutOtherWritersInSpec } = await import('../../../../src/workflow/drift/hand-edits.js');
+    const { withoutOtherClaimsInSpec } = await import('../../../../src/workflow/drift/hand-edits.js');
     const object = live({ managedFields: [{ manager: 'kubectl-label', operation: 'Update', fieldsV1: { 'f:metadata': { 'f:labels': { 'f:x': {} } } } }] });
-    expect(withoutOtherWritersInSpec(object.metadata.managedFields)).toBeUndefined();
-    expect(withoutOtherWritersInSpec(undefined)).toBeUndefined();
+    expect(withoutOtherClaimsInSpec(object.metadata.managedFields)).toBeUndefined();
+    expect(withoutOtherClaimsInSpec(undefined)).toBeUndefined();
     const removal = { kind: 'Deployment', name: 'mail', node: 'mail', field: 'spec.minReadySeconds', writer: 'removed by a write that left no field manager', action: 'set-back' as const, inTemplate: false };
     expect(ownershipPatch('41', [removal], graph.spec, graph.metadata, object).map((o) => o.path)).toEqual(['/metadata/resourceVersion', '/spec']);
   });
