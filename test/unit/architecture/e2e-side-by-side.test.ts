@@ -1,0 +1,58 @@
+/**
+ * The e2e files side by side (issue 49, docs/tests.md "e2e files side by side"): every e2e file
+ * is in exactly one list of test/e2e/side-by-side.ts and the table of docs/tests.md says the
+ * same class.
+ */
+import { existsSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ALONE, e2eName, E2E_DIR, SHARED, shareOf } from '../../e2e/side-by-side.ts';
+
+const repo = resolve(import.meta.dirname, '../../..');
+
+/** Every e2e file as the e2e project's include finds it (test/e2e/**\/*.test.ts), by its name under test/e2e/. */
+async function e2eFiles(): Promise<string[]> {
+  return (await readdir(E2E_DIR, { recursive: true })).filter((f) => f.endsWith('.test.ts')).map((f) => e2eName(join(E2E_DIR, f))!).sort();
+}
+
+/** The rows of the table under "## e2e files side by side" in docs/tests.md: file -> class. */
+async function documentedClasses(): Promise<Map<string, string>> {
+  const text = await readFile(join(repo, 'docs', 'tests.md'), 'utf8');
+  const section = text.split(/^## /m).find((s) => s.startsWith('e2e files side by side'));
+  expect(section, 'docs/tests.md has a section "## e2e files side by side"').toBeDefined();
+  const rows = new Map<string, string>();
+  for (const line of section!.split('\n')) {
+    const m = /^\| `([^`]+\.test\.ts)`[^|]*\|[^|]*\| (\w+) \|/.exec(line);
+    if (m) {
+      expect(rows.has(m[1]!), `${m[1]} in two rows`).toBe(false);
+      rows.set(m[1]!, m[2]!);
+    }
+  }
+  return rows;
+}
+
+describe('the classes of the e2e files (test/e2e/side-by-side.ts)', () => {
+  it('GIVEN every e2e file THEN each is in exactly one list, and every listed file exists', async () => {
+    const files = await e2eFiles();
+    expect(files.length).toBeGreaterThan(30);
+    const listed = [...ALONE, ...SHARED];
+    expect(listed.filter((f, i) => listed.indexOf(f) !== i), 'listed twice').toEqual([]);
+    expect(files.filter((f) => !listed.includes(f)), 'e2e files in neither list: classify them (they run alone until then)').toEqual([]);
+    expect(listed.filter((f) => !existsSync(join(E2E_DIR, f))), 'listed files that are not there').toEqual([]);
+  });
+
+  it('GIVEN the table of docs/tests.md THEN it has one row per e2e file, with the class of the lists', async () => {
+    const documented = await documentedClasses();
+    const files = await e2eFiles();
+    expect([...documented.keys()].sort()).toEqual(files);
+    for (const f of files) expect(documented.get(f), f).toBe(shareOf(f));
+  });
+
+  it('GIVEN a path THEN its class is read by its name under test/e2e/; a file elsewhere has none', () => {
+    expect(shareOf(join(E2E_DIR, 'cluster.test.ts'))).toBe('alone');
+    expect(shareOf('deploy-us1.test.ts')).toBe('shared');
+    expect(shareOf(join(E2E_DIR, 'no-such.test.ts'))).toBeUndefined();
+    expect(shareOf(join(repo, 'test', 'unit', 'cluster.test.ts'))).toBeUndefined();
+  });
+});
