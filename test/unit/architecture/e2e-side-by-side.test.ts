@@ -1,12 +1,16 @@
 /**
  * The e2e files side by side (issue 49, docs/tests.md "e2e files side by side"): every e2e file
  * is in exactly one list of test/e2e/side-by-side.ts and the table of docs/tests.md says the
- * same class.
+ * same class; the lock of the e2e files (test/e2e/files-lock.ts) lets shared holders in
+ * together and an exclusive one alone, and says who waits for whom. No cluster: the lock is a
+ * file of a temporary directory.
  */
 import { existsSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { takeFilesLock, type FilesLock } from '../../e2e/files-lock.ts';
 import { ALONE, e2eName, E2E_DIR, SHARED, shareOf } from '../../e2e/side-by-side.ts';
 
 const repo = resolve(import.meta.dirname, '../../..');
@@ -56,3 +60,53 @@ describe('the classes of the e2e files (test/e2e/side-by-side.ts)', () => {
     expect(shareOf(join(repo, 'test', 'unit', 'cluster.test.ts'))).toBeUndefined();
   });
 });
+
+describe('the lock of the e2e files (test/e2e/files-lock.ts)', () => {
+  let dir = '';
+  const held: FilesLock[] = [];
+  afterAll(async () => {
+    for (const l of held) await l.release();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('GIVEN two shared holders THEN both hold it at once; an alone file waits for both, saying for whom, and a shared file waits for the alone one', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'e2e-files-lock-'));
+    const lockFile = join(dir, 'cluster.e2e-files.lock');
+    const lines: string[] = [];
+    const log = (l: string) => lines.push(l);
+    const a = await takeFilesLock('a.test.ts', 'shared', { lockFile, log });
+    const b = await takeFilesLock('b.test.ts', 'shared', { lockFile, log });
+    held.push(a, b);
+    expect([a.waitedMs, b.waitedMs]).toEqual([0, 0]);
+    expect(lines).toEqual([]);
+
+    let aloneGot = false;
+    const alone = takeFilesLock('c.test.ts', 'alone', { lockFile, log }).then((l) => ((aloneGot = true), held.push(l), l));
+    await until(() => lines.length > 0);
+    expect(lines[0]).toMatch(/^\[e2e side by side\] c\.test\.ts \(alone\) waits until no other e2e file runs; running now: a\.test\.ts \(shared, since [\d:]+\), b\.test\.ts \(shared, since [\d:]+\)$/);
+    await a.release();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(aloneGot, 'the alone file got the lock while a shared one held it').toBe(false);
+    await b.release();
+    const c = await alone;
+    expect(c.waitedMs).toBeGreaterThan(0);
+    expect(lines[1]).toMatch(/^\[e2e side by side\] c\.test\.ts \(alone\) got the lock after [\d.]+ s of waiting$/);
+
+    const shared = takeFilesLock('d.test.ts', 'shared', { lockFile, log }).then((l) => (held.push(l), l));
+    await until(() => lines.length > 2);
+    expect(lines[2]).toMatch(/^\[e2e side by side\] d\.test\.ts \(shared\) waits while a file runs alone: c\.test\.ts \(alone, since [\d:]+\)$/);
+    await c.release();
+    await shared;
+    expect(lines[3]).toMatch(/^\[e2e side by side\] d\.test\.ts \(shared\) got the lock after/);
+    // the holders' notes go with their locks
+    expect((await readdir(`${lockFile}.holders`)).length).toBe(1);
+  });
+});
+
+async function until(ok: () => boolean, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error(`not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
