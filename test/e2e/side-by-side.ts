@@ -78,3 +78,15 @@ export function shareOf(file: string): Share | undefined {
   if (SHARED.includes(name)) return 'shared';
   return undefined;
 }
+
+/**
+ * The files in the order given, but the classified ones (`classOf` not undefined) in their own
+ * places refilled with the `shared` ones first and the `alone` ones after them, each group in
+ * its given order; the others stay where they are. The e2e sequencer's rule (sequencer.ts).
+ */
+export function aloneLast<T>(items: readonly T[], classOf: (item: T) => Share | undefined): T[] {
+  const classified = items.filter((i) => classOf(i) !== undefined);
+  const order = [...classified.filter((i) => classOf(i) === 'shared'), ...classified.filter((i) => classOf(i) === 'alone')];
+  let next = 0;
+  return items.map((i) => (classOf(i) === undefined ? i : order[next++]!));
+}

@@ -1,17 +1,20 @@
 /**
  * The e2e files side by side (issue 49, docs/tests.md "e2e files side by side"): every e2e file
  * is in exactly one list of test/e2e/side-by-side.ts and the table of docs/tests.md says the
- * same class; the lock of the e2e files (test/e2e/files-lock.ts) lets shared holders in
- * together and an exclusive one alone, and says who waits for whom. No cluster: the lock is a
- * file of a temporary directory.
+ * same class; the e2e sequencer puts the `alone` files in one block after the `shared` ones;
+ * the lock of the e2e files (test/e2e/files-lock.ts) lets shared holders in together and an
+ * exclusive one alone, and says who waits for whom. No cluster: the lock is a file of a
+ * temporary directory.
  */
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { TestSpecification, Vitest } from 'vitest/node';
 import { takeFilesLock, type FilesLock } from '../../e2e/files-lock.ts';
-import { ALONE, e2eName, E2E_DIR, SHARED, shareOf } from '../../e2e/side-by-side.ts';
+import AloneLastSequencer from '../../e2e/sequencer.ts';
+import { aloneLast, ALONE, e2eName, E2E_DIR, SHARED, shareOf, type Share } from '../../e2e/side-by-side.ts';
 
 const repo = resolve(import.meta.dirname, '../../..');
 
@@ -58,6 +61,37 @@ describe('the classes of the e2e files (test/e2e/side-by-side.ts)', () => {
     expect(shareOf('deploy-us1.test.ts')).toBe('shared');
     expect(shareOf(join(E2E_DIR, 'no-such.test.ts'))).toBeUndefined();
     expect(shareOf(join(repo, 'test', 'unit', 'cluster.test.ts'))).toBeUndefined();
+  });
+});
+
+describe('the order: the alone files in one block after the shared ones', () => {
+  it('GIVEN a mixed order THEN the classified items keep their places, shared first, each group in its order', () => {
+    const classes: Record<string, Share | undefined> = { a1: 'alone', s1: 'shared', a2: 'alone', s2: 'shared', s3: 'shared' };
+    const order = aloneLast(['u1', 'a1', 's1', 'a2', 's2', 's3', 'u2'], (i) => classes[i]);
+    expect(order).toEqual(['u1', 's1', 's2', 's3', 'a1', 'a2', 'u2']);
+  });
+
+  it("GIVEN vitest's order (the slowest first) THEN the sequencer keeps it but moves the e2e project's alone files after its shared ones, and an unclassified e2e file with them", async () => {
+    const spec = (project: string, file: string, duration: number) =>
+      ({ moduleId: join(repo, file), project: { name: project, config: { sequence: { groupOrder: project === 'e2e' ? 1 : 0 }, isolate: true } }, duration }) as unknown as TestSpecification & { duration: number };
+    const specs = [
+      spec('e2e', 'test/e2e/deploy-us1.test.ts', 30),
+      spec('e2e', 'test/e2e/deploy-soak.test.ts', 370),
+      spec('unit', 'test/unit/cluster.test.ts', 5),
+      spec('e2e', 'test/e2e/deploy-hand-edits.test.ts', 330),
+      spec('e2e', 'test/e2e/cluster.test.ts', 40),
+      spec('e2e', 'test/e2e/new-file.test.ts', 1),
+    ];
+    const ctx = { cache: { getTestSpecificationResult: (s: { duration: number }) => ({ failed: false, duration: s.duration }) } } as unknown as Vitest;
+    const sorted = await new AloneLastSequencer(ctx).sort(specs);
+    expect(sorted.map((s) => s.moduleId.slice(repo.length + 1))).toEqual([
+      'test/unit/cluster.test.ts',
+      'test/e2e/deploy-hand-edits.test.ts',
+      'test/e2e/deploy-us1.test.ts',
+      'test/e2e/deploy-soak.test.ts',
+      'test/e2e/cluster.test.ts',
+      'test/e2e/new-file.test.ts',
+    ]);
   });
 });
 
