@@ -1,9 +1,12 @@
 /**
- * Which e2e files may run beside another on the one local cluster (issue 49), so that the e2e
- * project can run two files at a time. The one list of the classes; docs/tests.md ("e2e files
- * side by side") says, per file, what it touches beyond its own namespace, state and temporary
- * directory, and why it is in its class. A new e2e file goes into one of the two lists (a unit
- * test checks that every file is in exactly one, test/unit/architecture/e2e-side-by-side.test.ts).
+ * Which e2e files may run beside another on the one local cluster (issue 49): the e2e project
+ * runs two files at a time (vitest.config.ts), and each file takes the lock of
+ * test/e2e/cluster-share.ts before its tests: shared for a `shared` file, exclusive for an
+ * `alone` one. The one list of the classes; docs/tests.md ("e2e files side by side") says, per
+ * file, what it touches beyond its own namespace, state and temporary directory, and why it is
+ * in its class. A new e2e file goes into one of the two lists (a unit test checks that every
+ * file is in exactly one, test/unit/architecture/e2e-side-by-side.test.ts); until then it runs
+ * alone.
  *
  *   shared  touches nothing another file uses (beyond the cluster's capacity and the host's CPU)
  *           and asserts nothing that two files' load could break
