@@ -28,7 +28,7 @@ export interface StateView {
   readonly lineage: string;
   readonly serial: number;
   readonly outputs: Record<string, { value: unknown }>;
-  /** every resource with its instances, whose attributes are only those of READ_ATTRIBUTES */
+  /** every resource with its instances, whose attributes are only those of READ_ATTRIBUTES (all of a typed object's) */
   readonly resources: readonly TofuResource[];
   /**
    * Why the verified no-op check must not trust this state (not format version 4, encrypted
@@ -42,12 +42,20 @@ export interface StateView {
  * The attributes of a resource type that the view's readers take; every other attribute is
  * left out of the view. A reader of another attribute must be added here.
  *   - kubernetes_manifest `manifest`: the Deployment as last applied (undo-hand-edits.ts appliedManifests);
- *   - terraform_data `output`: the digest a push recorded (moved-tags.ts recordedPushDigests).
+ *   - terraform_data `output`: the digest a push recorded (moved-tags.ts recordedPushDigests);
+ *   - every attribute of the typed kubernetes objects (`kubernetes_*` but the manifest, managed:
+ *     the namespace, the claims, the service accounts, the NetworkPolicy; a few KB each): the
+ *     object as the last apply left it, which a field another writer holds is compared with
+ *     (typed-drift.ts typedAppliedAttributes, hand-edits.ts holdsAppliedAttribute) and tofu's
+ *     refreshed object is compared with (typed-drift.ts typedDriftEdits). Without them the
+ *     planner took a value set back to the applied one for a hand edit for good (issue 45, seed
+ *     562543228 round 131) and a change of the graph for a hand edit.
  */
 const READ_ATTRIBUTES: Readonly<Record<string, readonly string[]>> = {
   kubernetes_manifest: ['manifest'],
   terraform_data: ['output'],
 };
+const ALL_ATTRIBUTES = (r: TofuResource): boolean => r.mode === 'managed' && r.type.startsWith('kubernetes_') && !(r.type in READ_ATTRIBUTES);
 
 /** A state document as the check reads it (the model of src/contract/graph/tofu-state.ts), and why it must not trust it, if so. */
 export function stateView(text: string): StateView {
@@ -77,6 +85,7 @@ export function stateView(text: string): StateView {
 
 /** A resource with only the attributes its readers take (READ_ATTRIBUTES). */
 function readPart(r: TofuResource): TofuResource {
+  const all = ALL_ATTRIBUTES(r);
   const kept = READ_ATTRIBUTES[r.type] ?? [];
   return {
     ...(r.module !== undefined ? { module: r.module } : {}),
@@ -86,7 +95,7 @@ function readPart(r: TofuResource): TofuResource {
     instances: r.instances.map((i) => ({
       ...(i.index_key !== undefined ? { index_key: i.index_key } : {}),
       ...(i.status !== undefined ? { status: i.status } : {}),
-      attributes: Object.fromEntries(kept.filter((k) => i.attributes !== undefined && k in i.attributes).map((k) => [k, i.attributes![k]])),
+      attributes: all ? (i.attributes ?? {}) : Object.fromEntries(kept.filter((k) => i.attributes !== undefined && k in i.attributes).map((k) => [k, i.attributes![k]])),
     })),
   };
 }
@@ -107,7 +116,13 @@ function backendOf(ctx: StateReadContext): string {
 /** A sha256 as the backend's ETag (state-routes.ts): the only tag a view is kept under. */
 const SHA256_ETAG = /^"[0-9a-f]{64}"$/;
 
+/**
+ * The kept view's format: a view kept by a version of deploy that read other attributes
+ * (READ_ATTRIBUTES) is not used. 2: the typed objects' attributes kept.
+ */
+const KEPT_VIEW_FORMAT = 2;
 const keptViewSchema = z.object({
+  format: z.literal(KEPT_VIEW_FORMAT),
   backend: z.string(),
   etag: z.string().regex(SHA256_ETAG),
   view: z.object({
@@ -119,6 +134,7 @@ const keptViewSchema = z.object({
   }),
 });
 interface KeptView {
+  readonly format: typeof KEPT_VIEW_FORMAT;
   readonly backend: string;
   readonly etag: string;
   readonly view: StateView;
@@ -148,7 +164,7 @@ export async function readState(ctx: StateReadContext): Promise<StateView | unde
   const view = stateView(text);
   const etag = res.headers.get('etag');
   // the view is kept only under the sha256 of the very bytes it was made of
-  if (etag !== null && SHA256_ETAG.test(etag) && etag === `"${createHash('sha256').update(bytes).digest('hex')}"`) await keepView(ctx, { backend: backendOf(ctx), etag, view });
+  if (etag !== null && SHA256_ETAG.test(etag) && etag === `"${createHash('sha256').update(bytes).digest('hex')}"`) await keepView(ctx, { format: KEPT_VIEW_FORMAT, backend: backendOf(ctx), etag, view });
   return view;
 }
 

@@ -2,12 +2,14 @@
  * The push and digest shell (stacks/image-scripts.ts), run with a fake skopeo: the arguments
  * skopeo gets, the TLS switch, and the failure that names the node when the archive is missing.
  */
+import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIGEST_PROGRAM_NAME, digestScript, pushScript } from '../../../stacks/image-scripts.js';
+import { childCommands, release, waitForReleaseShell } from '../../support/barrier.js';
 import { stepWords } from '../../support/step-words.js';
 import { until } from '../../support/until.js';
 
@@ -72,8 +74,10 @@ describe('the push of a node image', () => {
 });
 
 describe('the pushes of one archive and tag in a run: one upload, no order in the graph', () => {
-  // a fake skopeo that takes 0.4 s, logs when it starts and ends, writes the digest file it is
-  // given, and fails for the destination in FAIL_FOR
+  // a fake skopeo that logs when it starts and ends, writes the digest file it is given, fails
+  // for the destination in FAIL_FOR, and in between runs until the test creates the file
+  // RELEASED: it does so once it has seen every other push waiting for the first one's end, or
+  // uploading; so the pushes overlap however slow the machine is (issue 49)
   let slow: string;
   beforeAll(async () => {
     slow = join(dir, 'slow skopeo');
@@ -84,7 +88,7 @@ describe('the pushes of one archive and tag in a run: one upload, no order in th
         'dest=; df=',
         'while [ $# -gt 0 ]; do case "$1" in --digestfile) df=$2; shift ;; docker://*) dest=${1#docker://} ;; esac; shift; done',
         'echo "start $dest" >>"$LOG"',
-        'sleep 0.4',
+        waitForReleaseShell({ variable: 'RELEASED' }, 20),
         'if [ "$dest" = "${FAIL_FOR:-}" ]; then echo "end $dest (failed)" >>"$LOG"; exit 1; fi',
         'if [ -n "$df" ]; then printf sha256:abc >"$df"; fi',
         'echo "end $dest" >>"$LOG"',
@@ -92,21 +96,80 @@ describe('the pushes of one archive and tag in a run: one upload, no order in th
     );
     await chmod(slow, 0o755);
   });
+  const runPush = (name: string, upload: string, env: Record<string, string | undefined>) =>
+    execa('/bin/sh', ['-c', pushScript({ name, archive: join(dir, 'shared.tar'), tagRef: `r/${name}:1`, upload }, 'system')], { reject: false, env: { PATH: process.env.PATH, DEPLOY_SKOPEO: slow, ...env } });
+  interface Push {
+    readonly name: string;
+    readonly result: ReturnType<typeof runPush>;
+    ended: boolean;
+  }
+  const startPush = (name: string, upload: string, env: Record<string, string | undefined>): Push => {
+    const push: Push = { name, result: runPush(name, upload, env), ended: false };
+    void push.result.then(
+      () => (push.ended = true),
+      () => (push.ended = true),
+    );
+    return push;
+  };
+  /**
+   * What a push is doing now: 'uploading' (its skopeo logged its start) or 'waiting' (its shell
+   * runs a sleep: only its wait loops do), else undefined (also once it ended). Its children are
+   * looked at before the log: the fake logs its start before its own sleeps, so a sleep seen
+   * while the log has no start yet is the push's.
+   */
+  const doing = async (push: Push, log: string): Promise<'uploading' | 'waiting' | undefined> => {
+    const sleeping = push.result.pid !== undefined && childCommands(push.result.pid).includes('sleep');
+    const logged = await readFile(log, 'utf8').catch(() => '');
+    if (push.ended) return undefined;
+    if (logged.includes(`start r/${push.name}:1`)) return 'uploading';
+    return sleeping ? 'waiting' : undefined;
+  };
+  /** Waits until each of `pushes` waits or uploads (none may end before the release). */
+  const untilEachWaitsOrUploads = async (pushes: readonly Push[], log: string) => {
+    let states: (string | undefined)[] = [];
+    await until(`the pushes of ${pushes.map((p) => p.name).join(', ')} each waiting for another push's end (a sleep of its wait loop as its child) or uploading (its skopeo started)`, async () => (states = await Promise.all(pushes.map((p) => doing(p, log)))).every((s) => s !== undefined), {
+      timeoutMs: 10_000,
+      failIf: () => {
+        const ended = pushes.filter((p) => p.ended).map((p) => p.name);
+        return ended.length > 0 ? `${ended.map((name) => `the push of ${name}`).join(' and ')} ended before the skopeos were released` : undefined;
+      },
+      seen: () => `${pushes.map((p, i) => `${p.name}: ${states[i] ?? 'neither'}`).join(', ')}; the log: ${JSON.stringify(existsSync(log) ? readFileSync(log, 'utf8') : '')}`,
+    });
+  };
+  /**
+   * Runs `observe` (its waits), then releases the skopeos whether it failed or not, lets every
+   * push of `started` end, and returns their results and the log's lines.
+   */
+  const releasedAfter = async (started: readonly Push[], log: string, released: string, observe: () => Promise<void>) => {
+    try {
+      await observe();
+    } finally {
+      release(released);
+      await Promise.allSettled(started.map((p) => p.result));
+    }
+    const results = await Promise.all(started.map((p) => p.result));
+    return { results, log: (await readFile(log, 'utf8')).trimEnd().split('\n') };
+  };
   const pushes = async (nodes: { name: string; upload: string }[], env: Record<string, string> = {}) => {
     const runDir = await mkdtemp(join(dir, 'run-'));
     const log = join(runDir, 'log');
-    const archive = join(dir, 'shared.tar');
-    await writeFile(archive, 'x');
-    const start = (n: { name: string; upload: string }) =>
-      execa('/bin/sh', ['-c', pushScript({ name: n.name, archive, tagRef: `r/${n.name}:1`, upload: n.upload }, 'system')], { reject: false, env: { PATH: process.env.PATH, DEPLOY_SKOPEO: slow, DEPLOY_RUN_DIR: runDir, LOG: log, ...env } });
-    // the first to start is the first node: the others start once its skopeo runs
+    const released = `${runDir}.released`;
+    await writeFile(join(dir, 'shared.tar'), 'x');
+    const start = (n: { name: string; upload: string }) => startPush(n.name, n.upload, { DEPLOY_RUN_DIR: runDir, LOG: log, RELEASED: released, ...env });
+    // the first to start is the first node: the others start once its skopeo runs, and it runs
+    // until each of them is seen waiting for its end or uploading too
     const [first, ...others] = nodes;
     const started = [start(first!)];
-    let logged = '';
-    await until(`the push of ${first!.name} starting skopeo`, async () => (logged = await readFile(log, 'utf8').catch(() => '')).includes(`start r/${first!.name}:1`), { timeoutMs: 10_000, seen: () => `the log: ${JSON.stringify(logged)}` });
-    started.push(...others.map(start));
-    const results = await Promise.all(started);
-    return { results, log: (await readFile(log, 'utf8')).trimEnd().split('\n') };
+    return releasedAfter(started, log, released, async () => {
+      let logged = '';
+      await until(`the push of ${first!.name} starting skopeo`, async () => (logged = await readFile(log, 'utf8').catch(() => '')).includes(`start r/${first!.name}:1`), {
+        timeoutMs: 10_000,
+        failIf: () => (started[0]!.ended ? 'it ended first' : undefined),
+        seen: () => `the log: ${JSON.stringify(logged)}`,
+      });
+      started.push(...others.map(start));
+      await untilEachWaitsOrUploads(started.slice(1), log);
+    });
   };
 
   it('GIVEN three nodes pushing the same archive and tag THEN the first uploads alone, and the others push once it ended', async () => {
@@ -133,13 +196,15 @@ describe('the pushes of one archive and tag in a run: one upload, no order in th
   });
 
   it('GIVEN no run directory (tofu run by hand) THEN each push uploads on its own, at once', async () => {
-    const archive = join(dir, 'shared.tar');
+    await writeFile(join(dir, 'shared.tar'), 'x');
     const log = join(dir, 'alone.log');
+    const released = join(dir, 'alone.released');
     await rm(log, { force: true });
-    const env = { PATH: process.env.PATH, DEPLOY_SKOPEO: slow, LOG: log };
-    const rs = await Promise.all(['alpha', 'beta'].map((name) => execa('/bin/sh', ['-c', pushScript({ name, archive, tagRef: `r/${name}:1`, upload: 'same' }, 'system')], { reject: false, env })));
-    for (const r of rs) expect(r.exitCode, r.stderr).toBe(0);
-    expect((await readFile(log, 'utf8')).split('\n').slice(0, 2).every((l) => l.startsWith('start'))).toBe(true);
+    await rm(released, { force: true });
+    const started = ['alpha', 'beta'].map((name) => startPush(name, 'same', { LOG: log, RELEASED: released }));
+    const { results, log: lines } = await releasedAfter(started, log, released, () => untilEachWaitsOrUploads(started, log));
+    for (const r of results) expect(r.exitCode, r.stderr).toBe(0);
+    expect(lines.slice(0, 2).every((l) => l.startsWith('start'))).toBe(true);
   });
 });
 

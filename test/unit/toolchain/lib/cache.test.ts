@@ -4,6 +4,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runTool } from '../../../../src/tools/run.js';
+import { locksOf, lockWaiters, release, waitForReleaseShell } from '../../../support/barrier.js';
+import { until } from '../../../support/until.js';
 
 const cacheSh = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'toolchain', 'lib', 'cache.sh');
 
@@ -44,9 +46,28 @@ describe('toolchain/lib/cache.sh build_once', () => {
     const root = mkdtempSync(join(tmpdir(), 'cache-sh-'));
     const cache = join(root, 'cache');
     const count = join(root, 'count');
-    const build = `build_once demo/2.0/demo sh -c 'echo run >> "${count}"; sleep 0.5; echo ok > "$BUILD_OUT"'`;
-    const [a, b] = await Promise.all([bash(cache, build), bash(cache, build)]);
-    expect([a.exitCode, b.exitCode]).toEqual([0, 0]);
+    const released = join(root, 'released');
+    const lock = join(cache, '.locks', 'demo_2.0_demo.lock');
+    // the builder runs until the test releases it, which it does once the other caller is
+    // seen blocked on the key's lock: so the two calls overlap however slow the machine is
+    const build = `build_once demo/2.0/demo sh -c 'echo run >> "${count}"; ${waitForReleaseShell(released, 15)}; echo ok > "$BUILD_OUT"'`;
+    const ended: string[] = [];
+    const call = (caller: string) => bash(cache, build).finally(() => ended.push(caller));
+    const callers = [call('the first'), call('the second')] as const;
+    const runs = () => (existsSync(count) ? readFileSync(count, 'utf8') : '');
+    const locks = () => (existsSync(lock) ? locksOf(lock).join(' | ') || 'none' : 'no lock file');
+    try {
+      await until(`one builder running and the other caller blocked on the lock of its key (a "->" line of ${lock} in /proc/locks)`, () => runs() === 'run\n' && existsSync(lock) && lockWaiters(lock) === 1, {
+        timeoutMs: 10_000,
+        failIf: () => (runs().split('\n').length > 2 ? 'both callers ran the builder' : ended.length > 0 ? `${ended.join(' and ')} call ended before the builder was released` : undefined),
+        seen: () => `builder runs ${JSON.stringify(runs())}, the lock's lines in /proc/locks: ${locks()}`,
+      });
+    } finally {
+      release(released);
+      await Promise.allSettled(callers);
+    }
+    const [a, b] = await Promise.all(callers);
+    expect([a.exitCode, b.exitCode], `${a.stderr}${b.stderr}`).toEqual([0, 0]);
     expect(readFileSync(count, 'utf8')).toBe('run\n');
     expect(`${a.stderr}${b.stderr}`).toContain('built by another process');
   });

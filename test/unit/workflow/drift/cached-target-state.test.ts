@@ -22,6 +22,8 @@ function state(serial: number): string {
       { mode: 'managed', type: 'kubernetes_manifest', name: 'm001_deployment', provider: 'p', instances: [{ schema_version: 1, attributes: { manifest: { value: { kind: 'Deployment' } }, object: { value: { big: 'typed object' } } }, private: 'bnVsbA==' }] },
       { mode: 'managed', type: 'terraform_data', name: 'm001_pushed-digest', provider: 'p', instances: [{ attributes: { output: { value: { digest: 'sha256:ab' } }, input: { value: 'x' } } }] },
       { mode: 'managed', type: 'null_resource', name: 'm001_push', provider: 'p', instances: [{ index_key: 0, status: 'tainted', attributes: { triggers: { script: 'long' } } }] },
+      { mode: 'managed', type: 'kubernetes_service_account_v1', name: 'm001_account', provider: 'p', instances: [{ schema_version: 0, attributes: { automount_service_account_token: false, metadata: [{ name: 'node-m001', annotations: {} }] }, private: 'bnVsbA==' }] },
+      { mode: 'data', type: 'kubernetes_resources', name: 'runtime_class', provider: 'p', instances: [{ attributes: { objects: [{ big: 'list' }] } }] },
     ],
   });
 }
@@ -43,6 +45,9 @@ describe('stateView (the state as the check reads it)', () => {
       { mode: 'managed', type: 'kubernetes_manifest', name: 'm001_deployment', instances: [{ attributes: { manifest: { value: { kind: 'Deployment' } } } }] },
       { mode: 'managed', type: 'terraform_data', name: 'm001_pushed-digest', instances: [{ attributes: { output: { value: { digest: 'sha256:ab' } } } }] },
       { mode: 'managed', type: 'null_resource', name: 'm001_push', instances: [{ index_key: 0, status: 'tainted', attributes: {} }] },
+      // a typed object whole: what a field another writer holds is compared with (issue 45)
+      { mode: 'managed', type: 'kubernetes_service_account_v1', name: 'm001_account', instances: [{ attributes: { automount_service_account_token: false, metadata: [{ name: 'node-m001', annotations: {} }] } }] },
+      { mode: 'data', type: 'kubernetes_resources', name: 'runtime_class', instances: [{ attributes: {} }] },
     ]);
   });
 });
@@ -106,6 +111,15 @@ describe('readState and the view kept by ETag', () => {
     writeFileSync(keptViewFile(ctx), JSON.stringify({ ...kept, backend: 'http://127.0.0.1:1/other', view: { ...kept.view, lineage: 'other' } }));
     expect((await readState(ctx))?.lineage).toBe(lineage);
     writeFileSync(keptViewFile(ctx), '{"half');
+    expect((await readState(ctx))?.lineage).toBe(lineage);
+  });
+
+  it('GIVEN a view kept by a version that read fewer attributes (no format 2) THEN it is not used: the state is read whole', async () => {
+    expect((await call(ctx.backend.http.address, 'POST', state(1))).status).toBe(200);
+    await readState(ctx);
+    const { format, ...older } = JSON.parse(readFileSync(keptViewFile(ctx), 'utf8'));
+    expect(format).toBe(2);
+    writeFileSync(keptViewFile(ctx), JSON.stringify({ ...older, view: { ...older.view, lineage: 'kept by an older deploy' } }));
     expect((await readState(ctx))?.lineage).toBe(lineage);
   });
 });

@@ -8,6 +8,8 @@ import type { TofuResource } from '../../../../src/contract/graph/tofu-state.js'
 import type { HandEdit } from '../../../../src/workflow/drift/hand-edits.js';
 import { model } from '../target-fixture.js';
 import { names } from '../../../../src/config/names.js';
+import { stateView } from '../../../../src/workflow/drift/cached-target-state.js';
+import { holdsAppliedAttribute } from '../../../../src/workflow/drift/hand-edits.js';
 
 const NS = 'kubernetes_namespace_v1.namespace';
 const NP = 'kubernetes_network_policy_v1.network-policy';
@@ -51,6 +53,28 @@ describe('typedDriftEdits', () => {
     const typed = typedAppliedAttributes(model, [resource(NS, nsAttrs(psa)), resource('kubernetes_service_account_v1.node-alpha_account_0123ABCD', sa), resource('kubernetes_manifest.node-alpha_deployment_0123ABCD', { manifest: {} })]);
     expect([...typed.keys()].sort()).toEqual([`Namespace/${model.namespace}`, `ServiceAccount/${names.serviceAccount('alpha')}`]);
     expect(typed.get(`ServiceAccount/${names.serviceAccount('alpha')}`)).toBe(sa);
+  });
+
+  it('GIVEN the state as the planner reads it (the view of the state document, cached-target-state.ts) THEN the same attributes: a value set back to the applied one is no edit, a change of the graph is none (issue 45, seed 562543228 round 131)', () => {
+    // GIVEN a state document as tofu writes it, read through stateView as plan-target does
+    const SA = 'kubernetes_service_account_v1.node-alpha_account_0123ABCD';
+    const doc = (account: Record<string, unknown>, labels: Record<string, string>) =>
+      JSON.stringify({
+        version: 4, terraform_version: '1.12.6', serial: 3, lineage: 'l', outputs: {},
+        resources: [
+          { ...resource(NS, nsAttrs(labels)), provider: 'p' },
+          { ...resource(SA, { automount_service_account_token: false, ...account }), provider: 'p' },
+        ],
+      });
+    const view = stateView(doc({}, psa)).resources;
+    // WHEN the account's mount is held by another writer, at the applied value (true, then false again)
+    const applied = typedAppliedAttributes(model, view).get(`ServiceAccount/${names.serviceAccount('alpha')}`);
+    const steps = ['f:automountServiceAccountToken'];
+    // THEN it holds the applied attribute: no hand edit to name, nothing that stops the record
+    expect(holdsAppliedAttribute({ object: { automountServiceAccountToken: false }, applied }, steps)).toBe(true);
+    expect(holdsAppliedAttribute({ object: { automountServiceAccountToken: true }, applied }, steps)).toBe(false);
+    // AND a label the graph changes while the cluster kept the applied one is the graph's change, not an edit
+    expect(typedDriftEdits(model, [update(NS, ['metadata[0].labels.team'])], [], view, stateView(doc({}, psa)).resources)).toEqual([]);
   });
 
   it('reads a provider path as people do', () => {
