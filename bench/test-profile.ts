@@ -5,8 +5,10 @@
 // <state>/test-reports/, and prints
 // per project and for the 15 slowest files: the wall time and its phases (the import of the
 // file, its tests and hooks), each file's share of all files' time. Files of the unit project
-// run side by side, and the unit + integration lane beside the e2e one, so the files' times
-// add up to more than the run's wall time; the integration and e2e projects run one file at a time.
+// run side by side, the e2e project's two at a time (its `alone` ones one at a time:
+// test/e2e/side-by-side.ts), and the unit + integration lane beside the e2e one, so the files'
+// times add up to more than the run's wall time; the integration project runs one file at a time.
+// An e2e file's wait for the lock of the e2e files (test/e2e/cluster-share.ts) is in its import.
 // A report without `profile` (vitest's own JSON reporter) gives the tests' span per file only:
 // no import, no hooks before the first test or after the last.
 import { readdirSync, readFileSync } from 'node:fs';

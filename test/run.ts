@@ -3,8 +3,9 @@
 //   npm test                       both lanes; exit 0 only when both passed
 //   npm test -- <vitest args>      one vitest run with those args, as `vitest run <args>`
 //
-// Vitest 5 runs projects of different worker counts one after another, and the integration
-// and e2e projects run one file at a time, so in one process the three projects' times add up.
+// Vitest 5 runs projects of different worker counts one after another (the integration project
+// one file at a time, the e2e project two: test/e2e/side-by-side.ts), so in one process the
+// three projects' times add up.
 // Only the e2e project uses the cluster; the unit and integration projects use none of it (their
 // servers listen on ports the kernel picks, their tools build under the cache's per-key lock,
 // and the run-guardian test keeps its dead runs in PID namespaces of its own). So the e2e lane

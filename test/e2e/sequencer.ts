@@ -1,0 +1,31 @@
+/**
+ * The order of the test files (vitest.config.ts `sequence.sequencer`; vitest has one sequencer
+ * for all projects): vitest's own (failed first, then the slowest first, by the last run's
+ * times), except that the e2e project's `alone` files (side-by-side.ts) come after all its
+ * `shared` files, in one block.
+ *
+ * Why a block: vitest hands the files to its two e2e workers in this order, and each file waits
+ * in cluster-share.ts for its lock. flock(1) does not queue a waiting exclusive lock before later
+ * shared ones, so an alone file between shared files could wait for as long as shared files keep
+ * coming. In one block, once the first alone file waits, no shared file is left to start.
+ *
+ * Why last, not first: npm test runs the unit and integration projects beside the e2e project
+ * (test/run.ts), the CPU of this 2-core machine busy with them for the run's first 7 minutes or
+ * so. The alone files are alone for their timing (a deadline a few seconds wide, a soak, samples
+ * of downtime); last, they run on a machine where nothing else does. And the shared block, the
+ * slowest first, ends with short files, so the worker that reaches the first alone file waits
+ * little for the other to finish.
+ */
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+import { aloneLast, shareOf } from './side-by-side.ts';
+
+/** The project whose files side-by-side.ts classifies. */
+const E2E_PROJECT = 'e2e';
+
+export default class AloneLastSequencer extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    // unclassified e2e files run alone (cluster-share.ts): in the alone block too
+    return aloneLast(sorted, (spec) => (spec.project.name === E2E_PROJECT ? (shareOf(spec.moduleId) ?? 'alone') : undefined));
+  }
+}
