@@ -278,6 +278,11 @@ export async function undoHandEdits(
   for (const [name, first] of byObject) {
     let now: readonly HandEdit[] = first;
     let object = io.objectOf(name);
+    // the replicas written first, alone: whatever follows (the spec's write refused because the
+    // controller moved the object meanwhile, and nothing left to write when read again), those
+    // edits are undone and the node's pods move, so its rollout step must wait for them (seed
+    // 583964702 round 9: replicas set back, then nothing said, no record, no wait)
+    let scaled: HandEdit[] = [];
     for (let attempt = 1; ; attempt++) {
       const todo = now.filter(undoable);
       const version = object?.metadata?.resourceVersion;
@@ -290,13 +295,18 @@ export async function undoHandEdits(
         const replicas = ops.some((o) => o.op === 'replace') ? replicasFirst(spec, object) : undefined;
         if (replicas !== undefined) {
           await io.patch(name, [{ op: 'test', path: '/metadata/resourceVersion', value: version }, { op: 'replace', path: '/spec/replicas', value: replicas }], FIELD_MANAGER);
-          const scaled = await io.observed(name);
-          const after = scaled?.metadata?.resourceVersion;
+          if (scaled.length === 0) {
+            scaled = todo.filter((e) => e.field === 'spec.replicas');
+            specWritten.add(todo[0]?.node ?? name);
+          }
+          const observed = await io.observed(name);
+          const after = observed?.metadata?.resourceVersion;
           if (after === undefined) break;
           ops[0] = { op: 'test', path: '/metadata/resourceVersion', value: after };
         }
         await io.patch(name, ops, FIELD_MANAGER);
-        removed.push(...todo);
+        removed.push(...todo, ...scaled.filter((e) => !todo.includes(e)));
+        scaled = [];
         const node = todo[0]?.node ?? name;
         if (replicas !== undefined || ops.some((o) => o.path === '/spec' || o.path.startsWith('/spec/'))) specWritten.add(node);
         const whole = ops.some((o) => o.op === 'replace');
@@ -308,6 +318,10 @@ export async function undoHandEdits(
         if (object === undefined) break;
         now = io.editsOf(object);
       }
+    }
+    if (scaled.length > 0) {
+      removed.push(...scaled);
+      say(`${scaled[0]!.node ?? name}: undid ${scaled.length} hand edit${scaled.length === 1 ? '' : 's'} of its Deployment (${scaled.map(shortHandEdit).join('; ')})`);
     }
   }
   return { removed, specWritten: [...specWritten].sort() };

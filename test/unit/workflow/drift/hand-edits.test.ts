@@ -446,6 +446,38 @@ describe('undoHandEdits', () => {
     expect(versions).toEqual(['7', '9']);
   });
 
+  it('GIVEN the replicas written first and then the spec refused (the controller moved the object) and nothing left when read again THEN the replicas edit is undone, said, and the node waits for its pods (seed 583964702 round 9)', async () => {
+    const { undoHandEdits } = await import('../../../../src/workflow/drift/undo-hand-edits.js');
+    // GIVEN web scaled to 7 by another writer's server-side apply
+    const claim: ManagedFieldsEntry = { manager: 'drift-965', operation: 'Apply', fieldsV1: { 'f:spec': { 'f:replicas': {} } } };
+    const object = live({ spec: (spec: any) => (spec.replicas = 7), managedFields: [claim] });
+    const named = findHandEdits(underGraph(object));
+    expect(named.map((e) => e.field)).toEqual(['spec.replicas']);
+    const patches: string[][] = [];
+    const said: string[] = [];
+    // WHEN the replicas' write goes through, the spec's is refused (its resourceVersion moved), and read again nothing is left to undo
+    const out = await undoHandEdits(
+      named,
+      {
+        patch: async (_name, ops) => {
+          patches.push(ops.map((o) => o.path));
+          if (patches.length === 2) throw Object.assign(new Error('HTTP 422'), { code: 422 });
+        },
+        read: async () => ({ metadata: { name: 'mail', resourceVersion: '9' } }),
+        editsOf: () => [],
+        objectOf: () => object,
+        appliedOf: () => graph,
+        observed: async () => ({ metadata: { name: 'mail', resourceVersion: '8' } }),
+      },
+      (line) => said.push(line),
+    );
+    // THEN the replicas were written, the edit counts as undone, the node's rollout step waits
+    expect(patches[0]).toEqual(['/metadata/resourceVersion', '/spec/replicas']);
+    expect(out.removed.map((e) => e.field)).toEqual(['spec.replicas']);
+    expect(out.specWritten).toEqual(['mail']);
+    expect(said).toEqual(['mail: undid 1 hand edit of its Deployment (spec.replicas by drift-965)']);
+  });
+
   it('GIVEN the object itself refused (a 422 that names a field, as captured from the API server) THEN no retry: it fails at the first answer', async () => {
     const { undoHandEdits } = await import('../../../../src/workflow/drift/undo-hand-edits.js');
     const { readFileSync } = await import('node:fs');
