@@ -7,6 +7,7 @@ import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promise
 import { join } from 'node:path';
 import { z } from 'zod';
 import { ExitCode, ToolError } from '../errors.js';
+import { processRuns } from '../process-alive.js';
 
 export const OUTCOMES = ['ready', 'rolled-back', 'failed-no-previous', 'rollback-failed', 'interrupted'] as const;
 export type RolloutOutcome = (typeof OUTCOMES)[number];
@@ -137,15 +138,6 @@ export async function markStepRunning(dir: string, namespace: string, node: stri
   return () => rm(file, { force: true });
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * Waits until no step of the run directory is still running (its mark gone, or its process
  * dead), at most `graceMs`. Returns the nodes' marks still there at the end (empty: all done).
@@ -162,7 +154,7 @@ export async function waitForRunningSteps(dir: string, graceMs: number, pollMs =
     const live: string[] = [];
     for (const name of names) {
       const pid = Number.parseInt(await readFile(join(dir, name), 'utf8').catch(() => ''), 10);
-      if (Number.isInteger(pid) && pid > 0 && alive(pid)) live.push(name.replace(/^rollout-|\.running$/g, ''));
+      if (Number.isInteger(pid) && pid > 0 && processRuns(pid)) live.push(name.replace(/^rollout-|\.running$/g, ''));
     }
     if (live.length === 0 || Date.now() >= until) return live;
     await new Promise((r) => setTimeout(r, pollMs));

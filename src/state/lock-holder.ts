@@ -7,6 +7,7 @@
  */
 import { hostname } from 'node:os';
 import { shq } from '../contract/shell.js';
+import { processRuns } from '../process-alive.js';
 import type { LockInfo } from './lock-info.js';
 import type { StateSource } from './source/state-source.js';
 
@@ -56,14 +57,7 @@ export function judgeHolder(info: LockInfo, facts: HostFacts = thisHost()): Hold
 export function thisHost(): HostFacts {
   return {
     hostname: hostname(),
-    isRunning(pid) {
-      try {
-        process.kill(pid, 0);
-        return true;
-      } catch (err) {
-        return (err as NodeJS.ErrnoException).code !== 'ESRCH';
-      }
-    },
+    isRunning: processRuns,
   };
 }
 

@@ -18,6 +18,7 @@ import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { stateDir } from './global-setup.js';
+import { processRuns } from '../../src/process-alive.js';
 import type { Share } from './side-by-side.js';
 
 /** Longer than any e2e file takes (the slowest took 6 min), shorter than the e2e hook timeout (1 h). */
@@ -97,7 +98,7 @@ async function holders(notes: string): Promise<string[]> {
   const out: string[] = [];
   for (const pid of await readdir(notes).catch(() => [] as string[])) {
     if (!/^\d+$/.test(pid)) continue;
-    if (!alive(Number(pid))) {
+    if (!processRuns(Number(pid))) {
       await rm(join(notes, pid), { force: true });
       continue;
     }
@@ -105,15 +106,6 @@ async function holders(notes: string): Promise<string[]> {
     if (note) out.push(note);
   }
   return out.sort();
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 function waitingLine(name: string, share: Share, others: readonly string[]): string {

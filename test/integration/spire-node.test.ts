@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropFile } from '../../src/contract/spire/spire-names.js';
+import { processRuns } from '../../src/process-alive.js';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const script = join(repo, 'test', 'spire', 'spire-node.sh');
@@ -61,14 +62,6 @@ async function pidsOf(): Promise<number[]> {
   return pids;
 }
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 beforeAll(async () => {
   // Builds spire-server/spire-agent once into the cache (about 10 min cold; seconds warm).
@@ -189,7 +182,7 @@ describe('test spire node', () => {
     expect(down.exitCode, down.stderr).toBe(0);
     expect((await execa('ip', ['netns', 'list'])).stdout).not.toContain(netns);
     expect((await execa('ip', ['link', 'show', `${netns}-h`], { reject: false })).exitCode).not.toBe(0);
-    expect(pids.filter(alive)).toEqual([]);
+    expect(pids.filter(processRuns)).toEqual([]);
     await expect(access(join(stateDir, 'spire-node'))).rejects.toThrow();
     expect((await spireNode('status')).exitCode).not.toBe(0);
 
