@@ -15,17 +15,28 @@
  * of downtime); last, they run on a machine where nothing else does. And the shared block, the
  * slowest first, ends with short files, so the worker that reaches the first alone file waits
  * little for the other to finish.
+ *
+ * Slowest first by what: a file's time in vitest's results of the last run on this machine, and
+ * where a file has none (every file of a fresh clone, as CI's: vitest would then run the largest
+ * file first, and a file's size says little of its time), the seconds it took in the last full
+ * run (side-by-side.ts EXPECTED_SECONDS).
  */
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
-import { aloneLast, shareOf } from './side-by-side.ts';
+import { aloneLast, e2eName, EXPECTED_SECONDS, shareOf, slowestFirst } from './side-by-side.ts';
 
 /** The project whose files side-by-side.ts classifies. */
 const E2E_PROJECT = 'e2e';
 
 export default class AloneLastSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    const sorted = await super.sort(files);
+    const isE2e = (spec: TestSpecification) => spec.project.name === E2E_PROJECT;
+    const results = new Map(files.map((spec) => [spec, this.ctx.cache.getTestSpecificationResult(spec)]));
+    const seconds = (spec: TestSpecification) => {
+      const last = results.get(spec);
+      return last ? last.duration / 1000 : EXPECTED_SECONDS[e2eName(spec.moduleId) ?? ''];
+    };
+    const sorted = slowestFirst(await super.sort(files), isE2e, seconds, (spec) => results.get(spec)?.failed === true);
     // unclassified e2e files run alone (cluster-share.ts): in the alone block too
-    return aloneLast(sorted, (spec) => (spec.project.name === E2E_PROJECT ? (shareOf(spec.moduleId) ?? 'alone') : undefined));
+    return aloneLast(sorted, (spec) => (isE2e(spec) ? (shareOf(spec.moduleId) ?? 'alone') : undefined));
   }
 }

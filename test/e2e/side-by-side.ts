@@ -65,6 +65,54 @@ export const SHARED: readonly string[] = [
   'rollout.test.ts',
 ];
 
+/**
+ * Seconds each e2e file took in the last full run, two files at a time (the profile of
+ * docs/tests.md): the order of the e2e files where vitest has no results of a run before (a
+ * fresh clone, as CI's), in place of vitest's fallback, the largest file first. Two workers
+ * share the shared files; started longest first, the last to start are the short ones, so the
+ * two end close together (the longest-first rule of scheduling): a file of 8 minutes started
+ * late would hold its worker alone for minutes while the other waits for the alone block. Only
+ * an order: a wrong or missing figure costs time, never a result. A new file without one comes
+ * first (as vitest runs unknown files first).
+ */
+export const EXPECTED_SECONDS: Readonly<Record<string, number>> = {
+  'cd-workflow.test.ts': 211,
+  'cluster.test.ts': 42,
+  'deploy-after.test.ts': 95,
+  'deploy-build.test.ts': 15,
+  'deploy-claims-at-risk.test.ts': 33,
+  'deploy-claims.test.ts': 35,
+  'deploy-deadline.test.ts': 97,
+  'deploy-destroy.test.ts': 56,
+  'deploy-drift-generated.test.ts': 279,
+  'deploy-drift.test.ts': 28,
+  'deploy-edges.test.ts': 119,
+  'deploy-hand-edits.test.ts': 337,
+  'deploy-interrupt-random.test.ts': 299,
+  'deploy-interrupt.test.ts': 11,
+  'deploy-kill9.test.ts': 59,
+  'deploy-kubeconfig.test.ts': 11,
+  'deploy-live-view.test.ts': 24,
+  'deploy-migrate.test.ts': 19,
+  'deploy-moved-tag.test.ts': 9,
+  'deploy-pod-fate.test.ts': 47,
+  'deploy-preflight.test.ts': 3,
+  'deploy-rbac.test.ts': 60,
+  'deploy-registry-tls.test.ts': 25,
+  'deploy-runtime-handler.test.ts': 29,
+  'deploy-secrets.test.ts': 12,
+  'deploy-soak.test.ts': 371,
+  'deploy-spire.test.ts': 256,
+  'deploy-status.test.ts': 22,
+  'deploy-stock-provider.test.ts': 27,
+  'deploy-stop.test.ts': 56,
+  'deploy-targets.test.ts': 28,
+  'deploy-us1.test.ts': 29,
+  'deploy-us2.test.ts': 39,
+  'plan-changes-kubernetes.test.ts': 6,
+  'rollout.test.ts': 37,
+};
+
 /** A file's name under test/e2e/ ('a/b.test.ts'), from its absolute path or that name; undefined outside test/e2e/. */
 export function e2eName(file: string): string | undefined {
   if (!isAbsolute(file)) return file.split(sep).join('/');
@@ -92,4 +140,19 @@ export function aloneLast<T>(items: readonly T[], classOf: (item: T) => Share | 
   const order = [...classified.filter((i) => classOf(i) === 'shared'), ...classified.filter((i) => classOf(i) === 'alone')];
   let next = 0;
   return items.map((i) => (classOf(i) === undefined ? i : order[next++]!));
+}
+
+/**
+ * The items in the order given, but those `inScope` in their own places refilled slowest first:
+ * failed first (as vitest does), then by `seconds` descending, an item without a figure before
+ * every item with one; ties keep their order. The e2e sequencer's fallback order (sequencer.ts).
+ */
+export function slowestFirst<T>(items: readonly T[], inScope: (item: T) => boolean, seconds: (item: T) => number | undefined, failed: (item: T) => boolean = () => false): T[] {
+  const rank = (i: T) => [failed(i) ? 0 : 1, seconds(i) === undefined ? 0 : 1, -(seconds(i) ?? 0)] as const;
+  const scoped = items.filter(inScope).sort((a, b) => {
+    const [x, y] = [rank(a), rank(b)];
+    return x[0] - y[0] || x[1] - y[1] || x[2] - y[2];
+  });
+  let next = 0;
+  return items.map((i) => (inScope(i) ? scoped[next++]! : i));
 }

@@ -14,7 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { TestSpecification, Vitest } from 'vitest/node';
 import { takeFilesLock, type FilesLock } from '../../e2e/files-lock.ts';
 import AloneLastSequencer from '../../e2e/sequencer.ts';
-import { aloneLast, ALONE, e2eName, E2E_DIR, SHARED, shareOf, type Share } from '../../e2e/side-by-side.ts';
+import { aloneLast, ALONE, e2eName, E2E_DIR, EXPECTED_SECONDS, SHARED, shareOf, slowestFirst, type Share } from '../../e2e/side-by-side.ts';
 
 const repo = resolve(import.meta.dirname, '../../..');
 
@@ -47,6 +47,12 @@ describe('the classes of the e2e files (test/e2e/side-by-side.ts)', () => {
     expect(listed.filter((f, i) => listed.indexOf(f) !== i), 'listed twice').toEqual([]);
     expect(files.filter((f) => !listed.includes(f)), 'e2e files in neither list: classify them (they run alone until then)').toEqual([]);
     expect(listed.filter((f) => !existsSync(join(E2E_DIR, f))), 'listed files that are not there').toEqual([]);
+  });
+
+  it('GIVEN every e2e file THEN it has a time of the last full run to be ordered by on a fresh clone (EXPECTED_SECONDS), and no other name has one', async () => {
+    const files = await e2eFiles();
+    expect(files.filter((f) => !(EXPECTED_SECONDS[f]! > 0)), 'e2e files without a positive figure').toEqual([]);
+    expect(Object.keys(EXPECTED_SECONDS).filter((f) => !files.includes(f)), 'figures for files that are not there').toEqual([]);
   });
 
   it('GIVEN the table of docs/tests.md THEN it has one row per e2e file, with the class of the lists', async () => {
@@ -92,6 +98,27 @@ describe('the order: the alone files in one block after the shared ones', () => 
       'test/e2e/cluster.test.ts',
       'test/e2e/new-file.test.ts',
     ]);
+  });
+});
+
+describe('the order on a machine without results: the slowest first by the last full run', () => {
+  it('GIVEN items in scope with and without figures THEN failed first, then those without a figure, then the slowest; the others keep their places', () => {
+    const secs: Record<string, number | undefined> = { a: 10, b: 300, c: undefined, d: 50, e: 50 };
+    const order = slowestFirst(['u', 'a', 'b', 'c', 'd', 'e', 'v'], (i) => !'uv'.includes(i), (i) => secs[i], (i) => i === 'a');
+    expect(order).toEqual(['u', 'a', 'c', 'b', 'd', 'e', 'v']);
+  });
+
+  it('GIVEN no results of a run before (a fresh clone) THEN the sequencer orders the e2e files by EXPECTED_SECONDS, the alone ones still last', async () => {
+    const spec = (project: string, file: string) =>
+      ({ moduleId: join(repo, file), project: { name: project, config: { sequence: { groupOrder: project === 'e2e' ? 1 : 0 }, isolate: true } } }) as unknown as TestSpecification;
+    const names = ['deploy-us1.test.ts', 'deploy-soak.test.ts', 'deploy-hand-edits.test.ts', 'cluster.test.ts', 'deploy-spire.test.ts', 'rollout.test.ts'];
+    const specs = names.map((n) => spec('e2e', `test/e2e/${n}`));
+    const ctx = { cache: { getTestSpecificationResult: () => undefined } } as unknown as Vitest;
+    const sorted = (await new AloneLastSequencer(ctx).sort(specs)).map((s) => e2eName(s.moduleId)!);
+    const shared = names.filter((n) => shareOf(n) === 'shared').sort((a, b) => EXPECTED_SECONDS[b]! - EXPECTED_SECONDS[a]!);
+    const alone = names.filter((n) => shareOf(n) === 'alone').sort((a, b) => EXPECTED_SECONDS[b]! - EXPECTED_SECONDS[a]!);
+    expect(sorted).toEqual([...shared, ...alone]);
+    expect(sorted[0]).toBe('deploy-hand-edits.test.ts');
   });
 });
 
