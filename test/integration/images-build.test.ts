@@ -150,6 +150,23 @@ describe('variants from the cached root file system', () => {
     await rm(other.archive, { force: true });
   });
 
+  it('GIVEN six new configurations built at once from the cached tree (two e2e files building images at the same moment) THEN all six succeed, on the one shared base layer', async () => {
+    // The base layer was hard-linked into each build's work dir: a link made or removed by one
+    // build changed its ctime while another's tar read it ("file changed as we read it"):
+    // 5 of 6 such builds failed on a cold machine's first e2e run (docker-archive.sh).
+    const stamp = `race${Date.now()}`;
+    const built = await Promise.allSettled([1, 2, 3, 4, 5, 6].map((i) => buildImage('broken', [`RACE=${stamp}-${i}`])));
+    const failed = built.flatMap((b, i) => (b.status === 'rejected' ? [`build ${i + 1}: ${String(b.reason).split('\n').slice(0, 3).join(' ')}`] : []));
+    expect(failed).toEqual([]);
+    const images = built.map((b) => (b as PromiseFulfilledResult<BuiltImage>).value);
+    expect(new Set(images.map((b) => b.tag)).size).toBe(6);
+    for (const img of images) {
+      const m = (JSON.parse(await readMember(img.archive, 'manifest.json')) as ArchiveManifest[])[0]!;
+      expect(m.Layers[0]).toBe(manifest.Layers[0]);
+      await rm(img.archive, { force: true });
+    }
+  });
+
   it('prune deletes the trees and archives of other inputs and keeps the current ones', async () => {
     const cache = await mkdtemp(join(tmpdir(), 'images-prune-'));
     const current = basename(dirname(good.archive)); // images/<tree key>/node-....tar

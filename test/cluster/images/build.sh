@@ -82,7 +82,8 @@ if [ "$variant" = spire ]; then
   export SPIRE_AGENT_BIN
 fi
 
-# Content keys: the tree depends on rootfs.sh and files/; an archive on the tree,
+# Content keys: the tree (and its layer) depends on rootfs.sh, files/ and the layer's writer
+# (lib/docker-archive.sh); an archive on the tree,
 # variant.sh, the archive writer, the variant and the configuration, and for `spire` on
 # variants/spire/ and the agent program's bytes (its sha256: a rebuilt agent, a new image).
 hash_inputs() {
@@ -96,7 +97,7 @@ hash_inputs() {
     done
   ) | sha256sum | cut -c1-16
 }
-rootfs_key=$(hash_inputs rootfs.sh files)
+rootfs_key=$(hash_inputs rootfs.sh files lib/docker-archive.sh)
 archive_key=$({
   printf '%s\n%s\n' "$rootfs_key" "$variant"
   printf 'config %s\n' "${configs[@]+"${configs[@]}"}"

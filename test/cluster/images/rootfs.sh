@@ -9,6 +9,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export LOG_TAG=images/rootfs
 . "$HERE/lib/common.sh"
 . "$HERE/lib/debian-mirror.sh"
+. "$HERE/lib/docker-archive.sh"
 
 SUITE=bookworm
 PACKAGES=systemd,systemd-sysv,dbus,iproute2,openssh-server,bash
@@ -89,4 +90,11 @@ find "$root/var/log" -type f -delete
 mkdir -p "$out"
 date -u +%Y-%m-%dT%H:%M:%SZ >"$out/created"
 mv -T "$root" "$out/root"
-log "rootfs ready: $(du -sm "$out/root" | cut -f1) MB"
+# The tree's layer, shared by every variant and configuration (variant.sh), written here, once,
+# under build_once's lock and before any variant links the tree: a variant's `cp -al` (and the
+# removal of its copy) changes the link count, so the ctime, of every file of the tree, and a
+# tar of the tree at that moment fails ("file changed as we read it"). Written by the first
+# variant, as before, two variants built at once on a cold machine (the e2e files run two at a
+# time) broke each other's archive.
+tar_layer "$out/root" "$out/base-layer.tar"
+log "rootfs ready: $(du -sm "$out/root" | cut -f1) MB, its layer $(du -sm "$out/base-layer.tar" | cut -f1) MB"

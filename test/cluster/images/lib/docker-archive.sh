@@ -49,7 +49,11 @@ tar_layer() {
 
 # write_layered_archive <out.tar> <ref> <created> <work-dir> <config> (<layer.tar> <created-by>)...
 #   The archive of these layers, bottom first, each with the history line that made it.
-#   A layer is hard-linked into <work-dir> when it can be (a cached base layer), else copied.
+#   A layer goes into <work-dir> as a symbolic link, which tar follows (--dereference): never a
+#   hard link. The cached base layer is read by every variant built at once, and a hard link
+#   made or removed by one build changes the file's link count, so its ctime, while another's
+#   tar reads it: GNU tar then fails with "file changed as we read it" (seen on a cold
+#   machine, two e2e files building two variants at the same moment).
 write_layered_archive() {
   local out=$1 ref=$2 created=$3 work=$4 image_config=$5
   shift 5
@@ -59,7 +63,7 @@ write_layered_archive() {
     shift 2
     sha=$(sha256sum "$layer" | cut -d' ' -f1)
     mkdir -p "$work/$sha"
-    ln -f "$layer" "$work/$sha/layer.tar" 2>/dev/null || cp "$layer" "$work/$sha/layer.tar"
+    ln -sfn "$(realpath "$layer")" "$work/$sha/layer.tar"
     printf '1.0' >"$work/$sha/VERSION"
     diff_ids+="${diff_ids:+,}\"sha256:$sha\""
     history+="${history:+,}{\"created\":\"$created\",\"created_by\":\"$by\"}"
@@ -76,7 +80,7 @@ write_layered_archive() {
   printf '[{"Config":"%s.json","RepoTags":["%s"],"Layers":[%s]}]' \
     "$config_sha" "$ref" "$layers" >"$work/manifest.json"
 
-  tar -C "$work" --owner=0 --group=0 --numeric-owner --mtime=@0 --format=posix \
+  tar -C "$work" --dereference --owner=0 --group=0 --numeric-owner --mtime=@0 --format=posix \
     --pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime \
     -cf "$out" manifest.json "$config_sha.json" "${members[@]}"
   printf 'sha256:%s\n' "$config_sha"
