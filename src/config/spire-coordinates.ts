@@ -10,6 +10,7 @@
 import { z } from 'zod';
 import type { InputIssue } from '../errors.js';
 import { absoluteFile } from '../paths.js';
+import { parseSpireTokenSeconds, SPIRE_TOKEN_SECONDS } from './spire-token-seconds.js';
 
 // the table lives with the other coordinates' (no zod there, so --help stays fast)
 export { SPIRE_COORDINATES } from './coordinate-table.js';
@@ -27,6 +28,11 @@ export interface SpireCoordinates {
   readonly sshOptions: readonly string[];
   /** `undefined`: use the server of the kubeconfig (resolved at run time, not here). */
   readonly apiServer: string | undefined;
+  /**
+   * Life of each pod's projected token (K8S_SPIRE_TOKEN_SECONDS, spire-token-seconds.ts): part
+   * of the pod template, so a change of it is a rollout of every node.
+   */
+  readonly tokenSeconds: number;
 }
 
 /** What the graph may know of the SPIRE coordinates: everything but the key's path (FR-017). */
@@ -34,7 +40,7 @@ export type SpireGraphCoordinates = Omit<SpireCoordinates, 'sshPrivateKeyFile'>;
 
 /** The coordinates without the key's path, built field by field so nothing else slips in. */
 export function spireGraphCoordinates(spire: SpireCoordinates): SpireGraphCoordinates {
-  return { node: spire.node, sshUser: spire.sshUser, hostKey: spire.hostKey, sshOptions: [...spire.sshOptions], apiServer: spire.apiServer };
+  return { node: spire.node, sshUser: spire.sshUser, hostKey: spire.hostKey, sshOptions: [...spire.sshOptions], apiServer: spire.apiServer, tokenSeconds: spire.tokenSeconds };
 }
 
 const hostName = /^(?=.{1,253}$)[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*\.?$/;
@@ -92,13 +98,14 @@ export function resolveSpireCoordinates(
 ): { ok: true; value: SpireCoordinates | undefined } | { ok: false; issues: InputIssue[] } {
   const node = nonEmpty(env.K8S_SPIRE_NODE);
   const apiServerText = nonEmpty(env.K8S_SPIRE_API_SERVER);
+  const tokenSecondsText = nonEmpty(env[SPIRE_TOKEN_SECONDS.env]);
   const issues: InputIssue[] = [];
   if (node === undefined) {
-    if (apiServerText !== undefined) {
-      issues.push({ where: 'K8S_SPIRE_API_SERVER', message: 'is set but K8S_SPIRE_NODE is not: set K8S_SPIRE_NODE to the spire node, or unset K8S_SPIRE_API_SERVER' });
-      return { ok: false, issues };
+    // set without the node, they say SPIRE was meant to be on: refused rather than ignored
+    for (const [name, text] of [['K8S_SPIRE_API_SERVER', apiServerText], [SPIRE_TOKEN_SECONDS.env, tokenSecondsText]] as const) {
+      if (text !== undefined) issues.push({ where: name, message: `is set but K8S_SPIRE_NODE is not: set K8S_SPIRE_NODE to the spire node, or unset ${name}` });
     }
-    return { ok: true, value: undefined };
+    return issues.length > 0 ? { ok: false, issues } : { ok: true, value: undefined };
   }
 
   const nodeName = node.replace(/^\[(.*)\]$/, '$1');
@@ -169,9 +176,16 @@ export function resolveSpireCoordinates(
     }
   }
 
+  let tokenSeconds: number = SPIRE_TOKEN_SECONDS.defaultSeconds;
+  if (tokenSecondsText !== undefined) {
+    const parsed = parseSpireTokenSeconds(tokenSecondsText);
+    if (parsed.ok) tokenSeconds = parsed.seconds;
+    else issues.push({ where: SPIRE_TOKEN_SECONDS.env, message: parsed.problem });
+  }
+
   if (issues.length > 0) return { ok: false, issues };
   return {
     ok: true,
-    value: { node, sshUser: sshUser!, sshPrivateKeyFile: keyFile!, hostKey: hostKey!, sshOptions, apiServer },
+    value: { node, sshUser: sshUser!, sshPrivateKeyFile: keyFile!, hostKey: hostKey!, sshOptions, apiServer, tokenSeconds },
   };
 }
