@@ -7,7 +7,7 @@
  * The agent does not read the projected token itself: a root service of the node image copies
  * it for the agent within the token's life (FR-015); kubelet refreshes the projected file at
  * 80% of its life (https://kubernetes.io/docs/concepts/storage/projected-volumes/#serviceaccounttoken).
- * The life is the coordinate K8S_SPIRE_TOKEN_SECONDS (src/config/spire-token-seconds.ts): a
+ * The life is the coordinate K8S_SPIRE_TOKEN_SECONDS (src/contract/spire/spire-token-life.ts): a
  * short one lets a test see a renewal (test/e2e/deploy-spire.test.ts).
  */
 import { SPIRE_AGENT_CONFIG_MAP, SPIRE_AUDIENCE } from '../src/contract/spire/spire-names.js';
