@@ -20,7 +20,7 @@ import { tfEscape } from '../src/contract/shell.js';
 import { DIGEST_PROGRAM_NAME, digestScript, pushScript, registryTlsOf, uploadKey } from './image-scripts.js';
 import { deploymentManifest } from './pod-template.js';
 import { rolloutStepCommand } from './rollout-step.js';
-import { withSpireVolumes } from './spire-pod.js';
+import { withSpireVolumes, type SpireVolumeProps } from './spire-pod.js';
 
 export interface NodePushProps {
   readonly target: TargetModel;
@@ -89,7 +89,7 @@ export interface NodeWorkloadProps {
    * Set when the SPIRE coordinates are: the pod gets the SPIRE volumes, and the Deployment
    * comes after the hand-off and the ConfigMap spire-agent (FR-015, FR-016).
    */
-  readonly spire?: { readonly after: ITerraformDependable[] };
+  readonly spire?: { readonly after: ITerraformDependable[] } & SpireVolumeProps;
 }
 
 /** What runs the node: machine ID, claim, service account, Deployment and rollout step. */
@@ -119,7 +119,7 @@ export class NodeWorkload extends Construct {
     // the literal namespace: kubernetes_manifest needs its metadata known at plan time; the
     // order (namespace, policy, claim first) comes from dependsOn
     const plain = deploymentManifest(target, node, target.namespace, props.imageByDigest, machineId.result);
-    const manifest = props.spire !== undefined ? withSpireVolumes(plain) : plain;
+    const manifest = props.spire !== undefined ? withSpireVolumes(plain, props.spire) : plain;
     // A claim made again (a replacement the operator allowed, src/workflow/guard/claim-guard.ts)
     // has a new UID. The old claim cannot go while a pod uses it (the pvc-protection
     // finalizer), and the pod template does not change, so the Deployment is replaced with

@@ -7,26 +7,31 @@
  * The agent does not read the projected token itself: a root service of the node image copies
  * it for the agent within the token's life (FR-015); kubelet refreshes the projected file at
  * 80% of its life (https://kubernetes.io/docs/concepts/storage/projected-volumes/#serviceaccounttoken).
+ * The life is the coordinate K8S_SPIRE_TOKEN_SECONDS (src/contract/spire/spire-token-life.ts): a
+ * short one lets a test see a renewal (test/e2e/deploy-spire.test.ts).
  */
 import { SPIRE_AGENT_CONFIG_MAP, SPIRE_AUDIENCE } from '../src/contract/spire/spire-names.js';
 
 /** Where the node finds the projected token (`token`) and the bundle (`bundle.crt`). */
 export const SPIRE_TOKEN_DIR = '/etc/spire-agent/k8s-token';
 export const SPIRE_BUNDLE_DIR = '/etc/spire-agent/bundle';
-/** One hour: the shortest life kubelet accepts is 10 minutes; the copy is made well within it. */
-export const SPIRE_TOKEN_SECONDS = 3600;
-
 const TOKEN_VOLUME = 'spire-token';
 const BUNDLE_VOLUME = 'spire-bundle';
 
-export function spireVolumes() {
+/** What the pod's SPIRE volumes depend on. */
+export interface SpireVolumeProps {
+  /** `expirationSeconds` of the projected token (validated at the boundary: 600..86400). */
+  readonly tokenSeconds: number;
+}
+
+export function spireVolumes(props: SpireVolumeProps) {
   return [
     {
       name: TOKEN_VOLUME,
       projected: {
         // root only (0400); with hostUsers: false kubelet gives the files to the pod's root
         defaultMode: 0o400,
-        sources: [{ serviceAccountToken: { audience: SPIRE_AUDIENCE, expirationSeconds: SPIRE_TOKEN_SECONDS, path: 'token' } }],
+        sources: [{ serviceAccountToken: { audience: SPIRE_AUDIENCE, expirationSeconds: props.tokenSeconds, path: 'token' } }],
       },
     },
     { name: BUNDLE_VOLUME, configMap: { name: SPIRE_AGENT_CONFIG_MAP, defaultMode: 0o444 } },
@@ -50,7 +55,7 @@ interface PodSpecLike {
  * A copy of a Deployment manifest whose pod has the SPIRE volumes (every container mounts
  * them). The input is left as it is.
  */
-export function withSpireVolumes<M extends { spec: { template: { spec: PodSpecLike } } }>(manifest: M): M {
+export function withSpireVolumes<M extends { spec: { template: { spec: PodSpecLike } } }>(manifest: M, props: SpireVolumeProps): M {
   const pod = manifest.spec.template.spec;
   return {
     ...manifest,
@@ -60,7 +65,7 @@ export function withSpireVolumes<M extends { spec: { template: { spec: PodSpecLi
         ...manifest.spec.template,
         spec: {
           ...pod,
-          volumes: [...pod.volumes, ...spireVolumes()],
+          volumes: [...pod.volumes, ...spireVolumes(props)],
           containers: pod.containers.map((c) => ({ ...c, volumeMounts: [...c.volumeMounts, ...spireVolumeMounts()] })),
         },
       },

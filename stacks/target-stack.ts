@@ -109,7 +109,7 @@ export class TargetStack extends TerraformStack {
           namespace: ns,
           imageByDigest: imageOf.get(node.name)!.imageByDigest,
           after: [policy, ...before],
-          ...(spire !== undefined ? { spire: { after: [spire.handoff, spire.configMap] } } : {}),
+          ...(spire !== undefined && model.spire !== undefined ? { spire: { after: [spire.handoff, spire.configMap], tokenSeconds: model.spire.tokenSeconds } } : {}),
         }),
       );
     }

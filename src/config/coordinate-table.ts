@@ -4,6 +4,7 @@
  */
 import { LIVENESS_PERIOD_FACTOR } from '../contract/probes.js';
 import { DURATION_RULES } from './duration.js';
+import { SPIRE_TOKEN_LIFE } from '../contract/spire/spire-token-life.js';
 
 /** Command-line flags that set coordinates (camelCase as commander gives them). */
 export interface CoordinateFlags {
@@ -51,4 +52,9 @@ export const SPIRE_COORDINATES = [
   { key: 'sshPrivateKeyFile', env: 'SSH_PRIVATE_KEY_FILE', help: 'ssh private key file for the spire node (required with K8S_SPIRE_NODE; never in the graph)' },
   { key: 'sshNodes', env: 'SSH_NODES', help: 'JSON {"<fqdn>": {"hostKey": "<type> <base64>", "sshOpts": ["-o", "Port=22"]}}: host key and ssh options of the spire node' },
   { key: 'apiServer', env: 'K8S_SPIRE_API_SERVER', help: "https URL of the API server as the spire node reaches it (default: the kubeconfig's server)" },
+  {
+    key: 'tokenSeconds',
+    env: SPIRE_TOKEN_LIFE.env,
+    help: `life of each pod's projected token, in seconds, ${SPIRE_TOKEN_LIFE.min} to ${SPIRE_TOKEN_LIFE.max}; kubelet renews it at about 80% of that; part of the pod template, so a change rolls out every node (default: ${SPIRE_TOKEN_LIFE.defaultSeconds})`,
+  },
 ] as const;

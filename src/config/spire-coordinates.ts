@@ -10,6 +10,7 @@
 import { z } from 'zod';
 import type { InputIssue } from '../errors.js';
 import { absoluteFile } from '../paths.js';
+import { SPIRE_TOKEN_LIFE } from '../contract/spire/spire-token-life.js';
 
 // the table lives with the other coordinates' (no zod there, so --help stays fast)
 export { SPIRE_COORDINATES } from './coordinate-table.js';
@@ -27,6 +28,11 @@ export interface SpireCoordinates {
   readonly sshOptions: readonly string[];
   /** `undefined`: use the server of the kubeconfig (resolved at run time, not here). */
   readonly apiServer: string | undefined;
+  /**
+   * Life of each pod's projected token (K8S_SPIRE_TOKEN_SECONDS, contract/spire/spire-token-life.ts): part
+   * of the pod template, so a change of it is a rollout of every node.
+   */
+  readonly tokenSeconds: number;
 }
 
 /** What the graph may know of the SPIRE coordinates: everything but the key's path (FR-017). */
@@ -34,7 +40,7 @@ export type SpireGraphCoordinates = Omit<SpireCoordinates, 'sshPrivateKeyFile'>;
 
 /** The coordinates without the key's path, built field by field so nothing else slips in. */
 export function spireGraphCoordinates(spire: SpireCoordinates): SpireGraphCoordinates {
-  return { node: spire.node, sshUser: spire.sshUser, hostKey: spire.hostKey, sshOptions: [...spire.sshOptions], apiServer: spire.apiServer };
+  return { node: spire.node, sshUser: spire.sshUser, hostKey: spire.hostKey, sshOptions: [...spire.sshOptions], apiServer: spire.apiServer, tokenSeconds: spire.tokenSeconds };
 }
 
 const hostName = /^(?=.{1,253}$)[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*\.?$/;
@@ -77,6 +83,16 @@ function optionProblem(opts: readonly string[]): string | undefined {
   return undefined;
 }
 
+/** K8S_SPIRE_TOKEN_SECONDS: a whole number of seconds (blanks around it allowed) in SPIRE_TOKEN_LIFE's range, or why not. */
+function parseTokenSeconds(text: string): { ok: true; seconds: number } | { ok: false; problem: string } {
+  const t = text.trim();
+  const seconds = /^\d+$/.test(t) ? Number(t) : Number.NaN;
+  const { min, max, defaultSeconds } = SPIRE_TOKEN_LIFE;
+  if (Number.isInteger(seconds) && seconds >= min && seconds <= max) return { ok: true, seconds };
+  const why = Number.isNaN(seconds) ? 'is not a whole number of seconds' : seconds < min ? `is shorter than the API server accepts for a projected token (${min} s)` : `is longer than ${max} s (24 h), the longest life deploy gives a token a node can leak`;
+  return { ok: false, problem: `"${text}" ${why}: give a whole number of seconds from ${min} to ${max}, e.g. ${defaultSeconds} (the default)` };
+}
+
 function nonEmpty(v: string | undefined): string | undefined {
   return v === undefined || v === '' ? undefined : v;
 }
@@ -92,13 +108,14 @@ export function resolveSpireCoordinates(
 ): { ok: true; value: SpireCoordinates | undefined } | { ok: false; issues: InputIssue[] } {
   const node = nonEmpty(env.K8S_SPIRE_NODE);
   const apiServerText = nonEmpty(env.K8S_SPIRE_API_SERVER);
+  const tokenSecondsText = nonEmpty(env[SPIRE_TOKEN_LIFE.env]);
   const issues: InputIssue[] = [];
   if (node === undefined) {
-    if (apiServerText !== undefined) {
-      issues.push({ where: 'K8S_SPIRE_API_SERVER', message: 'is set but K8S_SPIRE_NODE is not: set K8S_SPIRE_NODE to the spire node, or unset K8S_SPIRE_API_SERVER' });
-      return { ok: false, issues };
+    // set without the node, they say SPIRE was meant to be on: refused rather than ignored
+    for (const [name, text] of [['K8S_SPIRE_API_SERVER', apiServerText], [SPIRE_TOKEN_LIFE.env, tokenSecondsText]] as const) {
+      if (text !== undefined) issues.push({ where: name, message: `is set but K8S_SPIRE_NODE is not: set K8S_SPIRE_NODE to the spire node, or unset ${name}` });
     }
-    return { ok: true, value: undefined };
+    return issues.length > 0 ? { ok: false, issues } : { ok: true, value: undefined };
   }
 
   const nodeName = node.replace(/^\[(.*)\]$/, '$1');
@@ -169,9 +186,16 @@ export function resolveSpireCoordinates(
     }
   }
 
+  let tokenSeconds: number = SPIRE_TOKEN_LIFE.defaultSeconds;
+  if (tokenSecondsText !== undefined) {
+    const parsed = parseTokenSeconds(tokenSecondsText);
+    if (parsed.ok) tokenSeconds = parsed.seconds;
+    else issues.push({ where: SPIRE_TOKEN_LIFE.env, message: parsed.problem });
+  }
+
   if (issues.length > 0) return { ok: false, issues };
   return {
     ok: true,
-    value: { node, sshUser: sshUser!, sshPrivateKeyFile: keyFile!, hostKey: hostKey!, sshOptions, apiServer },
+    value: { node, sshUser: sshUser!, sshPrivateKeyFile: keyFile!, hostKey: hostKey!, sshOptions, apiServer, tokenSeconds },
   };
 }

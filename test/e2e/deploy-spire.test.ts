@@ -6,9 +6,12 @@
  * handed off again (with K8S_SPIRE_API_SERVER set: the kubeconfig names that server) and the
  * agents attest again; an unreachable spire node fails the plan (and the plan of a destroy)
  * naming it; the token stays out of argv, state, graph and output; a destroy removes the
- * namespace's kubeconfig and names from the spire node.
+ * namespace's kubeconfig and names from the spire node. Every run has
+ * K8S_SPIRE_TOKEN_SECONDS=600, so the pods' projected tokens are renewed while the file runs:
+ * the node copies the renewed token for its agent, which attests with it (FR-015).
  *
- * One flow, in order: each step builds on the state of the one before.
+ * One flow, in order: each step builds on the state of the one before. The pods of the first
+ * apply live until the destroy (no step changes their template), which the renewal test needs.
  */
 import { chmod, copyFile, mkdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
@@ -27,8 +30,40 @@ const spireScript = join(repoRoot, 'test/spire/spire-node.sh');
 const NODE_NET = { SPIRE_NODE_NETNS: 'dpl-spe2e', SPIRE_NODE_HOST_IP: '10.253.7.1', SPIRE_NODE_IP: '10.253.7.2' };
 const SOCKET = '/run/spire-agent/public/api.sock';
 const NODES = ['alpha', 'beta'];
+/**
+ * K8S_SPIRE_TOKEN_SECONDS of every run here: the shortest life the API server accepts, so that
+ * kubelet renews each pod's token (at about 80% of it, 470-480 s) while the file runs.
+ */
+const TOKEN_SECONDS = 600;
+/**
+ * How long after the first token's issue a renewed one must be in the pod: kubelet renews at
+ * 80% of the life less up to 10 s, and writes the file at its next pod sync, up to about a
+ * minute later (540 s in all); the rest is margin for a loaded machine. Counted on this
+ * machine's clock from the token's `iat` (the API server's clock: the local cluster runs here).
+ */
+const RENEWAL_BOUND_MS = 720_000;
+/** How long the node may take to copy a renewed token (its .path unit: a second; its timer: a minute). */
+const COPY_BOUND_MS = 90_000;
+const PROJECTED_TOKEN = '/etc/spire-agent/k8s-token/token';
+const AGENT_TOKEN = '/run/spire-agent/token';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** The claims of a JWT that the renewal test reads (the API server signed it; not verified here). */
+function claimsOf(jwt: string): { iat: number; exp: number; sub: string; aud: string[] } {
+  const payload = jwt.split('.')[1];
+  if (payload === undefined) throw new Error(`not a JWT: ${jwt.slice(0, 40)}...`);
+  return JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+}
+
+/** The first token of a node's pod, read right after the first apply (FR-015's renewal test compares with it). */
+interface FirstToken {
+  readonly podUid: string;
+  readonly token: string;
+  /** The token's `iat`, in ms: kubelet renews it at about 80% of its life from then. */
+  readonly issuedAtMs: number;
+}
 
 describe('SPIRE: node agents attest with k8s_psat against the spire node', () => {
   let h: DeployHarness;
@@ -44,7 +79,13 @@ describe('SPIRE: node agents attest with k8s_psat against the spire node', () =>
     if (r.exitCode !== 0) throw new Error(`spire-node.sh ${verb} failed (${r.exitCode}):\n${r.stderr}`);
     if (verb === 'up') {
       const { vars, spire: coordinates } = await loadSpireEnv(r.stdout.trim().split('\n').pop()!);
-      spireEnv = { K8S_SPIRE_NODE: vars.K8S_SPIRE_NODE!, SSH_USER: vars.SSH_USER!, SSH_PRIVATE_KEY_FILE: vars.SSH_PRIVATE_KEY_FILE!, SSH_NODES: vars.SSH_NODES! };
+      spireEnv = {
+        K8S_SPIRE_NODE: vars.K8S_SPIRE_NODE!,
+        SSH_USER: vars.SSH_USER!,
+        SSH_PRIVATE_KEY_FILE: vars.SSH_PRIVATE_KEY_FILE!,
+        SSH_NODES: vars.SSH_NODES!,
+        K8S_SPIRE_TOKEN_SECONDS: String(TOKEN_SECONDS),
+      };
       spire = coordinates;
     }
     return r.stdout;
@@ -122,6 +163,32 @@ describe('SPIRE: node agents attest with k8s_psat against the spire node', () =>
     return spireServer('agent list');
   }
 
+  /**
+   * The fields of the node's agent in `spire-server agent list` (`SPIFFE ID`, `Attestation
+   * type`, `Serial number`, ...): the one of k8s_psat cluster `<ns>.<node>`; undefined when the
+   * server lists none.
+   */
+  async function agentOf(node: string): Promise<Record<string, string> | undefined> {
+    const id = `/spire/agent/k8s_psat/${h.namespace}.${node}/`;
+    for (const block of (await agents()).split(/\n\s*\n/)) {
+      const fields = Object.fromEntries([...block.matchAll(/^([^:\n]+?)\s+: (.*)$/gm)].map((m) => [m[1]!.trim(), m[2]!.trim()]));
+      if (fields['SPIFFE ID']?.includes(id)) return fields;
+    }
+    return undefined;
+  }
+
+  /** The pod's projected token (root only) and the agent's copy of it, as they are now. */
+  async function tokensOf(node: string): Promise<{ token: string; copy: string }> {
+    const [token = '', copy = ''] = (await h.exec(node, `cat ${PROJECTED_TOKEN}; echo; echo ---; cat ${AGENT_TOKEN}; echo`)).split('\n---\n').map((t) => t.trim());
+    return { token, copy };
+  }
+
+  /** The last lines of the units that copy the token, for a failure's message. */
+  const copyJournal = async (node: string) =>
+    (await h.kubectl(['exec', `deploy/${node}`, '-c', 'node', '--', 'journalctl', '-u', 'spire-agent-token.path', '-u', 'spire-agent-token.service', '-u', 'spire-agent-token.timer', '-n', '30', '--no-pager'])).stdout;
+
+  const firstTokens = new Map<string, FirstToken>();
+
   beforeAll(async () => {
     h = await DeployHarness.create('spire');
     nodeEnv = { ...process.env, ...NODE_NET, DEPLOY_STATE_DIR: join(h.dir, 'spire-node') };
@@ -182,6 +249,23 @@ describe('SPIRE: node agents attest with k8s_psat against the spire node', () =>
     expect(haystacks.filter(([, text]) => text.includes(token!)).map(([where]) => where)).toEqual([]);
     // nor the path of the key (each run stages its own copy)
     expect(haystacks.filter(([where, text]) => where !== 'argv' && text.includes(spireEnv.SSH_PRIVATE_KEY_FILE!)).map(([where]) => where)).toEqual([]);
+  });
+
+  it(`FR-015: right after apply, each agent runs on a root-made copy of its pod's projected token of node-<node> (audience spire-server, ${TOKEN_SECONDS} s as K8S_SPIRE_TOKEN_SECONDS says), and the node watches the token for its renewal (spire-agent-token.path)`, async () => {
+    for (const n of NODES) {
+      const pod = await h.podOf(n);
+      const { token, copy } = await tokensOf(n);
+      const claims = claimsOf(token);
+      expect(claims.sub).toBe(`system:serviceaccount:${h.namespace}:node-${n}`);
+      expect(claims.aud).toEqual(['spire-server']);
+      expect(claims.exp - claims.iat, "the projected token's life").toBe(TOKEN_SECONDS);
+      expect(copy, "the agent's copy").toBe(token);
+      // (is-active exits non-zero when one is not: its answer is the assertion)
+      const watching = await h.kubectl(['exec', `deploy/${n}`, '-c', 'node', '--', 'systemctl', 'is-active', 'spire-agent-token.path', 'spire-agent-token.timer']);
+      expect(watching.stdout.split('\n'), `node ${n}: spire-agent-token.path and .timer (${watching.stderr})`).toEqual(['active', 'active']);
+      firstTokens.set(n, { podUid: pod.metadata.uid, token, issuedAtMs: claims.iat * 1000 });
+      console.log(`FR-015 renewal: ${n}: first token issued ${iso(claims.iat * 1000)}, expires ${iso(claims.exp * 1000)}; kubelet renews it at about ${iso((claims.iat + 0.8 * TOKEN_SECONDS) * 1000)} (checked later in this file)`);
+    }
   });
 
   it('a second plan after apply shows no changes (the bundle read does not churn)', async () => {
@@ -269,6 +353,62 @@ describe('SPIRE: node agents attest with k8s_psat against the spire node', () =>
     for (const n of NODES) await svidOf(n, 240_000, bundle);
     expect((await agents()).match(/Attestation type\s+: k8s_psat/g)?.length).toBe(NODES.length);
   });
+
+  // Late in the file, so that the wait for kubelet's renewal overlaps the tests above; before
+  // the spire node goes away (the agents must attest again here).
+  it(`FR-015 renewal: kubelet writes a renewed projected token into each pod (a ${TOKEN_SECONDS} s token), the node copies it for the agent within 90 s, and the agent restarted on that copy attests again with k8s_psat`, async () => {
+    for (const n of NODES) {
+      const first = firstTokens.get(n);
+      if (first === undefined) throw new Error(`node ${n}: no first token was read (the FR-015 test right after apply failed or did not run)`);
+      const uid = (await h.podOf(n)).metadata.uid;
+      expect(uid, `node ${n}: its pod was replaced since the first token was read, so no renewal can be seen; this test needs the first apply's pods`).toBe(first.podUid);
+
+      // 1. kubelet's renewal: the projected file holds another token
+      const renewBy = first.issuedAtMs + RENEWAL_BOUND_MS;
+      console.log(`FR-015 renewal: ${n}: waiting until ${iso(renewBy)} at the latest for a renewed projected token (the first issued ${iso(first.issuedAtMs)}, renewed at about ${iso(first.issuedAtMs + 0.8 * TOKEN_SECONDS * 1000)})`);
+      let now = await tokensOf(n);
+      let said = Date.now();
+      while (now.token === first.token && Date.now() < renewBy) {
+        if (Date.now() - said >= 30_000) {
+          console.log(`FR-015 renewal: ${n}: still the first token, ${Math.round((Date.now() - first.issuedAtMs) / 1000)} s after its issue; waiting`);
+          said = Date.now();
+        }
+        await sleep(5000);
+        now = await tokensOf(n);
+      }
+      const seenAt = Date.now();
+      expect(now.token, `node ${n}: the projected token was not renewed within ${RENEWAL_BOUND_MS / 1000} s of its issue (${iso(first.issuedAtMs)})`).not.toBe(first.token);
+      const renewed = claimsOf(now.token);
+      expect(renewed.sub).toBe(`system:serviceaccount:${h.namespace}:node-${n}`);
+      expect(renewed.exp - renewed.iat).toBe(TOKEN_SECONDS);
+      console.log(`FR-015 renewal: ${n}: renewed token seen ${Math.round((seenAt - first.issuedAtMs) / 1000)} s after the first one's issue (the new one issued ${iso(renewed.iat * 1000)}); waiting up to ${COPY_BOUND_MS / 1000} s for the agent's copy`);
+
+      // 2. the node's copy follows (spire-agent-token.path, or its timer)
+      while (now.copy !== now.token && Date.now() < seenAt + COPY_BOUND_MS) {
+        await sleep(2000);
+        now = await tokensOf(n);
+      }
+      if (now.copy !== now.token) {
+        const which = now.copy === first.token ? 'still the first token' : 'neither token';
+        throw new Error(`node ${n}: ${AGENT_TOKEN} is ${which}, ${COPY_BOUND_MS / 1000} s after the renewed token was seen in ${PROJECTED_TOKEN}; the copy units' journal:\n${await copyJournal(n)}`);
+      }
+      console.log(`FR-015 renewal: ${n}: the copy is the renewed token ${Math.round((Date.now() - seenAt) / 1000)} s after it was seen; restarting spire-agent to attest with it`);
+
+      // 3. the agent attests with the copy: restarted, it starts from an empty data dir
+      // (spire-agent-setup prepare), so its SVID comes from a new k8s_psat attestation, which
+      // the server records with a new serial number
+      const before = await agentOf(n);
+      expect(before?.['Serial number'], `node ${n}: the spire server lists no agent for it before the restart`).toMatch(/^\S+$/);
+      await h.exec(n, 'systemctl restart spire-agent.service');
+      const svid = await svidOf(n);
+      expect(svid).toMatch(new RegExp(`SPIFFE ID:\\s+${spireNames.hostEntry(h.namespace, n)}\\n`));
+      const after = await agentOf(n);
+      expect(after?.['Attestation type'], `node ${n}: the server's record of its agent after the restart`).toBe('k8s_psat');
+      expect(after?.['Serial number'], `node ${n}: the agent's SVID serial on the server did not change: no new attestation was recorded`).not.toBe(before?.['Serial number']);
+      expect((await tokensOf(n)).copy, 'the copy the agent attested with').toBe(now.token);
+      console.log(`FR-015 renewal: ${n}: attested again with the renewed token (serial ${before?.['Serial number']} -> ${after?.['Serial number']})`);
+    }
+  }, 1_200_000);
 
   it('spire node unreachable: plan and the plan of a destroy fail naming it, and change nothing', async () => {
     // `down` removes the node's key with it: keep a copy, so that only the node is missing

@@ -155,7 +155,7 @@ export const targetModelSchema = z.strictObject({
   soak: durationSchema.optional(),
   onFailure: z.literal('group').optional(),
   degrade: z.array(z.strictObject({ node: z.string(), kind: z.enum(['persistent-path-outside-var-lib', 'host-firewall-sources']), message: z.string() })),
-  spire: z.strictObject({ node: z.string(), sshUser: z.string(), hostKey: z.string(), sshOptions: z.array(z.string()), apiServer: orUndefined(z.string()) }).optional(),
+  spire: z.strictObject({ node: z.string(), sshUser: z.string(), hostKey: z.string(), sshOptions: z.array(z.string()), apiServer: orUndefined(z.string()), tokenSeconds: z.number().int() }).optional(),
   namespaceManagedBy: z.literal('admin').optional(),
 });
 

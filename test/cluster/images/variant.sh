@@ -149,8 +149,10 @@ UNIT
     add_line etc/shadow 'spire-agent:!*:::::::'
     add_line etc/gshadow 'spire-agent:!*::'
     units=etc/systemd/system
+    # the [Install] sections' WantedBy, as `systemctl enable` would link them
     for link in multi-user.target.wants/spire-agent.service timers.target.wants/spire-agent-token.timer \
-      timers.target.wants/spire-agent-bundle.timer paths.target.wants/spire-agent-bundle.path; do
+      paths.target.wants/spire-agent-token.path timers.target.wants/spire-agent-bundle.timer \
+      paths.target.wants/spire-agent-bundle.path; do
       mkdir -p "$r/$units/$(dirname "$link")"
       ln -sfn "../$(basename "$link")" "$r/$units/$link"
       added+=("$units/$link" "$units/$(dirname "$link")")

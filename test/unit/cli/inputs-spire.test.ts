@@ -15,7 +15,7 @@ describe('deploy and the SPIRE coordinates', () => {
   it.each(['plan', 'apply', 'destroy'])('%s --help lists the SPIRE variables', async (verb) => {
     const r = await runCli([verb, '--help'], baseEnv);
     expect(r.code).toBe(0);
-    for (const v of ['K8S_SPIRE_NODE', 'SSH_USER', 'SSH_PRIVATE_KEY_FILE', 'SSH_NODES', 'K8S_SPIRE_API_SERVER', 'DEPLOY_SSH']) expect(r.stdout).toContain(`  ${v} `);
+    for (const v of ['K8S_SPIRE_NODE', 'SSH_USER', 'SSH_PRIVATE_KEY_FILE', 'SSH_NODES', 'K8S_SPIRE_API_SERVER', 'K8S_SPIRE_TOKEN_SECONDS', 'DEPLOY_SSH']) expect(r.stdout).toContain(`  ${v} `);
     expect(r.stdout).toContain('Workload identity with SPIRE');
     expect(r.stdout).toContain('roster.spiffeProvider must name the spire node exactly when K8S_SPIRE_NODE is set');
     expect(r.stdout).toContain('"identity": true needs both');

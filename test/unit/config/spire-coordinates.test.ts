@@ -40,6 +40,7 @@ describe('SPIRE coordinates', () => {
         hostKey: HOST_KEY,
         sshOptions: ['-o', 'Port=2222'],
         apiServer: 'https://10.255.254.1:6443',
+        tokenSeconds: 3600,
       },
     });
   });
@@ -60,6 +61,37 @@ describe('SPIRE coordinates', () => {
     expect(issues).toEqual([{ where: 'K8S_SPIRE_API_SERVER', message: expect.stringContaining('K8S_SPIRE_NODE is not') }]);
   });
 
+  it.each([
+    ['600', 600],
+    ['86400', 86_400],
+    [' 1800 ', 1800],
+    ['', 3600],
+    [undefined, 3600],
+  ])('GIVEN K8S_SPIRE_TOKEN_SECONDS=%j THEN the token lives %i s', (text, seconds) => {
+    const r = resolveSpireCoordinates(spireEnv({ K8S_SPIRE_TOKEN_SECONDS: text }), process.cwd());
+    expect(r.ok && r.value?.tokenSeconds).toBe(seconds);
+  });
+
+  it.each([
+    ['599', 'shorter than the API server accepts for a projected token (600 s)'],
+    ['0', 'shorter than the API server accepts'],
+    ['86401', 'longer than 86400 s (24 h)'],
+    ['10m', 'is not a whole number of seconds'],
+    ['3600.5', 'is not a whole number of seconds'],
+    ['-600', 'is not a whole number of seconds'],
+    ['1e3', 'is not a whole number of seconds'],
+  ])('GIVEN K8S_SPIRE_TOKEN_SECONDS=%s THEN it is refused, naming the variable and the range', (text, why) => {
+    const issues = issuesOf(spireEnv({ K8S_SPIRE_TOKEN_SECONDS: text }));
+    expect(issues).toEqual([{ where: 'K8S_SPIRE_TOKEN_SECONDS', message: expect.stringContaining(why) }]);
+    expect(issues[0]!.message).toContain('whole number of seconds from 600 to 86400');
+    expect(issues[0]!.message.startsWith(`"${text}" `)).toBe(true);
+  });
+
+  it('GIVEN K8S_SPIRE_TOKEN_SECONDS without K8S_SPIRE_NODE THEN it is refused, naming both (with K8S_SPIRE_API_SERVER, both are named)', () => {
+    expect(issuesOf({ K8S_SPIRE_TOKEN_SECONDS: '600' })).toEqual([{ where: 'K8S_SPIRE_TOKEN_SECONDS', message: 'is set but K8S_SPIRE_NODE is not: set K8S_SPIRE_NODE to the spire node, or unset K8S_SPIRE_TOKEN_SECONDS' }]);
+    expect(issuesOf({ K8S_SPIRE_TOKEN_SECONDS: '600', K8S_SPIRE_API_SERVER: 'https://api:6443' }).map((i) => i.where)).toEqual(['K8S_SPIRE_API_SERVER', 'K8S_SPIRE_TOKEN_SECONDS']);
+  });
+
   it('GIVEN bad values everywhere THEN each is reported with the variable it came from', () => {
     const issues = issuesOf(
       spireEnv({
@@ -67,9 +99,10 @@ describe('SPIRE coordinates', () => {
         SSH_USER: 'Root User',
         SSH_NODES: JSON.stringify({ 'spire_node!': { hostKey: 'not a key', extra: 1 } }),
         K8S_SPIRE_API_SERVER: 'http://api:6443',
+        K8S_SPIRE_TOKEN_SECONDS: 'an hour',
       }),
     );
-    expect(issues.map((i) => i.where)).toEqual(['K8S_SPIRE_NODE', 'SSH_USER', 'SSH_NODES["spire_node!"].hostKey', 'SSH_NODES["spire_node!"].extra', 'K8S_SPIRE_API_SERVER']);
+    expect(issues.map((i) => i.where)).toEqual(['K8S_SPIRE_NODE', 'SSH_USER', 'SSH_NODES["spire_node!"].hostKey', 'SSH_NODES["spire_node!"].extra', 'K8S_SPIRE_API_SERVER', 'K8S_SPIRE_TOKEN_SECONDS']);
   });
 
   it('GIVEN SSH_NODES without the spire node THEN the message lists the entries it has', () => {
@@ -113,12 +146,12 @@ describe('SPIRE coordinates in a run', () => {
 
   it('GIVEN SPIRE coordinates WHEN targets are built THEN every target carries them, without the key path', () => {
     const plan = parseGroupPlan(JSON.stringify(spirePlan()), '/p/group.json');
-    const coords = loadCoordinates({}, spireEnv({ K8S_REGISTRY: 'r', K8S_SPIRE_API_SERVER: 'https://10.0.0.1:6443' }), process.cwd());
+    const coords = loadCoordinates({}, spireEnv({ K8S_REGISTRY: 'r', K8S_SPIRE_API_SERVER: 'https://10.0.0.1:6443', K8S_SPIRE_TOKEN_SECONDS: '600' }), process.cwd());
     expect(coords.spire?.sshPrivateKeyFile).toBe('/run/keys/id_ed25519');
     const targets = buildTargets(plan, coords, '/p/group.json', ['*']);
     expect(targets.map((t) => t.target)).toEqual(['all', 'mail', 'web']);
     for (const t of targets) {
-      expect(t.spire).toEqual({ node: 'spire.central.example.org', sshUser: 'deploy', hostKey: HOST_KEY, sshOptions: ['-o', 'Port=2222'], apiServer: 'https://10.0.0.1:6443' });
+      expect(t.spire).toEqual({ node: 'spire.central.example.org', sshUser: 'deploy', hostKey: HOST_KEY, sshOptions: ['-o', 'Port=2222'], apiServer: 'https://10.0.0.1:6443', tokenSeconds: 600 });
       expect(JSON.stringify(t)).not.toContain('/run/keys');
     }
   });

@@ -9,7 +9,7 @@ import { ConfigError, ToolError } from '../../../src/errors.js';
 import { stageSpireAccess } from '../../../src/spire/stage-key.js';
 import { tempDir } from '../../support/cli.js';
 
-const SPIRE = { node: 'spire.example.org', sshUser: 'deploy', hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHnU1vq8oTjWkDmmXG0vWq4m7Kq8lYk3dQ2dN3bq7c0X', sshOptions: [], apiServer: undefined };
+const SPIRE = { node: 'spire.example.org', sshUser: 'deploy', hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHnU1vq8oTjWkDmmXG0vWq4m7Kq8lYk3dQ2dN3bq7c0X', sshOptions: [], apiServer: undefined, tokenSeconds: 3600 };
 let dir: string;
 let cleanup: () => Promise<void>;
 let key: string;

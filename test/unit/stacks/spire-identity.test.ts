@@ -17,6 +17,7 @@ const spire: SpireGraphCoordinates = {
   hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHnU1vq8oTjWkDmmXG0vWq4m7Kq8lYk3dQ2dN3bq7c0X',
   sshOptions: ['-o', 'Port=2222'],
   apiServer: 'https://api.cluster.example.org:6443',
+  tokenSeconds: 3600,
 };
 
 function render(over: Partial<SpireGraphCoordinates> = {}, nodes = ['alpha', 'beta']): any {

@@ -9,7 +9,7 @@ describe('the pod of a node with SPIRE', () => {
   const node = target!.nodes[0]!;
   const base = deploymentManifest(target!, node, target!.namespace, 'r/fediversity/alpha@sha256:00', 'uuid');
   const before = JSON.stringify(base);
-  const m = withSpireVolumes(base);
+  const m = withSpireVolumes(base, { tokenSeconds: 3600 });
 
   it('GIVEN the Deployment WHEN SPIRE is on THEN the pod projects a root-only token of its own account for the audience spire-server', () => {
     const pod = m.spec.template.spec as any;
@@ -22,6 +22,13 @@ describe('the pod of a node with SPIRE', () => {
       expect(c.volumeMounts).toContainEqual({ name: 'spire-bundle', mountPath: SPIRE_BUNDLE_DIR, readOnly: true });
       expect(c.volumeMounts.some((v: any) => 'subPath' in v)).toBe(false);
     }
+  });
+
+  it('GIVEN a token life WHEN SPIRE is on THEN the projected token has that life, and nothing else differs', () => {
+    const short = withSpireVolumes(base, { tokenSeconds: 600 });
+    const token = (short.spec.template.spec as any).volumes.find((v: any) => v.name === 'spire-token');
+    expect(token.projected.sources).toEqual([{ serviceAccountToken: { audience: 'spire-server', expirationSeconds: 600, path: 'token' } }]);
+    expect(JSON.stringify(short).replace('"expirationSeconds":600', '"expirationSeconds":3600')).toBe(JSON.stringify(m));
   });
 
   it('GIVEN the Deployment THEN everything else stays, and the input is not changed', () => {

@@ -96,6 +96,24 @@ describe('the target graph with the SPIRE coordinates', () => {
     }
   });
 
+  it('GIVEN K8S_SPIRE_TOKEN_SECONDS=600 THEN each pod projects a token of 600 s, and only the pod templates change: every rollout step is replaced, the hand-off and the ConfigMap stay', () => {
+    const short = render({ ...SPIRE_ENV, K8S_SPIRE_TOKEN_SECONDS: '600' }).all!.json;
+    const lives = (json: any) => entries(json, 'resource', 'kubernetes_manifest').map(([, d]) => d.manifest.spec.template.spec.volumes.find((v: any) => v.name === 'spire-token').projected.sources[0].serviceAccountToken.expirationSeconds);
+    expect(lives(all).length).toBeGreaterThan(1);
+    expect(lives(all)).toEqual(lives(all).map(() => 3600));
+    expect(lives(short)).toEqual(lives(all).map(() => 600));
+    // the rollout steps' triggers hash the pod template: a new life is a rollout of each node
+    const rollouts = (json: any) => entries(json, 'resource', 'null_resource').filter(([, r]) => r['//'].metadata.path.endsWith('/rollout'));
+    expect(rollouts(all)).toHaveLength(lives(all).length);
+    for (const [[id, before], [, after]] of rollouts(all).map((r, i) => [r, rollouts(short)[i]!] as const)) {
+      expect(after.triggers.template, id).not.toBe(before.triggers.template);
+      expect(after.triggers.image, id).toBe(before.triggers.image);
+    }
+    const handoff = (json: any) => json.resource.null_resource[addressOf(json, 'null_resource', '/spire/handoff').split('.')[1]!];
+    expect(handoff(short).triggers).toEqual(handoff(all).triggers);
+    expect(short.resource.kubernetes_config_map_v1).toEqual(all.resource.kubernetes_config_map_v1);
+  });
+
   it('has the key path (and any staged path) in no input or trigger, only $SSH_PRIVATE_KEY_FILE read at run time', () => {
     for (const { text } of Object.values(g)) {
       expect(text).not.toContain(KEY);

@@ -9,6 +9,7 @@ const spire: SpireCoordinates = {
   hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHnU1vq8oTjWkDmmXG0vWq4m7Kq8lYk3dQ2dN3bq7c0X',
   sshOptions: ['-o', 'Port=2222', '-o', 'StrictHostKeyChecking=no'],
   apiServer: undefined,
+  tokenSeconds: 3600,
 };
 
 describe('ssh to the spire node', () => {
