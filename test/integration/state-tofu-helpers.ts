@@ -4,15 +4,20 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cacheDir } from '../../src/paths.js';
 import type { LockInfo } from '../../src/state/lock-info.js';
+import { cacheMirror } from '../../src/tools/providers.js';
 import { TOFU_VERSION } from '../../src/tools/versions.js';
 import { until } from '../support/until.js';
 import { type StoreData, withStore } from './state-stores.js';
 
 // The real OpenTofu (built by the integration project's global setup) and the real null and
-// random providers from the offline mirror, for the state backend's tests.
+// random providers from the offline mirror, for the state backend's tests. The mirror's config
+// is the one the integration setup builds (DEPLOY_PROVIDER_PATCHES as deploy reads it: by
+// default the patched mirror's tofu-patched.rc); the stock tofu.rc exists only once something
+// built the stock mirror (e2e/deploy-stock-provider.test.ts), which on a new machine had not
+// happened yet: these tests failed there, naming tofu.rc.
 
 export const tofuBin = join(cacheDir(), 'tofu', TOFU_VERSION, 'tofu');
-export const tofuRc = join(cacheDir(), 'tofu.rc');
+export const tofuRc = cacheMirror(process.env).cliConfigFile;
 export const KEY = 'g1-all';
 
 export const MAIN_TF = `
