@@ -66,9 +66,8 @@ export const SHARED: readonly string[] = [
 ];
 
 /**
- * Seconds each e2e file took in a full run (the profile of docs/tests.md; the slowest as
- * measured two files at a time, deploy-spire as expected with its wait for a token's renewal,
- * about 10 minutes): the order of the e2e files where vitest has no results of a run before (a
+ * Seconds of each e2e file's tests and hooks in the last full run, two files at a time (the
+ * profile of docs/tests.md, `.ci/run` of 2026-12-06 from a clone of 0730884): the order of the e2e files where vitest has no results of a run before (a
  * fresh clone, as CI's), in place of vitest's fallback, the largest file first. Two workers
  * share the shared files; started longest first, the last to start are the short ones, so the
  * two end close together (the longest-first rule of scheduling): a file of 8 minutes started
@@ -77,41 +76,41 @@ export const SHARED: readonly string[] = [
  * first (as vitest runs unknown files first).
  */
 export const EXPECTED_SECONDS: Readonly<Record<string, number>> = {
-  'cd-workflow.test.ts': 330,
-  'cluster.test.ts': 42,
-  'deploy-after.test.ts': 95,
-  'deploy-build.test.ts': 15,
-  'deploy-claims-at-risk.test.ts': 33,
+  'cd-workflow.test.ts': 245,
+  'cluster.test.ts': 41,
+  'deploy-after.test.ts': 86,
+  'deploy-build.test.ts': 18,
+  'deploy-claims-at-risk.test.ts': 40,
   'deploy-claims.test.ts': 35,
-  'deploy-deadline.test.ts': 97,
-  'deploy-destroy.test.ts': 56,
-  'deploy-drift-generated.test.ts': 279,
-  'deploy-drift.test.ts': 28,
-  'deploy-edges.test.ts': 119,
-  'deploy-hand-edits.test.ts': 467,
-  'deploy-interrupt-random.test.ts': 354,
-  'deploy-interrupt.test.ts': 11,
-  'deploy-kill9.test.ts': 59,
+  'deploy-deadline.test.ts': 94,
+  'deploy-destroy.test.ts': 64,
+  'deploy-drift-generated.test.ts': 317,
+  'deploy-drift.test.ts': 38,
+  'deploy-edges.test.ts': 141,
+  'deploy-hand-edits.test.ts': 385,
+  'deploy-interrupt-random.test.ts': 320,
+  'deploy-interrupt.test.ts': 12,
+  'deploy-kill9.test.ts': 76,
   'deploy-kubeconfig.test.ts': 11,
-  'deploy-live-view.test.ts': 24,
-  'deploy-migrate.test.ts': 19,
-  'deploy-moved-tag.test.ts': 9,
-  'deploy-pod-fate.test.ts': 47,
-  'deploy-preflight.test.ts': 3,
-  'deploy-rbac.test.ts': 60,
-  'deploy-registry-tls.test.ts': 25,
-  'deploy-runtime-handler.test.ts': 29,
-  'deploy-secrets.test.ts': 12,
-  'deploy-soak.test.ts': 368,
-  'deploy-spire.test.ts': 620,
-  'deploy-status.test.ts': 22,
-  'deploy-stock-provider.test.ts': 27,
-  'deploy-stop.test.ts': 56,
-  'deploy-targets.test.ts': 28,
-  'deploy-us1.test.ts': 29,
-  'deploy-us2.test.ts': 39,
-  'plan-changes-kubernetes.test.ts': 6,
-  'rollout.test.ts': 37,
+  'deploy-live-view.test.ts': 31,
+  'deploy-migrate.test.ts': 21,
+  'deploy-moved-tag.test.ts': 11,
+  'deploy-pod-fate.test.ts': 50,
+  'deploy-preflight.test.ts': 4,
+  'deploy-rbac.test.ts': 59,
+  'deploy-registry-tls.test.ts': 24,
+  'deploy-runtime-handler.test.ts': 30,
+  'deploy-secrets.test.ts': 25,
+  'deploy-soak.test.ts': 366,
+  'deploy-spire.test.ts': 597,
+  'deploy-status.test.ts': 27,
+  'deploy-stock-provider.test.ts': 42,
+  'deploy-stop.test.ts': 55,
+  'deploy-targets.test.ts': 24,
+  'deploy-us1.test.ts': 40,
+  'deploy-us2.test.ts': 41,
+  'plan-changes-kubernetes.test.ts': 5,
+  'rollout.test.ts': 51,
 };
 
 /** A file's name under test/e2e/ ('a/b.test.ts'), from its absolute path or that name; undefined outside test/e2e/. */
