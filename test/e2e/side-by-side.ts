@@ -67,8 +67,9 @@ export const SHARED: readonly string[] = [
 
 /**
  * Seconds of each e2e file's tests and hooks in the last full run, two files at a time (the
- * profile of docs/tests.md, `.ci/run` of 2026-12-06 from a clone of 0730884): the order of the e2e files where vitest has no results of a run before (a
- * fresh clone, as CI's), in place of vitest's fallback, the largest file first. Two workers
+ * profile of docs/tests.md, `.ci/run` of 2026-12-06 from a clone of 0730884): the order of
+ * the e2e files where vitest has no results of a run before (a fresh clone, as CI's), in place
+ * of vitest's fallback, the largest file first. Two workers
  * share the shared files; started longest first, the last to start are the short ones, so the
  * two end close together (the longest-first rule of scheduling): a file of 8 minutes started
  * late would hold its worker alone for minutes while the other waits for the alone block. Only
