@@ -21,7 +21,7 @@ import { POD_SECURITY_LABELS } from '../src/contract/pod-security.js';
 import { nodeConstructId, SPIRE_CONSTRUCT, type TargetPart } from '../src/contract/graph/graph-ids.js';
 import { NODE_NAMES_OUTPUT, SUBMISSION_OUTPUT, TARGET_NAMESPACE_OUTPUT } from '../src/contract/graph/graph-outputs.js';
 import { waitsFor } from '../src/config/order-rules.js';
-import { NodeImage, NodeWorkload } from './node.js';
+import { NodeImage, NodeWorkload, type NodeWorkloadProps } from './node.js';
 import { SpireIdentity } from './spire-identity.js';
 
 export class TargetStack extends TerraformStack {
@@ -78,16 +78,18 @@ export class TargetStack extends TerraformStack {
 
     // FR-016: the spire node has the kubeconfig and the drop-files, and the ConfigMap holds
     // the bundle, before any Deployment; without the coordinates none of it exists
-    const spire =
-      model.spire === undefined
-        ? undefined
-        : new SpireIdentity(this, SPIRE_CONSTRUCT, {
-            namespace: model.namespace,
-            nodes: model.nodes.map((n) => n.name),
-            spire: model.spire,
-            labels,
-            after: [namespace],
-          });
+    // and what each pod then needs of it: those to come after, the token's life
+    let podSpire: NodeWorkloadProps['spire'];
+    if (model.spire !== undefined) {
+      const identity = new SpireIdentity(this, SPIRE_CONSTRUCT, {
+        namespace: model.namespace,
+        nodes: model.nodes.map((n) => n.name),
+        spire: model.spire,
+        labels,
+        after: [namespace],
+      });
+      podSpire = { after: [identity.handoff, identity.configMap], tokenSeconds: model.spire.tokenSeconds };
+    }
 
     // `after` and the waves (config/order-rules.ts): a node's Deployment depends on the rollout
     // step of each node it comes after and of each node of the wave before its own, so tofu
@@ -109,7 +111,7 @@ export class TargetStack extends TerraformStack {
           namespace: ns,
           imageByDigest: imageOf.get(node.name)!.imageByDigest,
           after: [policy, ...before],
-          ...(spire !== undefined && model.spire !== undefined ? { spire: { after: [spire.handoff, spire.configMap], tokenSeconds: model.spire.tokenSeconds } } : {}),
+          ...(podSpire !== undefined ? { spire: podSpire } : {}),
         }),
       );
     }

@@ -69,8 +69,8 @@ export const SHARED: readonly string[] = [
  * Seconds of each e2e file's tests and hooks in the last full run, two files at a time (the
  * profile of docs/tests.md, `.ci/run` of 2026-12-06 from a clone of 0730884): the order of
  * the e2e files where vitest has no results of a run before (a fresh clone, as CI's), in place
- * of vitest's fallback, the largest file first. Two workers
- * share the shared files; started longest first, the last to start are the short ones, so the
+ * of vitest's fallback, the largest file first. Two workers share the shared files; started
+ * longest first, the last to start are the short ones, so the
  * two end close together (the longest-first rule of scheduling): a file of 8 minutes started
  * late would hold its worker alone for minutes while the other waits for the alone block. Only
  * an order: a wrong or missing figure costs time, never a result. A new file without one comes
@@ -137,10 +137,14 @@ export function shareOf(file: string): Share | undefined {
  * its given order; the others stay where they are. The e2e sequencer's rule (sequencer.ts).
  */
 export function aloneLast<T>(items: readonly T[], classOf: (item: T) => Share | undefined): T[] {
-  const classified = items.filter((i) => classOf(i) !== undefined);
-  const order = [...classified.filter((i) => classOf(i) === 'shared'), ...classified.filter((i) => classOf(i) === 'alone')];
+  return refilled(items, (i) => classOf(i) !== undefined, (picked) => [...picked.filter((i) => classOf(i) === 'shared'), ...picked.filter((i) => classOf(i) === 'alone')]);
+}
+
+/** The items in the order given, the places of those `inScope` refilled with `reorder` of them (in their order). */
+function refilled<T>(items: readonly T[], inScope: (item: T) => boolean, reorder: (picked: T[]) => T[]): T[] {
+  const order = reorder(items.filter(inScope));
   let next = 0;
-  return items.map((i) => (classOf(i) === undefined ? i : order[next++]!));
+  return items.map((i) => (inScope(i) ? order[next++]! : i));
 }
 
 /**
@@ -150,10 +154,10 @@ export function aloneLast<T>(items: readonly T[], classOf: (item: T) => Share | 
  */
 export function slowestFirst<T>(items: readonly T[], inScope: (item: T) => boolean, seconds: (item: T) => number | undefined, failed: (item: T) => boolean = () => false): T[] {
   const rank = (i: T) => [failed(i) ? 0 : 1, seconds(i) === undefined ? 0 : 1, -(seconds(i) ?? 0)] as const;
-  const scoped = items.filter(inScope).sort((a, b) => {
-    const [x, y] = [rank(a), rank(b)];
-    return x[0] - y[0] || x[1] - y[1] || x[2] - y[2];
-  });
-  let next = 0;
-  return items.map((i) => (inScope(i) ? scoped[next++]! : i));
+  return refilled(items, inScope, (picked) =>
+    picked.sort((a, b) => {
+      const [x, y] = [rank(a), rank(b)];
+      return x[0] - y[0] || x[1] - y[1] || x[2] - y[2];
+    }),
+  );
 }
