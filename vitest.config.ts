@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import AloneLastSequencer from './test/e2e/sequencer.ts';
+import { E2E_WORKERS } from './test/e2e/side-by-side.ts';
 
 // Three projects, cheapest first. `npm test` runs all of them: the integration and e2e
 // projects bring up what they need (tools, state backend, cluster) in their global setup.
@@ -32,12 +33,14 @@ export default defineConfig({
           globalSetup: ['test/e2e/global-setup.ts', 'test/e2e/deploy-setup.ts'],
           testTimeout: 600_000,
           hookTimeout: 3_600_000,
-          // Two files at a time on the one cluster, but a file of test/e2e/side-by-side.ts's
-          // `alone` list with no other: each file takes the lock of cluster-share.ts first
-          // (shared or exclusive), which its worker process holds (forks: one per file) until
-          // the file's last hook. docs/tests.md, "e2e files side by side".
+          // Two shared files at work at a time on the one cluster (a third worker takes the slot
+          // of a file that waits minutes on the cluster's clock), but a file of
+          // test/e2e/side-by-side.ts's `alone` list with no other: each file takes the lock of
+          // cluster-share.ts first (shared or exclusive) and, if shared, a run slot, which its
+          // worker process holds (forks: one per file) until the file's last hook.
+          // docs/tests.md, "e2e files side by side".
           fileParallelism: true,
-          maxWorkers: 2,
+          maxWorkers: E2E_WORKERS,
           pool: 'forks',
           setupFiles: ['test/e2e/cluster-share.ts'],
           // a group of its own: vitest refuses two projects of different maxWorkers in one group

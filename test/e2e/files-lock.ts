@@ -59,34 +59,66 @@ export async function takeFilesLock(name: string, share: Share, opts: FilesLockO
   const waitS = opts.waitSeconds ?? WAIT_S;
   await mkdir(dirname(file), { recursive: true });
   await mkdir(notes, { recursive: true });
+  const held = await holdWithFlock(HOLDER, [file, share === 'alone' ? '-x' : '-s', String(waitS)], {
+    what: `${name} (${share}): the lock ${file}`,
+    waitS,
+    waiting: async () => log(waitingLine(name, share, await holders(notes))),
+    hint: `its holders' notes: ${notes}`,
+  });
+  if (held.waitedMs > 0) log(`[e2e side by side] ${name} (${share}) got the lock after ${(held.waitedMs / 1000).toFixed(1)} s of waiting`);
+  const note = join(notes, String(held.pid));
+  await writeFile(note, `${name} (${share}, since ${new Date().toISOString().slice(11, 19)})\n`);
+  return {
+    waitedMs: held.waitedMs,
+    release: async () => {
+      await rm(note, { force: true });
+      await held.release();
+    },
+  };
+}
+
+/** A lock held by a flock(1) child (a HOLDER-like script): its pid, the wait, and how to let it go. */
+export interface HeldByFlock {
+  readonly pid: number;
+  /** 0 when the script said `now`. */
+  readonly waitedMs: number;
+  /** The rest of the script's first line after `now`/`locked` (e.g. which slot). */
+  readonly detail: string;
+  release(): Promise<void>;
+}
+
+/**
+ * Runs a holder script (bash) that prints `now[ detail]` when it got its lock at once, else
+ * `waiting` and later `locked[ detail]` (or exits non-zero: no lock within `waitS`), and then
+ * holds the lock until its stdin closes. `waiting` is called once, before the wait is over.
+ */
+export async function holdWithFlock(script: string, args: readonly string[], o: { what: string; waitS: number; waiting: () => Promise<void>; hint: string }): Promise<HeldByFlock> {
   const started = Date.now();
-  const child = spawn('bash', ['-c', HOLDER, 'e2e-files-lock', file, share === 'alone' ? '-x' : '-s', String(waitS)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn('bash', ['-c', script, 'e2e-files-lock', ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
   const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
-  /** The waiting line, once said (it names the holders, read from their notes). */
+  /** The waiting line, once said. */
   let said: Promise<void> | undefined;
-  await new Promise<void>((resolve, reject) => {
-    child.once('error', (err) => reject(new Error(`${name} (${share}): cannot run flock(1) through bash for ${file}: ${err.message}`)));
+  const detail = await new Promise<string>((resolve, reject) => {
+    child.once('error', (err) => reject(new Error(`${o.what}: cannot run flock(1) through bash: ${err.message}`)));
     const lines = createInterface({ input: child.stdout! });
     lines.on('line', (line) => {
+      const m = /^(now|locked)(?: (.*))?$/.exec(line);
       if (line === 'waiting') {
-        said = holders(notes).then((others) => log(waitingLine(name, share, others)));
-      } else if (line === 'now' || line === 'locked') {
+        said = o.waiting();
+      } else if (m) {
         lines.close();
-        resolve();
+        resolve(m[2] ?? '');
       }
     });
-    void exited.then((code) => reject(new Error(`${name} (${share}): no lock ${file} within ${waitS} s (flock exit ${code}); its holders' notes: ${notes}`)));
+    void exited.then((code) => reject(new Error(`${o.what}: not held within ${o.waitS} s (flock exit ${code}); ${o.hint}`)));
   });
   const waited = said !== undefined;
   await said;
-  const waitedMs = waited ? Date.now() - started : 0;
-  if (waited) log(`[e2e side by side] ${name} (${share}) got the lock after ${(waitedMs / 1000).toFixed(1)} s of waiting`);
-  const note = join(notes, String(child.pid));
-  await writeFile(note, `${name} (${share}, since ${new Date().toISOString().slice(11, 19)})\n`);
   return {
-    waitedMs,
+    pid: child.pid!,
+    waitedMs: waited ? Date.now() - started : 0,
+    detail,
     release: async () => {
-      await rm(note, { force: true });
       child.stdin!.end();
       await exited;
     },

@@ -1,8 +1,8 @@
 /**
  * Which e2e files may run beside another on the one local cluster (issue 49): the e2e project
- * runs two files at a time (vitest.config.ts), and each file takes the lock of
- * test/e2e/cluster-share.ts before its tests: shared for a `shared` file, exclusive for an
- * `alone` one. The one list of the classes; docs/tests.md ("e2e files side by side") says, per
+ * has two shared files at work at a time (RUN_SLOTS below, vitest.config.ts), and each file
+ * takes the lock of test/e2e/cluster-share.ts before its tests: shared for a `shared` file,
+ * exclusive for an `alone` one. The one list of the classes; docs/tests.md ("e2e files side by side") says, per
  * file, what it touches beyond its own namespace, state and temporary directory, and why it is
  * in its class. A new e2e file goes into one of the two lists (a unit test checks that every
  * file is in exactly one, test/unit/architecture/e2e-side-by-side.test.ts); until then it runs
@@ -18,6 +18,15 @@
 import { isAbsolute, relative, sep } from 'node:path';
 
 export type Share = 'shared' | 'alone';
+
+/**
+ * How many shared files work on the cluster at once (run-slots.ts): the two cores' worth, the
+ * load every shared file's bounds were measured under. The e2e project has E2E_WORKERS workers,
+ * one more: a file that gives its slot back for a long wait on the cluster's clock
+ * (`withoutRunSlot`) leaves the spare worker's file the slot.
+ */
+export const RUN_SLOTS = 2;
+export const E2E_WORKERS = RUN_SLOTS + 1;
 
 /** The e2e folder, where the names below are. */
 export const E2E_DIR = import.meta.dirname;

@@ -10,11 +10,12 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { TestSpecification, Vitest } from 'vitest/node';
 import { takeFilesLock, type FilesLock } from '../../e2e/files-lock.ts';
+import { releaseFileSlot, setFileSlot, takeRunSlot, withoutRunSlot } from '../../e2e/run-slots.ts';
 import AloneLastSequencer from '../../e2e/sequencer.ts';
-import { aloneLast, ALONE, e2eName, E2E_DIR, EXPECTED_SECONDS, SHARED, shareOf, slowestFirst, type Share } from '../../e2e/side-by-side.ts';
+import { aloneLast, ALONE, E2E_WORKERS, RUN_SLOTS, e2eName, E2E_DIR, EXPECTED_SECONDS, SHARED, shareOf, slowestFirst, type Share } from '../../e2e/side-by-side.ts';
 
 const repo = resolve(import.meta.dirname, '../../..');
 
@@ -160,6 +161,89 @@ describe('the lock of the e2e files (test/e2e/files-lock.ts)', () => {
     expect(lines[3]).toMatch(/^\[e2e side by side\] d\.test\.ts \(shared\) got the lock after/);
     // the holders' notes go with their locks
     expect((await readdir(`${lockFile}.holders`)).length).toBe(1);
+  });
+});
+
+describe('the run slots of the e2e files (test/e2e/run-slots.ts)', () => {
+  let dir = '';
+  const held: { release(): Promise<void> }[] = [];
+  afterAll(async () => {
+    for (const l of held) await l.release();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('GIVEN the e2e project THEN it has one worker more than the slots, and two slots (the cores)', () => {
+    expect([RUN_SLOTS, E2E_WORKERS]).toEqual([2, 3]);
+  });
+
+  it('GIVEN two slots held THEN a third file waits, saying so, and gets the slot the first one lets go', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'e2e-run-slots-'));
+    const lines: string[] = [];
+    const opts = { dir, slots: 2, log: (l: string) => lines.push(l) };
+    const a = await takeRunSlot('a.test.ts', opts);
+    const b = await takeRunSlot('b.test.ts', opts);
+    held.push(a, b);
+    expect([a.waitedMs, b.waitedMs, [a.detail, b.detail].sort()]).toEqual([0, 0, ['0', '1']]);
+    let got = false;
+    const third = takeRunSlot('c.test.ts', opts).then((l) => ((got = true), held.push(l), l));
+    await until(() => lines.length > 0);
+    expect(lines[0]).toBe('[e2e side by side] c.test.ts waits for a run slot: 2 files already work on the cluster');
+    await new Promise((r) => setTimeout(r, 1200));
+    expect(got, 'a third file got a slot while both were held').toBe(false);
+    await b.release();
+    const c = await third;
+    expect(c.detail).toBe(b.detail);
+    expect(c.waitedMs).toBeGreaterThan(0);
+    expect(lines[1]).toMatch(new RegExp(`^\\[e2e side by side\\] c\\.test\\.ts got run slot ${b.detail} after [\\d.]+ s of waiting$`));
+  });
+
+  it('GIVEN a file that gives its only slot back for a wait THEN another file takes it at once meanwhile, and the file holds it again after', async () => {
+    const sdir = await mkdtemp(join(tmpdir(), 'e2e-run-slots-'));
+    const lines: string[] = [];
+    const opts = { dir: sdir, slots: 1, log: (l: string) => lines.push(l) };
+    setFileSlot('spire.test.ts', await takeRunSlot('spire.test.ts', opts), opts);
+    const result = await withoutRunSlot('waits for kubelet', async () => {
+      const other = await takeRunSlot('other.test.ts', opts);
+      expect([other.detail, other.waitedMs]).toEqual(['0', 0]);
+      await other.release();
+      return 'waited';
+    });
+    expect(result).toBe('waited');
+    expect(lines).toEqual(['[e2e side by side] spire.test.ts gives back run slot 0 while it waits for kubelet']);
+    // held again: a third file now waits
+    const third = await takeRunSlot('third.test.ts', { ...opts, waitSeconds: 1 }).then(
+      () => 'got it',
+      (err: Error) => err.message,
+    );
+    expect(third).toMatch(/^third\.test\.ts: a run slot of .*: not held within 1 s \(flock exit 1\)/);
+    await releaseFileSlot();
+    await rm(sdir, { recursive: true, force: true });
+  });
+
+  it('GIVEN no e2e setup file ran THEN withoutRunSlot refuses, naming it', async () => {
+    await vi.resetModules();
+    const fresh = await import('../../e2e/run-slots.ts');
+    await expect(fresh.withoutRunSlot('waits', async () => 1)).rejects.toThrow(/no e2e file's slot is known here \(cluster-share\.ts/);
+  });
+
+  it('GIVEN the file keeps its slot while another holds the only one THEN its wait for a slot after withoutRunSlot ends when the other lets go', async () => {
+    const sdir = await mkdtemp(join(tmpdir(), 'e2e-run-slots-'));
+    const lines: string[] = [];
+    const opts = { dir: sdir, slots: 1, log: (l: string) => lines.push(l) };
+    setFileSlot('spire.test.ts', await takeRunSlot('spire.test.ts', opts), opts);
+    let other: { release(): Promise<void> } | undefined;
+    let back = false;
+    const done = withoutRunSlot('waits', async () => {
+      other = await takeRunSlot('other.test.ts', opts);
+    }).then(() => (back = true));
+    await until(() => other !== undefined);
+    await until(() => lines.some((l) => l.startsWith('[e2e side by side] spire.test.ts waits for a run slot')));
+    expect(back, 'the file went on without a slot while the other held the only one').toBe(false);
+    await other!.release();
+    await done;
+    expect(lines.at(-1)).toMatch(/^\[e2e side by side\] spire\.test\.ts got run slot 0 after/);
+    await releaseFileSlot();
+    await rm(sdir, { recursive: true, force: true });
   });
 });
 
