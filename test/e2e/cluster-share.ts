@@ -7,9 +7,9 @@
  * first, runs last). The waits, if any, are in the file's setup time in the run's profile
  * (test/support/profile-reporter.ts) and said on the console.
  */
-import { afterAll, expect } from 'vitest';
+import { afterAll, expect, inject } from 'vitest';
 import { takeFilesLock } from './files-lock.js';
-import { releaseFileSlot, setFileSlot, takeRunSlot } from './run-slots.js';
+import { releaseFileSlot, setFileSlot, START_GRACE_MS, START_WINDOW_MS, takeRunSlot } from './run-slots.js';
 import { e2eName, shareOf } from './side-by-side.js';
 
 const testPath = expect.getState().testPath;
@@ -18,7 +18,8 @@ const name = e2eName(testPath) ?? testPath;
 const share = shareOf(testPath);
 if (share === undefined) console.log(`[e2e side by side] ${name} is in neither list of test/e2e/side-by-side.ts: it runs alone`);
 const lock = await takeFilesLock(name, share ?? 'alone');
-setFileSlot(name, share === 'shared' ? await takeRunSlot(name) : undefined);
+const firstFiles = Date.now() - inject('e2eFilesFrom') < START_WINDOW_MS;
+setFileSlot(name, share === 'shared' ? await takeRunSlot(name, { graceMs: firstFiles ? START_GRACE_MS : 0 }) : undefined);
 afterAll(async () => {
   await releaseFileSlot();
   await lock.release();

@@ -92,13 +92,16 @@ export interface HeldByFlock {
  * `waiting` and later `locked[ detail]` (or exits non-zero: no lock within `waitS`), and then
  * holds the lock until its stdin closes. `waiting` is called once, before the wait is over.
  */
-export async function holdWithFlock(script: string, args: readonly string[], o: { what: string; waitS: number; waiting: () => Promise<void>; hint: string }): Promise<HeldByFlock> {
+export async function holdWithFlock(script: string, args: readonly string[], o: { what: string; waitS: number; waiting: () => Promise<void>; hint: string }): Promise<HeldByFlock>;
+/** The same with `orNone`: undefined, not an error, when the script exits 1 before it holds the lock (nothing free). */
+export async function holdWithFlock(script: string, args: readonly string[], o: { what: string; waitS: number; waiting: () => Promise<void>; hint: string; orNone: true }): Promise<HeldByFlock | undefined>;
+export async function holdWithFlock(script: string, args: readonly string[], o: { what: string; waitS: number; waiting: () => Promise<void>; hint: string; orNone?: boolean }): Promise<HeldByFlock | undefined> {
   const started = Date.now();
   const child = spawn('bash', ['-c', script, 'e2e-files-lock', ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
   const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   /** The waiting line, once said. */
   let said: Promise<void> | undefined;
-  const detail = await new Promise<string>((resolve, reject) => {
+  const detail = await new Promise<string | undefined>((resolve, reject) => {
     child.once('error', (err) => reject(new Error(`${o.what}: cannot run flock(1) through bash: ${err.message}`)));
     const lines = createInterface({ input: child.stdout! });
     lines.on('line', (line) => {
@@ -110,8 +113,9 @@ export async function holdWithFlock(script: string, args: readonly string[], o: 
         resolve(m[2] ?? '');
       }
     });
-    void exited.then((code) => reject(new Error(`${o.what}: not held within ${o.waitS} s (flock exit ${code}); ${o.hint}`)));
+    void exited.then((code) => (o.orNone && code === 1 ? resolve(undefined) : reject(new Error(`${o.what}: not held within ${o.waitS} s (flock exit ${code}); ${o.hint}`))));
   });
+  if (detail === undefined) return undefined;
   const waited = said !== undefined;
   await said;
   return {

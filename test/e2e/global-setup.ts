@@ -18,6 +18,8 @@ import { stateDir as deployStateDir } from '../../src/paths.js';
 declare module 'vitest' {
   export interface ProvidedContext {
     clusterEnv: Record<string, string>;
+    /** When the e2e files start (ms since the epoch; deploy-setup.ts, the last global setup). */
+    e2eFilesFrom: number;
   }
 }
 

@@ -197,6 +197,33 @@ describe('the run slots of the e2e files (test/e2e/run-slots.ts)', () => {
     expect(lines[1]).toMatch(new RegExp(`^\\[e2e side by side\\] c\\.test\\.ts got run slot ${b.detail} after [\\d.]+ s of waiting$`));
   });
 
+  it('GIVEN files waiting for a slot THEN a freed slot goes to the one expected to take longest, whenever it came; a file that started with its peers waits its grace first', async () => {
+    const sdir = await mkdtemp(join(tmpdir(), 'e2e-run-slots-'));
+    const lines: string[] = [];
+    const opts = { dir: sdir, slots: 1, log: (l: string) => lines.push(l) };
+    const holder = await takeRunSlot('holder.test.ts', { ...opts, seconds: 50 });
+    const order: string[] = [];
+    const short = takeRunSlot('short.test.ts', { ...opts, seconds: 10 }).then((l) => (order.push('short'), l));
+    await until(() => lines.length === 1);
+    const long = takeRunSlot('long.test.ts', { ...opts, seconds: 600 }).then((l) => (order.push('long'), l));
+    await until(() => lines.length === 2);
+    await holder.release();
+    const got = await long;
+    expect(order).toEqual(['long']);
+    await got.release();
+    await (await short).release();
+    expect(order).toEqual(['long', 'short']);
+    // the grace: a file of most seconds that arrives while a lesser one waits out its grace goes first
+    const graced = takeRunSlot('peer.test.ts', { ...opts, seconds: 10, graceMs: 1500 }).then((l) => (order.push('peer'), l));
+    await new Promise((r) => setTimeout(r, 300));
+    const first = takeRunSlot('first.test.ts', { ...opts, seconds: 600, graceMs: 1500 }).then((l) => (order.push('first'), l));
+    await (await first).release();
+    await (await graced).release();
+    expect(order.slice(2)).toEqual(['first', 'peer']);
+    expect(await readdir(join(sdir, 'waiting')), 'the tickets go with their takers').toEqual([]);
+    await rm(sdir, { recursive: true, force: true });
+  });
+
   it('GIVEN a file that gives its only slot back for a wait THEN another file takes it at once meanwhile, and the file holds it again after', async () => {
     const sdir = await mkdtemp(join(tmpdir(), 'e2e-run-slots-'));
     const lines: string[] = [];
@@ -215,7 +242,7 @@ describe('the run slots of the e2e files (test/e2e/run-slots.ts)', () => {
       () => 'got it',
       (err: Error) => err.message,
     );
-    expect(third).toMatch(/^third\.test\.ts: a run slot of .*: not held within 1 s \(flock exit 1\)/);
+    expect(third).toMatch(/^third\.test\.ts: no run slot of .* within 1 s; the slots are .*\/0\.\.0, the files waiting for one: .*\/waiting$/);
     await releaseFileSlot();
     await rm(sdir, { recursive: true, force: true });
   });
