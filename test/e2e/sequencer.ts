@@ -11,7 +11,7 @@
  *
  * Why last, not first: npm test runs the unit and integration projects beside the e2e project
  * (test/run.ts), the CPU of this 2-core machine busy with them for the run's first 7 minutes or
- * so. The alone files are alone for their timing (a deadline a few seconds wide, a soak, samples
+ * so. The alone files are alone for their timing (a deadline a few seconds wide, samples
  * of downtime); last, they run on a machine where nothing else does. And the shared block, the
  * slowest first, ends with short files, so the worker that reaches the first alone file waits
  * little for the other to finish.

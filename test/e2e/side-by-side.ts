@@ -11,9 +11,8 @@
  *   shared  touches nothing another file uses (beyond the cluster's capacity and the host's CPU)
  *           and asserts nothing that two files' load could break
  *   alone   takes the cluster itself down and up, or asserts timings (a deadline a few seconds
- *           wide, a soak in which one late readiness probe fails the node, samples of downtime,
- *           a stop measured against the kubelet's clock) that the CPU load of another file
- *           could break
+ *           wide, samples of downtime, a stop measured against the kubelet's clock) that the
+ *           CPU load of another file could break
  */
 import { isAbsolute, relative, sep } from 'node:path';
 
@@ -37,7 +36,6 @@ export const ALONE: readonly string[] = [
   'deploy-after.test.ts',
   'deploy-deadline.test.ts',
   'deploy-preflight.test.ts',
-  'deploy-soak.test.ts',
   'deploy-stop.test.ts',
 ];
 
@@ -64,6 +62,7 @@ export const SHARED: readonly string[] = [
   'deploy-registry-tls.test.ts',
   'deploy-runtime-handler.test.ts',
   'deploy-secrets.test.ts',
+  'deploy-soak.test.ts',
   'deploy-spire.test.ts',
   'deploy-status.test.ts',
   'deploy-stock-provider.test.ts',

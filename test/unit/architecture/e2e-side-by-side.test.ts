@@ -83,7 +83,7 @@ describe('the order: the alone files in one block after the shared ones', () => 
       ({ moduleId: join(repo, file), project: { name: project, config: { sequence: { groupOrder: project === 'e2e' ? 1 : 0 }, isolate: true } }, duration }) as unknown as TestSpecification & { duration: number };
     const specs = [
       spec('e2e', 'test/e2e/deploy-us1.test.ts', 30),
-      spec('e2e', 'test/e2e/deploy-soak.test.ts', 370),
+      spec('e2e', 'test/e2e/deploy-deadline.test.ts', 95),
       spec('unit', 'test/unit/cluster.test.ts', 5),
       spec('e2e', 'test/e2e/deploy-hand-edits.test.ts', 330),
       spec('e2e', 'test/e2e/cluster.test.ts', 40),
@@ -95,7 +95,7 @@ describe('the order: the alone files in one block after the shared ones', () => 
       'test/unit/cluster.test.ts',
       'test/e2e/deploy-hand-edits.test.ts',
       'test/e2e/deploy-us1.test.ts',
-      'test/e2e/deploy-soak.test.ts',
+      'test/e2e/deploy-deadline.test.ts',
       'test/e2e/cluster.test.ts',
       'test/e2e/new-file.test.ts',
     ]);
