@@ -7,12 +7,12 @@
  * CPU load stays that of two files at a time, the load every shared file's bounds were measured
  * under (docs/tests.md, "e2e files side by side").
  *
- * A slot is one of the files `<state>.e2e-slots/<i>` (i < RUN_SLOTS) held with flock(1) by a
- * child process as long as its stdin is open (files-lock.ts): it goes with the worker. A file
- * that waits for one looks every half second, and a free slot goes to the waiting file expected
- * to take longest (takeRunSlot); it says so once, and again when it has one. cluster-share.ts takes a slot for every shared file after the
- * files' lock (an alone file has the cluster to itself and needs none) and lets it go after the
- * file's last hook.
+ * A slot is one of the files `<cluster state dir>.e2e-slots/<i>` (i < RUN_SLOTS) held with
+ * flock(1) by a child process as long as its stdin is open (files-lock.ts): it goes with the
+ * worker. A file that waits for one looks every half second, and a free slot goes to the waiting
+ * file expected to take longest (takeRunSlot); it says so once, and again when it has one.
+ * cluster-share.ts takes a slot for every shared file after the files' lock (an alone file has
+ * the cluster to itself and needs none) and lets it go after the file's last hook.
  */
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
