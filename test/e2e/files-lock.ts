@@ -55,7 +55,7 @@ export interface FilesLock {
 export async function takeFilesLock(name: string, share: Share, opts: FilesLockOptions = {}): Promise<FilesLock> {
   const file = opts.lockFile ?? filesLockFile();
   const notes = `${file}.holders`;
-  const log = opts.log ?? ((line: string) => console.log(line));
+  const log = opts.log ?? consoleLine;
   const waitS = opts.waitSeconds ?? WAIT_S;
   await mkdir(dirname(file), { recursive: true });
   await mkdir(notes, { recursive: true });
@@ -77,6 +77,19 @@ export async function takeFilesLock(name: string, share: Share, opts: FilesLockO
   };
 }
 
+/** Where the e2e files' waiting lines go unless told otherwise: the console, which vitest shows under the file. */
+export const consoleLine = (line: string): void => console.log(line);
+
+interface HoldOptions {
+  /** Names the lock in an error. */
+  readonly what: string;
+  readonly waitS: number;
+  /** Called once when the script says `waiting` (a script that never waits needs none). */
+  readonly waiting?: () => Promise<void>;
+  /** Added to the error when the lock was not held in time. */
+  readonly hint?: string;
+}
+
 /** A lock held by a flock(1) child (a HOLDER-like script): its pid, the wait, and how to let it go. */
 export interface HeldByFlock {
   readonly pid: number;
@@ -92,10 +105,10 @@ export interface HeldByFlock {
  * `waiting` and later `locked[ detail]` (or exits non-zero: no lock within `waitS`), and then
  * holds the lock until its stdin closes. `waiting` is called once, before the wait is over.
  */
-export async function holdWithFlock(script: string, args: readonly string[], o: { what: string; waitS: number; waiting: () => Promise<void>; hint: string }): Promise<HeldByFlock>;
+export async function holdWithFlock(script: string, args: readonly string[], o: HoldOptions): Promise<HeldByFlock>;
 /** The same with `orNone`: undefined, not an error, when the script exits 1 before it holds the lock (nothing free). */
-export async function holdWithFlock(script: string, args: readonly string[], o: { what: string; waitS: number; waiting: () => Promise<void>; hint: string; orNone: true }): Promise<HeldByFlock | undefined>;
-export async function holdWithFlock(script: string, args: readonly string[], o: { what: string; waitS: number; waiting: () => Promise<void>; hint: string; orNone?: boolean }): Promise<HeldByFlock | undefined> {
+export async function holdWithFlock(script: string, args: readonly string[], o: HoldOptions & { orNone: true }): Promise<HeldByFlock | undefined>;
+export async function holdWithFlock(script: string, args: readonly string[], o: HoldOptions & { orNone?: boolean }): Promise<HeldByFlock | undefined> {
   const started = Date.now();
   const child = spawn('bash', ['-c', script, 'e2e-files-lock', ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
   const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
@@ -107,13 +120,13 @@ export async function holdWithFlock(script: string, args: readonly string[], o: 
     lines.on('line', (line) => {
       const m = /^(now|locked)(?: (.*))?$/.exec(line);
       if (line === 'waiting') {
-        said = o.waiting();
+        said = o.waiting?.() ?? Promise.resolve();
       } else if (m) {
         lines.close();
         resolve(m[2] ?? '');
       }
     });
-    void exited.then((code) => (o.orNone && code === 1 ? resolve(undefined) : reject(new Error(`${o.what}: not held within ${o.waitS} s (flock exit ${code}); ${o.hint}`))));
+    void exited.then((code) => (o.orNone && code === 1 ? resolve(undefined) : reject(new Error(`${o.what}: not held within ${o.waitS} s (flock exit ${code})${o.hint ? `; ${o.hint}` : ''}`))));
   });
   if (detail === undefined) return undefined;
   const waited = said !== undefined;

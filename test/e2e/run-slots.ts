@@ -18,7 +18,7 @@ import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { processRuns } from '../../src/process-alive.js';
 import { stateDir } from './global-setup.js';
-import { holdWithFlock, WAIT_S, type HeldByFlock } from './files-lock.js';
+import { consoleLine, holdWithFlock, WAIT_S, type HeldByFlock } from './files-lock.js';
 import { EXPECTED_SECONDS, RUN_SLOTS } from './side-by-side.js';
 
 /** Where the slots are: beside the cluster's state directory, as the files' lock. */
@@ -72,7 +72,7 @@ let tickets = 0;
 export async function takeRunSlot(name: string, opts: RunSlotOptions = {}): Promise<HeldByFlock> {
   const dir = opts.dir ?? runSlotsDir();
   const slots = opts.slots ?? RUN_SLOTS;
-  const log = opts.log ?? ((line: string) => console.log(line));
+  const log = opts.log ?? consoleLine;
   const waitS = opts.waitSeconds ?? WAIT_S;
   const seconds = Math.round(opts.seconds ?? EXPECTED_SECONDS[name] ?? 0);
   const queue = join(dir, 'waiting');
@@ -85,7 +85,7 @@ export async function takeRunSlot(name: string, opts: RunSlotOptions = {}): Prom
     if (opts.graceMs) await new Promise((r) => setTimeout(r, opts.graceMs));
     for (;;) {
       if ((await firstInQueue(queue)) === ticket) {
-        const held = await holdWithFlock(TRY_SLOTS, [dir, String(slots)], { what: `${name}: a run slot of ${dir}`, waitS, waiting: async () => {}, hint: '', orNone: true });
+        const held = await holdWithFlock(TRY_SLOTS, [dir, String(slots)], { what: `${name}: a run slot of ${dir}`, waitS, orNone: true });
         if (held) {
           const waitedMs = said ? Date.now() - started : 0;
           if (said) log(`[e2e side by side] ${name} got run slot ${held.detail} after ${(waitedMs / 1000).toFixed(1)} s of waiting`);
@@ -148,7 +148,7 @@ export async function withoutRunSlot<T>(why: string, wait: () => Promise<T>): Pr
   if (current === undefined) throw new Error(`withoutRunSlot(${why}): no e2e file's slot is known here (cluster-share.ts, the e2e project's setup file, did not run in this worker)`);
   const file = current;
   if (file.slot === undefined) return wait();
-  const log = file.opts.log ?? ((line: string) => console.log(line));
+  const log = file.opts.log ?? consoleLine;
   log(`[e2e side by side] ${file.name} gives back run slot ${file.slot.detail} while it ${why}`);
   await file.slot.release();
   file.slot = undefined;
