@@ -70,8 +70,14 @@ export function ensureCluster(): ClusterEnv {
   return { KUBE_CONFIG_PATH: env.KUBE_CONFIG_PATH!, K8S_REGISTRY: env.K8S_REGISTRY!, K8S_REGISTRY_TLS_VERIFY: env.K8S_REGISTRY_TLS_VERIFY ?? 'false' };
 }
 
+/**
+ * kubectl's output, whole: a read of a 200-node group's Deployments is more than the 1 MiB that
+ * execFileSync keeps by default (the run of 2026-12-07 lost Helm's P10 release to ENOBUFS).
+ */
+const KUBECTL_MAX_BUFFER = 512 * 1024 * 1024;
+
 export function kubectl(cluster: ClusterEnv, args: string[], input?: string): string {
-  return execFileSync(kubectlBin, ['--kubeconfig', cluster.KUBE_CONFIG_PATH, ...args], { input, encoding: 'utf8', timeout: 180_000, stdio: ['pipe', 'pipe', 'pipe'] });
+  return execFileSync(kubectlBin, ['--kubeconfig', cluster.KUBE_CONFIG_PATH, ...args], { input, encoding: 'utf8', timeout: 180_000, stdio: ['pipe', 'pipe', 'pipe'], maxBuffer: KUBECTL_MAX_BUFFER });
 }
 
 /** What a part of the bench that brings up a group of its own is given. */
