@@ -15,6 +15,7 @@ import { REGISTRY_CERT_DIR_ENV } from '../src/contract/registry-cert-dir.js';
 import { shellWords, shq } from '../src/contract/shell.js';
 import { sayStepLine, STEP_LINE_SHELL, stepLinesOf } from '../src/contract/step-lines.js';
 import { TF_HTTP_VARIABLES } from '../src/contract/graph/tf-http-variables.js';
+import { TOFU_GOGC_SET_ENV } from '../src/contract/graph/tofu-gogc.js';
 
 /**
  * How skopeo checks the registry's certificate: against the system's CAs (`system`, skopeo's
@@ -59,7 +60,8 @@ export interface PushedImage {
  * Copies the node's archive to its tag; a missing archive fails naming the node and what to do.
  * With `image.build`, the command runs first: in the plan file's directory, stdin from
  * /dev/null, with tofu's environment less the state backend's (TF_HTTP_*: its address and
- * credentials; a build has no business with the state); each line it prints (stdout and stderr) goes out as
+ * credentials; a build has no business with the state) and less the GOGC deploy gave tofu
+ * (src/contract/graph/tofu-gogc.ts: an operator's own GOGC stays); each line it prints (stdout and stderr) goes out as
  * a typed line of the build (src/contract/step-lines.ts; said `<node>: build: <line>`), so the
  * run's progress shows it as it comes. A failure names the node, the command and its exit
  * code; a build that ends well without writing the archive fails too. What the push says to
@@ -125,7 +127,7 @@ function buildLines(name: string, build: ImageBuild): string[] {
   const shown = inDoubleQuotes(argv);
   return [
     sayStepLine('push', 'said', shq(name), `"building its image: ${shown} (in ${inDoubleQuotes(build.dir)})"`),
-    `rc=$( { { (cd ${shq(build.dir)} && unset ${TF_HTTP_VARIABLES.join(' ')} && exec ${argv}) </dev/null 2>&1 3>&-; echo "$?" >&3; } | ${stepLinesOf('push', 'build', shq(name))}; } 3>&1 )`,
+    `rc=$( { { (cd ${shq(build.dir)} && unset ${TF_HTTP_VARIABLES.join(' ')} && { [ -z "\${${TOFU_GOGC_SET_ENV}:-}" ] || unset GOGC ${TOFU_GOGC_SET_ENV}; } && exec ${argv}) </dev/null 2>&1 3>&-; echo "$?" >&3; } | ${stepLinesOf('push', 'build', shq(name))}; } 3>&1 )`,
     `if [ "$rc" != 0 ]; then ${failed(name, `the image build failed (exit $rc): ${shown}; nothing was pushed for this node; fix the command (image.build in the group plan) or what it builds`)}; exit 1; fi`,
     `if [ ! -r "$archive" ]; then ${failed(name, `the image build (${shown}) ended without writing image archive $archive; make it write there, or fix image.archive in the group plan`)}; exit 1; fi`,
   ];

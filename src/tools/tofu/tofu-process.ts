@@ -8,6 +8,7 @@
  * the process environment.
  */
 import type { z } from 'zod';
+import { TOFU_GOGC, TOFU_GOGC_SET_ENV } from '../../contract/graph/tofu-gogc.js';
 import { InterruptedError, ToolError } from '../../errors.js';
 import { INSTALL_HINTS, requireTool } from '../discover.js';
 import { findProviderConfig } from '../providers.js';
@@ -68,11 +69,14 @@ const NON_INTERACTIVE = { TF_IN_AUTOMATION: '1', TF_INPUT: '0', CHECKPOINT_DISAB
  * its environment) when the caller sets none: the heap may grow to 5 times what is live before
  * a collection, against 2 times at Go's default of 100. A tofu process is short and reads the
  * whole graph and state; its collector took about 15% of its CPU. Measured (bench/README.md,
- * 2026-12-07): a scoped `tofu plan` of 1 node, 1.70 user-s against 2.07 at 50 nodes (peak 0.29
- * GB against 0.19), 9.7 against 11.5 at 200 nodes (1.06 GB against 0.50). An operator's GOGC
- * wins.
+ * 2026-12-07): tofu's and the providers' CPU in a 1-node apply at 50 nodes 4.11 s against 4.99,
+ * the apply 9.21 s against 10.1; a scoped `tofu plan` at 200 nodes 9.7 user-s against 11.5 (its
+ * peak 1.06 GB against 0.50). An operator's GOGC wins; with none, DEPLOY_TOFU_GOGC says deploy
+ * set it, and the graph's image build (the operator's command) runs without it.
  */
-export const TOFU_GOGC = '400';
+function gogcOf(env: Env): Record<string, string> {
+  return env.GOGC === undefined ? { GOGC: TOFU_GOGC, [TOFU_GOGC_SET_ENV]: TOFU_GOGC } : {};
+}
 
 /** Runs tofu through the one process wrapper with its environment and interrupt mode. */
 export async function runTofu(
@@ -89,8 +93,8 @@ export async function runTofu(
   const tofu = opts.tofuPath ?? requireTool('tofu', opts.env).path;
   const providers = findProviderConfig(opts.env);
   const env: Record<string, string | undefined> = {
-    GOGC: TOFU_GOGC,
     ...opts.env,
+    ...gogcOf(opts.env),
     ...NON_INTERACTIVE,
     // Last: a TF_CLI_CONFIG_FILE naming a missing file (some machines export one) would make
     // tofu print a warning on stdout, before its JSON; discovery already ignored it.

@@ -224,18 +224,29 @@ describe('the image build before the push (image.build, FR-002)', () => {
     const archive = join(dir, 'built.tar');
     await rm(archive, { force: true });
     const build = await fakeBuild(
-      'echo "in $(pwd) with $# args: $1|$2"; echo "password=${TF_HTTP_PASSWORD:-unset} address=${TF_HTTP_ADDRESS:-unset} keep=$KEEP" >&2; if read -r x; then echo "read stdin"; fi; printf x > "$2"; printf "no newline at the end"',
+      'echo "in $(pwd) with $# args: $1|$2"; echo "password=${TF_HTTP_PASSWORD:-unset} address=${TF_HTTP_ADDRESS:-unset} keep=$KEEP gogc=${GOGC:-unset}" >&2; if read -r x; then echo "read stdin"; fi; printf x > "$2"; printf "no newline at the end"',
     );
     const script = pushScript({ name: 'alpha', archive, tagRef: 'r/alpha:1', upload: 'k1', build: { argv: [build, "it's", 'built.tar'], dir } }, 'system');
-    const r = await runWith(script, { TF_HTTP_PASSWORD: 'secret', TF_HTTP_ADDRESS: 'http://127.0.0.1:1/x', KEEP: 'kept' });
+    // (GOGC as deploy gives it to tofu when the operator sets none: src/tools/tofu/tofu-process.ts)
+    const r = await runWith(script, { TF_HTTP_PASSWORD: 'secret', TF_HTTP_ADDRESS: 'http://127.0.0.1:1/x', KEEP: 'kept', GOGC: '400', DEPLOY_TOFU_GOGC: '400' });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(stepWords(r.stderr).split('\n')).toEqual([
       `deploy: node alpha: building its image: '${build}' 'it'\\''s' 'built.tar' (in ${dir})`,
       `alpha: build: in ${dir} with 2 args: it's|built.tar`,
-      'alpha: build: password=unset address=unset keep=kept',
+      'alpha: build: password=unset address=unset keep=kept gogc=unset',
       'alpha: build: no newline at the end',
     ]);
     expect(await args()).toEqual(['copy', '--quiet', '--retry-times', '3', `docker-archive:${archive}`, 'docker://r/alpha:1']);
+  });
+
+  it('GIVEN the operator set GOGC THEN the build gets it as the operator set it', async () => {
+    const archive = join(dir, 'gogc.tar');
+    await rm(archive, { force: true });
+    const build = await fakeBuild('echo "gogc=${GOGC:-unset}"; printf x > "$1"');
+    const script = pushScript({ name: 'gamma', archive, tagRef: 'r/gamma:1', upload: 'k3', build: { argv: [build, archive], dir } }, 'system');
+    const r = await runWith(script, { GOGC: '150' });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(stepWords(r.stderr).split('\n')).toContain('gamma: build: gogc=150');
   });
 
   it('GIVEN a failing build THEN the push fails naming the node, the command and its exit code, and skopeo does not run', async () => {

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InterruptedError } from '../../../../src/errors.js';
 import { readTofuVersion } from '../../../../src/tools/tofu/tofu.js';
-import { TOFU_GOGC } from '../../../../src/tools/tofu/tofu-process.js';
+import { TOFU_GOGC } from '../../../../src/contract/graph/tofu-gogc.js';
 
 const fakeTofu = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'tofu-env.mjs');
 const nodePath = `${dirname(process.execPath)}:${process.env.PATH ?? ''}`;
@@ -23,15 +23,16 @@ describe('the environment tofu runs in', () => {
     // WHEN tofu runs
     const seen = JSON.parse((await readTofuVersion({ tofuPath: fakeTofu, env })).version);
     // THEN it got the caller's variables only, never asks for input, and no config file that is not there
-    expect(seen).toEqual({ caller: 'given', processOnly: null, input: '0', rc: null, gogc: TOFU_GOGC });
+    expect(seen).toEqual({ caller: 'given', processOnly: null, input: '0', rc: null, gogc: TOFU_GOGC, gogcSet: TOFU_GOGC });
   });
 
   it('gets a garbage collector target of its own, unless the caller sets one', async () => {
     const cache = mkdtempSync(join(tmpdir(), 'tofu-env-'));
     const own = JSON.parse((await readTofuVersion({ tofuPath: fakeTofu, env: { PATH: nodePath, DEPLOY_CACHE_DIR: cache } })).version);
-    expect(own.gogc).toBe('400');
+    // (and says that deploy set it: the graph's image build runs without it, stacks/image-scripts.ts)
+    expect([own.gogc, own.gogcSet]).toEqual(['400', '400']);
     const operators = JSON.parse((await readTofuVersion({ tofuPath: fakeTofu, env: { PATH: nodePath, DEPLOY_CACHE_DIR: cache, GOGC: '150' } })).version);
-    expect(operators.gogc).toBe('150');
+    expect([operators.gogc, operators.gogcSet]).toEqual(['150', null]);
   });
 
   it('gets the cache mirror as TF_CLI_CONFIG_FILE when the caller has none', async () => {
