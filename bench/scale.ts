@@ -26,10 +26,11 @@
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { buildImage, log, type GroupBenchOptions, type NodeImage } from './lib/bench-env.ts';
+import { buildImage, kubectl, log, type GroupBenchOptions, type NodeImage } from './lib/bench-env.ts';
 import { phases, renderTimeline, timeDeploy } from './lib/apply-timeline.ts';
 import { countApply, runDeploy, writePlan } from './lib/deploy-run.ts';
-import { bringUpHelmSide, type HelmGroup, type HelmSide } from './lib/helm-group.ts';
+import { bringUpHelmSide, nodesOfGroup, type HelmGroup, type HelmSide } from './lib/helm-group.ts';
+import type { HelmNode } from './lib/helm-values.ts';
 import type { Settled } from './lib/settle.ts';
 import type { HelmRuns } from './lib/side-by-side.ts';
 import { bareGraph, bareTofuPlanMs, STOCK } from './noop-plan.ts';
@@ -61,7 +62,7 @@ export interface ScaleResults {
   oneNode: { ms: Spread; runs: number[]; scoped: number; timeline: string; phases: ReturnType<typeof phases> };
   fullPlan: { deploy: Spread; tofu: Spread; deployRuns: number[]; tofuRuns: number[] };
   /** issue 48: the same 1-node change by `helm upgrade --wait` of a release of the same nodes, and the floor on it; absent before issue 48 and without the release */
-  helm?: { namespace: string; upMs: number; settled?: Settled; oneNode: HelmRuns; flags?: string[] };
+  helm?: { namespace: string; upMs: number; settled?: Settled; oneNode: HelmRuns; flags?: string[]; after?: string };
   floor?: { ms: Spread; runs: number[] };
   /** why Helm's release did not come up */
   helmError?: string;
@@ -133,11 +134,16 @@ export async function benchScale(opts: ScaleOptions): Promise<ScaleResults> {
   // deploy's group was, the host settled; then each run, the order rotating: deploy's apply of
   // node 1 given a new image (with its timeline), the same by `helm upgrade --wait`, the floor on
   // the release's node 1. Without the release, deploy's applies alone (as before issue 48).
-  const side: HelmSide = opts.helmGroupNamespace && opts.runs > 0
-    ? await bringUpHelmSide({ helm: opts.helm, cluster: opts.cluster, work: opts.work, namespace: opts.helmGroupNamespace, from: opts.namespace, env, group: GROUP, batch: opts.wave, timeoutSeconds: opts.helmTimeoutSeconds, flags: opts.helmFlags }, opts.settleSeconds)
-    : {};
-  const helmGroup = side.group;
-  if (helmGroup) {
+  // The node holds `maxPods` pods (250 on the local cluster: its pod range is a /24): when it
+  // cannot hold both groups (400 pods at 200 nodes), deploy's runs come first on its group
+  // alone, then the group goes and Helm's release comes up in its place, and Helm's runs and
+  // the floor are made on it: each tool under its own group's load, one after the other (the
+  // run of 2026-12-07 03:07 waited with 50 of the release's pods Pending, "Too many pods").
+  const wantsHelm = opts.helmGroupNamespace !== undefined && opts.runs > 0;
+  const after = wantsHelm ? helmAfterDeploy(opts.cluster, opts.nodes) : undefined;
+  const helmSideOptions = (nodes?: HelmNode[]) => ({ helm: opts.helm, cluster: opts.cluster, work: opts.work, namespace: opts.helmGroupNamespace!, from: opts.namespace, ...(nodes ? { nodes } : {}), env, group: GROUP, batch: opts.wave, timeoutSeconds: opts.helmTimeoutSeconds, flags: opts.helmFlags });
+  let side: HelmSide = wantsHelm && after === undefined ? await bringUpHelmSide(helmSideOptions(), opts.settleSeconds) : {};
+  if (side.group) {
     memory.withHelmMiB = memAvailableMiB();
     log(`scale: MemAvailable ${memory.withHelmMiB} MiB with Helm's release too; load ${loadavg()[0]!.toFixed(1)}`);
   }
@@ -166,10 +172,28 @@ export async function benchScale(opts: ScaleOptions): Promise<ScaleResults> {
   const floor = (group: HelmGroup) => async () => {
     floorRuns.push(group.floor([nodeName(0)]));
   };
-  for (let run = 1; run <= opts.runs; run++) {
-    const sides = helmGroup ? [deployApply, helmUpgrade(helmGroup), floor(helmGroup)] : [deployApply];
-    for (const measure of rotated(sides, run - 1)) await measure(run);
+  if (after === undefined) {
+    const helmGroup = side.group;
+    for (let run = 1; run <= opts.runs; run++) {
+      const sides = helmGroup ? [deployApply, helmUpgrade(helmGroup), floor(helmGroup)] : [deployApply];
+      for (const measure of rotated(sides, run - 1)) await measure(run);
+    }
+  } else {
+    log(`scale: ${after}: deploy's runs first, then Helm's release in its place`);
+    for (let run = 1; run <= opts.runs; run++) await deployApply(run);
+    const nodes = nodesOfGroup(opts.cluster, opts.namespace);
+    log(`scale: deleting ${opts.namespace} (deploy's group) for Helm's release`);
+    kubectl(opts.cluster, ['delete', 'namespace', opts.namespace, '--wait=true', '--timeout=15m'], undefined, 960_000);
+    side = await bringUpHelmSide(helmSideOptions(nodes), opts.settleSeconds);
+    const helmGroup = side.group;
+    if (helmGroup) {
+      memory.withHelmMiB = memAvailableMiB();
+      for (let run = 1; run <= opts.runs; run++) {
+        for (const measure of rotated([helmUpgrade(helmGroup), floor(helmGroup)], run - 1)) await measure(run);
+      }
+    }
   }
+  const helmGroup = side.group;
   const median = medianRun(timelines);
   return {
     nodes: opts.nodes,
@@ -179,7 +203,18 @@ export async function benchScale(opts: ScaleOptions): Promise<ScaleResults> {
     noopPlan: { ms: spread(noopRuns), runs: noopRuns },
     oneNode: { ms: spread(oneRuns), runs: oneRuns, scoped, timeline: median.timeline, phases: median.phases },
     fullPlan: { deploy: spread(deployRuns), tofu: spread(tofuRuns), deployRuns, tofuRuns },
-    ...(helmGroup ? { helm: { namespace: helmGroup.namespace, upMs: helmGroup.upMs, settled: side.settled, flags: opts.helmFlags, oneNode: { size: 1, ms: spread(helmRuns.runs), ...helmRuns } }, floor: { ms: spread(floorRuns), runs: floorRuns } } : {}),
+    ...(helmGroup ? { helm: { namespace: helmGroup.namespace, upMs: helmGroup.upMs, settled: side.settled, flags: opts.helmFlags, oneNode: { size: 1, ms: spread(helmRuns.runs), ...helmRuns }, ...(after ? { after } : {}) }, floor: { ms: spread(floorRuns), runs: floorRuns } } : {}),
     ...(side.error ? { helmError: side.error } : {}),
   };
+}
+
+/**
+ * Why Helm's release comes up after deploy's group is gone, or undefined when the node holds
+ * both: the pods it may run (allocatable) against the pods it runs now and another group's.
+ */
+function helmAfterDeploy(cluster: ScaleOptions['cluster'], nodes: number): string | undefined {
+  const node = JSON.parse(kubectl(cluster, ['get', 'nodes', '-o', 'json'])).items[0];
+  const allocatable = Number(node?.status?.allocatable?.pods ?? 0);
+  const running = (JSON.parse(kubectl(cluster, ['get', 'pods', '-A', '-o', 'json'])).items as { status?: { phase?: string } }[]).filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed').length;
+  return running + nodes > allocatable ? `the node holds ${allocatable} pods, ${running} run now, Helm's release would add ${nodes}` : undefined;
 }

@@ -76,8 +76,8 @@ export function ensureCluster(): ClusterEnv {
  */
 const KUBECTL_MAX_BUFFER = 512 * 1024 * 1024;
 
-export function kubectl(cluster: ClusterEnv, args: string[], input?: string): string {
-  return execFileSync(kubectlBin, ['--kubeconfig', cluster.KUBE_CONFIG_PATH, ...args], { input, encoding: 'utf8', timeout: 180_000, stdio: ['pipe', 'pipe', 'pipe'], maxBuffer: KUBECTL_MAX_BUFFER });
+export function kubectl(cluster: ClusterEnv, args: string[], input?: string, timeoutMs = 180_000): string {
+  return execFileSync(kubectlBin, ['--kubeconfig', cluster.KUBE_CONFIG_PATH, ...args], { input, encoding: 'utf8', timeout: timeoutMs, stdio: ['pipe', 'pipe', 'pipe'], maxBuffer: KUBECTL_MAX_BUFFER });
 }
 
 /** What a part of the bench that brings up a group of its own is given. */

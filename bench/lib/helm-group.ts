@@ -54,6 +54,8 @@ export interface HelmGroupOptions {
   namespace: string;
   /** deploy's group: its namespace (the nodes and their first images) and its environment (the pod's timings) */
   from: string;
+  /** the nodes as read from deploy's group before it went (scale.ts, when the node cannot hold both groups); absent: read from `from` */
+  nodes?: readonly HelmNode[];
   env: NodeJS.ProcessEnv;
   group: string;
   /** nodes added per upgrade while the release comes up (deploy's group came up the same way) */
@@ -98,7 +100,7 @@ export class HelmGroup {
    */
   static async bringUp(o: HelmGroupOptions): Promise<HelmGroup> {
     const settings = await deploySettings(o.group, o.env);
-    const nodes = nodesOfGroup(o.cluster, o.from).map((n) => ({ ...n, machineId: randomUUID() }));
+    const nodes = (o.nodes ?? nodesOfGroup(o.cluster, o.from)).map((n) => ({ ...n, machineId: randomUUID() }));
     createNamespace(o.cluster, o.namespace, POD_SECURITY_LABELS);
     const release = new HelmRelease({ helm: o.helm, cluster: o.cluster, work: o.work, name: 'group', namespace: o.namespace });
     log(`helm: bringing up a release of ${nodes.length} nodes in ${o.namespace}, ${o.batch} at a time`);

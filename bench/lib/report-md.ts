@@ -151,7 +151,8 @@ function helmSection(r: BenchResults): string[] {
     const s = h.settled;
     const rest = s ? `; then the host ${s.settled ? 'settled' : 'was still settling'}: load ${s.loadBefore.toFixed(1)} -> ${s.loadAfter.toFixed(1)} in ${s.seconds.toFixed(0)} s` : '';
     const flags = h.flags?.length ? `with \`${h.flags.join(' ')}\`` : "at its client's defaults";
-    md.push(`Helm's release of ${nodes} nodes came up in ${secs(h.upMs)} s (in batches, its upgrades summed)${rest}. Helm ran ${flags}.`, '');
+    const when = 'after' in h && h.after ? ` after deploy's runs, in place of deploy's group (${h.after}): each tool measured under its own group's pods, one after the other, and the floor on the release` : '';
+    md.push(`Helm's release of ${nodes} nodes came up in ${secs(h.upMs)} s (in batches, its upgrades summed)${when}${rest}. Helm ran ${flags}.`, '');
   }
   return md;
 }
