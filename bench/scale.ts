@@ -141,12 +141,16 @@ export async function benchScale(opts: ScaleOptions): Promise<ScaleResults> {
   // run of 2026-12-07 03:07 waited with 50 of the release's pods Pending, "Too many pods").
   const wantsHelm = opts.helmGroupNamespace !== undefined && opts.runs > 0;
   const after = wantsHelm ? helmAfterDeploy(opts.cluster, opts.nodes) : undefined;
-  const helmSideOptions = (nodes?: HelmNode[]) => ({ helm: opts.helm, cluster: opts.cluster, work: opts.work, namespace: opts.helmGroupNamespace!, from: opts.namespace, ...(nodes ? { nodes } : {}), env, group: GROUP, batch: opts.wave, timeoutSeconds: opts.helmTimeoutSeconds, flags: opts.helmFlags });
-  let side: HelmSide = wantsHelm && after === undefined ? await bringUpHelmSide(helmSideOptions(), opts.settleSeconds) : {};
-  if (side.group) {
-    memory.withHelmMiB = memAvailableMiB();
-    log(`scale: MemAvailable ${memory.withHelmMiB} MiB with Helm's release too; load ${loadavg()[0]!.toFixed(1)}`);
-  }
+  // the release brought up (with the nodes read before deploy's group went, when it comes after)
+  const helmUp = async (nodes?: HelmNode[]): Promise<HelmSide> => {
+    const up = await bringUpHelmSide({ helm: opts.helm, cluster: opts.cluster, work: opts.work, namespace: opts.helmGroupNamespace!, from: opts.namespace, ...(nodes ? { nodes } : {}), env, group: GROUP, batch: opts.wave, timeoutSeconds: opts.helmTimeoutSeconds, flags: opts.helmFlags }, opts.settleSeconds);
+    if (up.group) {
+      memory.withHelmMiB = memAvailableMiB();
+      log(`scale: MemAvailable ${memory.withHelmMiB} MiB with Helm's release${after ? ' in place of the group' : ' too'}; load ${loadavg()[0]!.toFixed(1)}`);
+    }
+    return up;
+  };
+  let side: HelmSide = wantsHelm && after === undefined ? await helmUp() : {};
   const oneRuns: number[] = [];
   let scoped = 0;
   const timelines: { ms: number; timeline: string; phases: ReturnType<typeof phases> }[] = [];
@@ -172,28 +176,20 @@ export async function benchScale(opts: ScaleOptions): Promise<ScaleResults> {
   const floor = (group: HelmGroup) => async () => {
     floorRuns.push(group.floor([nodeName(0)]));
   };
-  if (after === undefined) {
-    const helmGroup = side.group;
-    for (let run = 1; run <= opts.runs; run++) {
-      const sides = helmGroup ? [deployApply, helmUpgrade(helmGroup), floor(helmGroup)] : [deployApply];
-      for (const measure of rotated(sides, run - 1)) await measure(run);
-    }
-  } else {
+  if (after !== undefined) {
     log(`scale: ${after}: deploy's runs first, then Helm's release in its place`);
     for (let run = 1; run <= opts.runs; run++) await deployApply(run);
     const nodes = nodesOfGroup(opts.cluster, opts.namespace);
     log(`scale: deleting ${opts.namespace} (deploy's group) for Helm's release`);
     kubectl(opts.cluster, ['delete', 'namespace', opts.namespace, '--wait=true', '--timeout=15m'], undefined, 960_000);
-    side = await bringUpHelmSide(helmSideOptions(nodes), opts.settleSeconds);
-    const helmGroup = side.group;
-    if (helmGroup) {
-      memory.withHelmMiB = memAvailableMiB();
-      for (let run = 1; run <= opts.runs; run++) {
-        for (const measure of rotated([helmUpgrade(helmGroup), floor(helmGroup)], run - 1)) await measure(run);
-      }
-    }
+    side = await helmUp(nodes);
   }
-  const helmGroup = side.group;
+  // each run, the order rotating: deploy's apply (unless it ran above), Helm's upgrade, the floor
+  const release = side.group;
+  const sides = [...(after === undefined ? [deployApply] : []), ...(release ? [helmUpgrade(release), floor(release)] : [])];
+  for (let run = 1; run <= opts.runs && sides.length > 0; run++) {
+    for (const measure of rotated(sides, run - 1)) await measure(run);
+  }
   const median = medianRun(timelines);
   return {
     nodes: opts.nodes,
@@ -203,7 +199,7 @@ export async function benchScale(opts: ScaleOptions): Promise<ScaleResults> {
     noopPlan: { ms: spread(noopRuns), runs: noopRuns },
     oneNode: { ms: spread(oneRuns), runs: oneRuns, scoped, timeline: median.timeline, phases: median.phases },
     fullPlan: { deploy: spread(deployRuns), tofu: spread(tofuRuns), deployRuns, tofuRuns },
-    ...(helmGroup ? { helm: { namespace: helmGroup.namespace, upMs: helmGroup.upMs, settled: side.settled, flags: opts.helmFlags, oneNode: { size: 1, ms: spread(helmRuns.runs), ...helmRuns }, ...(after ? { after } : {}) }, floor: { ms: spread(floorRuns), runs: floorRuns } } : {}),
+    ...(release ? { helm: { namespace: release.namespace, upMs: release.upMs, settled: side.settled, flags: opts.helmFlags, oneNode: { size: 1, ms: spread(helmRuns.runs), ...helmRuns }, ...(after ? { after } : {}) }, floor: { ms: spread(floorRuns), runs: floorRuns } } : {}),
     ...(side.error ? { helmError: side.error } : {}),
   };
 }
