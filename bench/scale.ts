@@ -13,7 +13,7 @@
  *     restart` + `rollout status` of the release's node 1); deploy's apply here against its own
  *     at 50 nodes in the same run (goal <= 2x: the cost of one change must not grow much with
  *     the group). Without the release: deploy's applies alone;
- *   - the host's memory (MemAvailable) before the group, with it, and with Helm's release too,
+ *   - the host's memory (MemAvailable) before the group, with it, and with Helm's release (too, or in its place),
  *     and the load.
  * The group comes up in waves (`--max-unavailable`): 200 first boots at once starve 2 cores.
  * Its probes run every BENCH_SCALE_PROBE_PERIOD (--probe-period, default here 60s; liveness 3x):
@@ -56,7 +56,7 @@ export interface ScaleResults {
   nodes: number;
   probePeriod: string;
   firstApplyMs: number;
-  /** MiB available before the group, with it and with Helm's release too, and the 1-minute load with the group */
+  /** MiB available before the group, with it and with Helm's release (beside it, or in its place: `helm.after`), and the 1-minute load with the group */
   memory: { beforeMiB: number; withGroupMiB: number; load1: number; withHelmMiB?: number };
   noopPlan: { ms: Spread; runs: number[] };
   oneNode: { ms: Spread; runs: number[]; scoped: number; timeline: string; phases: ReturnType<typeof phases> };

@@ -160,16 +160,19 @@ patched_tree() { # tree src patch_dir
     mapfile -t -O "${#patch_pkgs[@]}" patch_pkgs < <(sed -n 's|^+++ b/\(.*\)/[^/]*_test\.go$|./\1/|p' "$p" | sort -u)
     mapfile -t -O "${#patch_tests[@]}" patch_tests < <(sed -n 's|^+func \(Test[A-Za-z0-9_]*\)(.*|\1|p' "$p")
   done
+  # each package once, in the order the patches first name it (0002 and 0004 both test ./manifest/provider/)
+  mapfile -t patch_pkgs < <(printf '%s\n' "${patch_pkgs[@]}" | awk '!seen[$0]++')
   [ "${#patch_tests[@]}" -gt 0 ] || die 1 "the patches in $3 add no Go test (func Test...): a patch must prove itself"
 }
 
-# go test of the patches' own tests in tree $1 (after patched_tree), with the flags that follow.
+# go test of the patches' own tests in tree $1 (after patched_tree), with the flags that follow:
+# each test's verdict and what it logs (a generated test's seed, a failure's message).
 test_patches() { # tree go-test-flags...
   local tree=$1 run
   shift
   run="^($(IFS='|'; echo "${patch_tests[*]}"))\$"
   log "testing the patched packages ${patch_pkgs[*]}: ${#patch_tests[@]} tests $*"
-  (cd "$tree" && go test -mod=readonly -count=1 "$@" -run "$run" -v "${patch_pkgs[@]}" | grep -E '^(--- |ok|FAIL|PASS)')
+  (cd "$tree" && go test -mod=readonly -count=1 "$@" -run "$run" -v "${patch_pkgs[@]}" | grep -E '^(--- |ok|FAIL|PASS)|^ +[a-z_0-9]+_test\.go:[0-9]+: ')
 }
 
 # The patched build: the patched tree, the patches' tests run (a patch that fails its tests is

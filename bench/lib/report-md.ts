@@ -113,7 +113,7 @@ export function figures(r: BenchResults): Figure[] {
       out.push({ id: 'P10', what: `deploy's apply giving 1 node a new image at ${sc.nodes} nodes / at ${r.fleet?.scaleFrom?.nodes ?? r.nodes}`, result: `${showSecs(sc.oneNode.ms)} / ${showSecs(one50.ms)} = **${v.ratio.toFixed(2)}**`, goal: `<= ${GROWTH_GOAL}`, met: v.met });
     } else out.push({ id: 'P10', what: `deploy's apply giving 1 node a new image at ${sc.nodes} nodes / at 50`, result: showSecs(sc.oneNode.ms), goal: `<= ${GROWTH_GOAL} (P2a at 50 not measured in this run)`, met: null });
     out.push({ id: 'P10', what: `full plan (DEPLOY_FAST_PLAN=off) / bare \`tofu plan\` (stock provider) of the same ${sc.nodes}-node graph and state`, result: `${showSecs(sc.fullPlan.deploy)} / ${showSecs(sc.fullPlan.tofu)} = ${(sc.fullPlan.deploy.median / sc.fullPlan.tofu.median).toFixed(2)}`, goal: '(reported)', met: null });
-    const withHelm = sc.memory.withHelmMiB === undefined ? '' : ` / with Helm's release too`;
+    const withHelm = sc.memory.withHelmMiB === undefined ? '' : sc.helm?.after === undefined ? ` / with Helm's release too` : ` / with Helm's release in its place`;
     out.push({ id: 'P10', what: `the host with the ${sc.nodes}-node group (probe period ${sc.probePeriod}): MemAvailable before / with it${withHelm}; load (1 min); first apply in waves`, result: `${sc.memory.beforeMiB} / ${sc.memory.withGroupMiB}${withHelm ? ` / ${sc.memory.withHelmMiB}` : ''} MiB; ${sc.memory.load1.toFixed(1)}; ${secs(sc.firstApplyMs)} s`, goal: '(reported)', met: null });
   }
   const c = r.cold;

@@ -3,8 +3,9 @@
  * (undo-hand-edits.ts) read it: its lineage, serial and outputs, and of its resources only what
  * those readers take (READ_ATTRIBUTES). Kept on this machine by the state's ETag.
  *
- * Why kept: tofu's state is large (the kubernetes_manifest resources hold the whole typed
- * object, mostly nulls): 35 MB for a 200-node group, where the readers use about 1 MB. Fetching,
+ * Why kept: tofu's state is large (every resource's transitive dependencies; before provider
+ * patch 0004 also each kubernetes_manifest's whole typed object): 23 MB for a 200-node group,
+ * where the readers use about 1 MB. Fetching,
  * hashing and parsing it was about a second of that group's verified no-op plan. The backend
  * names each version by its sha256 (ETag, src/state/server/state-routes.ts); this machine keeps the view
  * of the last version it read (`<DEPLOY_STATE_DIR>/noop/<state key>.state-view.json`) and asks
