@@ -118,10 +118,12 @@ export async function benchScale(opts: ScaleOptions): Promise<ScaleResults> {
     log(`scale: a full apply without waves (warm-up, not measured): ${secs(warm.ms)} s`);
   }
 
-  // the verified no-op plan of the whole group (a warm-up first: the first plan after an apply records)
+  // the verified no-op plan of the whole group (a warm-up first: the first plan after an apply records),
+  // of the group as it is now (node 1 has the warm-up's image)
   const noopRuns: number[] = [];
+  const asNow = plan();
   for (let run = 0; run <= opts.runs; run++) {
-    const r = await runDeploy(['plan', '--plan', firstPlan, '--json'], env);
+    const r = await runDeploy(['plan', '--plan', asNow, '--json'], env);
     if (r.exitCode !== 0) throw new Error(`deploy plan of ${opts.nodes} nodes exited ${r.exitCode}: ${r.stderr.split('\n').slice(-10).join('\n')}`);
     const verified = r.json?.targets?.every((t: any) => t.verifiedNoop === true) === true;
     if (run > 0 && !verified) throw new Error(`the no-op plan of ${opts.nodes} nodes was not verified by the check: ${r.stderr.split('\n').filter((l) => /full plan/.test(l)).join(' / ')}`);

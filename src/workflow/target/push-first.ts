@@ -18,7 +18,8 @@
  *
  * The rows show the pushes as they show tofu's: each push step's events are given to the view
  * in the words of tofu's own events for the same step (apply-start, its output, complete or
- * errored), and tofu's events for these steps afterwards are left out (pushFirstEcho).
+ * errored), and tofu's events for these steps afterwards are left out (apply-target.ts,
+ * withoutPushesOf) but for a failure.
  */
 import type { GraphDocument } from '../../contract/graph/graph-document.js';
 import { graphPartOf, nodeConstructId } from '../../contract/graph/graph-ids.js';
@@ -107,15 +108,14 @@ async function runPush(push: GraphPush, opts: PushFirstOptions): Promise<string 
     keepStdout: true,
     onStdoutLine: line,
     onStderrLine: line,
-  }).catch((err: unknown) => {
-    if (err instanceof InterruptedError) return undefined;
-    throw err;
-  });
-  const ok = r !== undefined && r.exitCode === 0;
+  }).catch((err: unknown) => (err instanceof InterruptedError ? 'interrupted' : (err as Error).message));
+  // (a step that could not start or ran past its deadline is a failed push too: every push is
+  // waited for, none left running behind the run's error)
+  const ok = typeof r !== 'string' && r.exitCode === 0;
   opts.onEvent({ kind: 'provision', phase: ok ? 'complete' : 'errored', address: push.address, provisioner: 'local-exec', output: undefined });
   opts.onEvent({ kind: ok ? 'apply-complete' : 'apply-errored', ...base, elapsedSeconds: elapsedSeconds() });
   if (ok) return undefined;
-  if (r === undefined) return 'interrupted';
+  if (typeof r === 'string') return r;
   const how = r.signal !== undefined ? `ended by ${r.signal}` : `exit ${r.exitCode}`;
   return `${stepLinesInWords(r.tail.join('\n'))} (${how})`.trim();
 }
@@ -156,7 +156,7 @@ export function untemplate(text: string): string {
     if ((two === '$$' || two === '%%') && text[i + 2] === '{') {
       out += `${text[i]}{`;
       i += 2;
-    } else if ((two === '${' || two === '%{')) {
+    } else if (two === '${' || two === '%{') {
       throw new DeployError(`a push step of the graph holds a template (${text.slice(i, i + 20)}...), which only tofu can evaluate: a defect of deploy's`, ExitCode.tool);
     } else out += text[i];
   }

@@ -84,6 +84,14 @@ describe('pushFirst', () => {
     expect(events.filter((e) => e.kind === 'apply-errored').map((e) => 'address' in e && e.address)).toEqual(['null_resource.image-b_push_0A1B2C01']);
   });
 
+  it('a push step that cannot start is a failed push too, said with why', async () => {
+    const events: TofuEvent[] = [];
+    const err = (await pushFirst({ target: 'all', graph: graphOf(['a'], () => 'true'), nodes: new Set(['a']), env: { PATH: process.env.PATH }, dir: '/nonexistent/graph', signal: new AbortController().signal, onEvent: (e) => events.push(e) }).catch((e: unknown) => e)) as DeployError;
+    expect(err.exitCode).toBe(ExitCode.tool);
+    expect(err.message).toMatch(/^the image push of node a failed, .*\na: could not start \/bin\/sh -c true: its working directory \/nonexistent\/graph does not exist$/);
+    expect(events.map((e) => e.kind).at(-1)).toBe('apply-errored');
+  });
+
   it('an interrupt stops the pushes and says nothing in the cluster was changed', async () => {
     const stop = new AbortController();
     setTimeout(() => stop.abort(), 300);
