@@ -11,8 +11,9 @@
 //   writes bench/results/apply-<N>.json.
 // Env: BENCH_NODES (50), BENCH_RUNS (3), BENCH_WAVE (10), BENCH_P2B (1), BENCH_KEEP (0: the
 // namespace is deleted at the end; 1 keeps it and its state for another look), BENCH_STATE_DIR
-// (with BENCH_KEEP, a kept group to reuse: its state directory). The namespace is
-// `bench-apply-*`; the embedded state backend.
+// (with BENCH_KEEP, a kept group to reuse: its state directory), BENCH_PROBE_PERIOD (the
+// group's --probe-period, e.g. 60s as the 200-node group of bench/scale.ts; default deploy's).
+// The namespace is `bench-apply-*`; the embedded state backend.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -33,7 +34,7 @@ const reuse = process.env.BENCH_STATE_DIR;
 const work = reuse ?? mkdtempSync(join(tmpdir(), 'bench-apply-'));
 const namespace = reuse ? readFileSync(join(work, 'namespace'), 'utf8').trim() : `bench-apply-${Math.random().toString(16).slice(2, 8)}`;
 if (!reuse) writeFileSync(join(work, 'namespace'), namespace);
-const env = embeddedEnv(cluster, namespace, work, 300);
+const env = { ...embeddedEnv(cluster, namespace, work, 300), ...(process.env.BENCH_PROBE_PERIOD ? { DEPLOY_PROBE_PERIOD: process.env.BENCH_PROBE_PERIOD } : {}) };
 const names = Array.from({ length: nodes }, (_, i) => `n${String(i + 1).padStart(3, '0')}`);
 
 function expectApplied(what: string, t: { exitCode: number; stdout: string }, changed: number): void {

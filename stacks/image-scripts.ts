@@ -72,6 +72,8 @@ export function pushScript(image: PushedImage, registryTls: RegistryTls): string
   return [
     ...STEP_LINE_SHELL,
     `archive=${shq(image.archive)}`,
+    // pushed already in this run: deploy pushes before tofu's apply (src/workflow/target/push-first.ts)
+    `if [ -n "\${DEPLOY_RUN_DIR:-}" ] && [ -s "$DEPLOY_RUN_DIR/${pushedDigestFile(image.name)}" ]; then exit 0; fi`,
     ...sharedUploadLines(image.name, image.upload),
     ...(image.build ? buildLines(image.name, image.build) : []),
     `if [ ! -r "$archive" ]; then ${failed(image.name, 'image archive $archive is missing or unreadable; build the node image, or fix image.archive in the group plan')}; exit 1; fi`,

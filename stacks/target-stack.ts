@@ -1,7 +1,8 @@
 /**
  * The graph of one (group, target): docs/architecture.md "Data flow and the graph of one target".
- * Order: RuntimeClass read -> pushes -> digests; namespace after the pushes -> NetworkPolicy
- * -> claims, service accounts -> Deployments -> rollout steps. With the SPIRE coordinates:
+ * Order: RuntimeClass read -> pushes -> digests -> Deployments; namespace -> NetworkPolicy
+ * -> claims, service accounts -> Deployments -> rollout steps. No order between the pushes and
+ * the namespace: deploy pushes before tofu's apply (src/workflow/target/push-first.ts). With the SPIRE coordinates:
  * namespace -> SPIRE identity (RBAC, ConfigMap spire-agent, hand-off) -> Deployments, whose
  * pods get the SPIRE volumes. Pure: the same model gives the same JSON.
  */
@@ -61,7 +62,7 @@ export class TargetStack extends TerraformStack {
     const images = model.nodes.map((node) => new NodeImage(this, nodeConstructId('image', node.name), { target: model, node, after: [runtimeClass] }));
 
     const labels = { [LABEL_MANAGED_BY]: MANAGED_BY, [LABEL_GROUP]: model.group };
-    const namespace = model.namespaceManagedBy === 'admin' ? this.readNamespace(model) : this.makeNamespace(model, labels, images);
+    const namespace = model.namespaceManagedBy === 'admin' ? this.readNamespace(model) : this.makeNamespace(model, labels);
     // deploy's: by reference (the graph as it was); the admin's: by name, after its read
     const ns = namespace instanceof NamespaceV1 ? namespace.metadata.name : model.namespace;
 
@@ -121,13 +122,17 @@ export class TargetStack extends TerraformStack {
     new TerraformOutput(this, SUBMISSION_OUTPUT, { value: model.submissionId ?? '' });
   }
 
-  /** deploy's own namespace: made with its labels after every push, deleted by destroy. */
-  private makeNamespace(model: TargetModel, labels: Readonly<Record<string, string>>, images: readonly NodeImage[]): NamespaceV1 {
+  /**
+   * deploy's own namespace: made with its labels, deleted by destroy. Not after the pushes: a
+   * failed push changes nothing in the cluster because deploy pushes before tofu's apply
+   * (src/workflow/target/push-first.ts). As an order of the graph it made every object of the
+   * cluster list every push in the state (tofu keeps transitive dependencies): a state growing
+   * with the square of the group (bench/README.md).
+   */
+  private makeNamespace(model: TargetModel, labels: Readonly<Record<string, string>>): NamespaceV1 {
     return new NamespaceV1(this, 'namespace' satisfies TargetPart, {
       // Pod Security Admission at the level the node pods pass (src/contract/pod-security.ts)
       metadata: { name: model.namespace, labels: { ...labels, ...POD_SECURITY_LABELS } },
-      // after every push, so that a failed push changes nothing in the cluster
-      dependsOn: images.map((i) => i.push),
     });
   }
 

@@ -3,6 +3,8 @@
  * unreachable registry, unpullable image, no volume for the claim, a node removed (its /var/lib
  * goes, said on a line of its own), per-app targets, submissions, and destroy.
  */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeployHarness, images, ownRegistry } from './harness.js';
 import { freePort, type BuiltImage } from '../integration/images-scripts.js';
@@ -40,6 +42,44 @@ describe('edge: the registry is not reachable from the deployer', () => {
     expect(r.exitCode, r.stderr).toBe(3);
     expect(r.stderr).toContain('connection refused');
     expect((await h.kubectl(['get', 'namespace', h.namespace], { namespace: null })).exitCode).not.toBe(0);
+  });
+});
+
+describe("edge: one node's push fails (deploy pushes before tofu's apply)", () => {
+  let h: DeployHarness;
+  let garbage: BuiltImage;
+  beforeAll(async () => {
+    h = await DeployHarness.create('push-fails');
+    // readable, so the check before the apply passes; skopeo cannot read it as an image
+    const archive = join(h.dir, 'garbage.tar');
+    await writeFile(archive, 'not a docker archive\n');
+    garbage = { archive, tag: 'garbage-1', imageId: '', ms: 0 };
+  });
+  afterAll(() => h?.cleanup());
+
+  it('GIVEN a first apply WHEN one push fails THEN exit 3 naming it, and nothing is in the cluster, not even the namespace', async () => {
+    const plan = await h.writePlan('group', { ok: { image: good }, bad: { image: garbage } });
+    const r = await h.deploy('apply', plan, ['--target', 'all'], {}, { json: false });
+    expect(r.exitCode, r.stderr).toBe(3);
+    expect(r.stderr).toContain("the image push of node bad failed, so deploy apply of target all stopped before tofu's apply: nothing in the cluster was changed");
+    expect((await h.kubectl(['get', 'namespace', h.namespace], { namespace: null })).exitCode).not.toBe(0);
+  });
+
+  it('GIVEN both nodes running WHEN one gets a new image and the other a push that fails THEN exit 3, and the first keeps its image and pod', async () => {
+    const up = await h.deploy('apply', await h.writePlan('group', { ok: { image: good }, bad: { image: good } }), ['--target', 'all']);
+    expect(up.exitCode, up.stderr).toBe(0);
+    const image = (await h.getJson(['get', 'deployment', 'ok'])).spec.template.spec.containers[0].image;
+    const pod = (await h.podOf('ok')).metadata.uid;
+    const next = await images.goodWith('PUSH_FIRST_E2E=1');
+    const r = await h.deploy('apply', await h.writePlan('group-2', { ok: { image: next }, bad: { image: { ...garbage, tag: 'garbage-2' } } }), ['--target', 'all'], {}, { json: false });
+    expect(r.exitCode, r.stderr).toBe(3);
+    expect(r.stderr).toContain('the image push of node bad failed');
+    expect((await h.getJson(['get', 'deployment', 'ok'])).spec.template.spec.containers[0].image).toBe(image);
+    expect((await h.podOf('ok')).metadata.uid).toBe(pod);
+    // the state did not take the pushes of a run that applied nothing: the next apply pushes ok again
+    const plan = await h.deploy('plan', await h.writePlan('group-3', { ok: { image: next }, bad: { image: good } }), ['--target', 'all']);
+    expect(plan.exitCode, plan.stderr).toBe(0);
+    expect(plan.json.targets[0].nodes.find((n: any) => n.node === 'ok').push).not.toBe('none');
   });
 });
 

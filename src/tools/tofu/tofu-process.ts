@@ -78,6 +78,23 @@ function gogcOf(env: Env): Record<string, string> {
   return env.GOGC === undefined ? { GOGC: TOFU_GOGC, [TOFU_GOGC_SET_ENV]: TOFU_GOGC } : {};
 }
 
+/**
+ * The whole environment tofu runs in, which its local-exec steps inherit: the caller's, with
+ * deploy's GOGC (unless the caller set one) and the settings above over it. deploy's own run of
+ * the push steps before tofu's apply gives them the same (src/workflow/target/push-first.ts).
+ */
+export function tofuEnvironment(callerEnv: Env): Record<string, string | undefined> {
+  const providers = findProviderConfig(callerEnv);
+  return {
+    ...callerEnv,
+    ...gogcOf(callerEnv),
+    ...NON_INTERACTIVE,
+    // Last: a TF_CLI_CONFIG_FILE naming a missing file (some machines export one) would make
+    // tofu print a warning on stdout, before its JSON; discovery already ignored it.
+    TF_CLI_CONFIG_FILE: providers.kind === 'online' ? undefined : providers.cliConfigFile,
+  };
+}
+
 /** Runs tofu through the one process wrapper with its environment and interrupt mode. */
 export async function runTofu(
   opts: TofuOptions,
@@ -91,18 +108,9 @@ export async function runTofu(
   },
 ): Promise<RunResult> {
   const tofu = opts.tofuPath ?? requireTool('tofu', opts.env).path;
-  const providers = findProviderConfig(opts.env);
-  const env: Record<string, string | undefined> = {
-    ...opts.env,
-    ...gogcOf(opts.env),
-    ...NON_INTERACTIVE,
-    // Last: a TF_CLI_CONFIG_FILE naming a missing file (some machines export one) would make
-    // tofu print a warning on stdout, before its JSON; discovery already ignored it.
-    TF_CLI_CONFIG_FILE: providers.kind === 'online' ? undefined : providers.cliConfigFile,
-  };
   return runTool(tofu, args, {
     cwd: opts.dir,
-    env,
+    env: tofuEnvironment(opts.env),
     extendEnv: false,
     signal: opts.signal,
     timeoutMs: run.timeoutMs,

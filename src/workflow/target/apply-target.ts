@@ -21,6 +21,8 @@ import type { TargetParts } from './target-wiring.js';
 import type { TargetRunOptions, TargetRunResult } from './target-types.js';
 import type { TargetSession } from './target-session.js';
 import { echoTofu } from './tofu-events-shown.js';
+import { graphPartOf } from '../../contract/graph/graph-ids.js';
+import type { TofuEvent } from '../../tools/tofu/tofu-events.js';
 import { rollBackGroupInCluster, wantsGroupRollback } from './group-rollback.js';
 
 /** How long a failed or interrupted apply waits for its rollout steps' reports (they take < 1 s). */
@@ -29,7 +31,7 @@ const STEP_REPORT_GRACE_MS = 20_000;
 /** What applyTarget needs of the run's options. */
 export type ApplyOptions = Pick<TargetRunOptions, 'model' | 'tools' | 'kube' | 'env' | 'logger' | 'signal' | 'progress' | 'view'>;
 
-export async function applyTarget(parts: Pick<TargetParts, 'noop' | 'tofu' | 'rolloutReports'>, session: TargetSession, plan: PlannedApply, opts: ApplyOptions): Promise<TargetRunResult> {
+export async function applyTarget(parts: Pick<TargetParts, 'noop' | 'tofu' | 'rolloutReports' | 'pushFirst'>, session: TargetSession, plan: PlannedApply, opts: ApplyOptions): Promise<TargetRunResult> {
   const { model, logger, signal } = opts;
   const { summary, mode } = plan;
   const graphDir = session.graphDir;
@@ -38,8 +40,8 @@ export async function applyTarget(parts: Pick<TargetParts, 'noop' | 'tofu' | 'ro
   const base = { ...session.tofu, onEvent: echoTofu({ target: model.target, view: opts.view, progress: opts.progress, env: opts.env, scoped: plan.scoped !== undefined, signal }) };
   const nodeNames = () => readNodeNames(mode, undefined, plan.scoped, () => parts.tofu.readOutputs(base));
 
-  opts.progress(`[${model.target}] tofu apply`);
-  const pushes = await describePushes(model, pushingNodes(summary));
+  const pushing = pushingNodes(summary);
+  const pushes = await describePushes(model, pushing);
   opts.view.planned({
     target: model.target,
     namespace: model.namespace,
@@ -48,9 +50,19 @@ export async function applyTarget(parts: Pick<TargetParts, 'noop' | 'tofu' | 'ro
   });
   // the target changes now: its record no longer says anything (a new one follows success)
   await parts.noop.forget(noopCtx);
+  // the images first, so that a failed push changes nothing in the cluster (push-first.ts)
+  if (pushing.size > 0) {
+    say(`pushing ${pushing.size === 1 ? 'the image' : `${pushing.size} images`} before tofu's apply`);
+    await parts.pushFirst({ target: model.target, graph: session.graph.document, nodes: pushing, env: session.tofu.env, dir: graphDir, signal, onEvent: (e) => opts.view.tofu(model.target, e) }).catch((err: unknown) => {
+      opts.view.ended(model.target, false);
+      throw err;
+    });
+  }
+  opts.progress(`[${model.target}] tofu apply`);
   let failure: unknown;
   try {
-    await parts.tofu.applyPlan({ ...base, planFile: plan.planFile });
+    // tofu's push steps then end at once, and say nothing the rows have not said
+    await parts.tofu.applyPlan({ ...base, onEvent: withoutPushesOf(pushing, base.onEvent), planFile: plan.planFile });
   } catch (err) {
     failure = spireFailure(err, 'apply', model.spire?.node) ?? err;
   }
@@ -149,6 +161,19 @@ async function describePushes(model: TargetModel, pushing: ReadonlySet<string>):
     if (text !== '') for (const node of nodes) words.set(node, text);
   }
   return words;
+}
+
+/** tofu's events less those of the push steps of `pushed` (pushed before its apply), but for their failures. */
+function withoutPushesOf(pushed: ReadonlySet<string>, onEvent: (e: TofuEvent) => void): (e: TofuEvent) => void {
+  return (e) => {
+    if ((e.kind === 'apply-start' || e.kind === 'apply-progress' || e.kind === 'apply-complete' || e.kind === 'provision') && isPushOf(pushed, e.address)) return;
+    onEvent(e);
+  };
+}
+
+function isPushOf(nodes: ReadonlySet<string>, address: string): boolean {
+  const g = graphPartOf(address);
+  return g?.scope === 'node' && g.part === 'push' && nodes.has(g.node);
 }
 
 /** Whether the plan changes anything of the node (its row then waits for the apply's events). */

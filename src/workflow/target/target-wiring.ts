@@ -1,7 +1,8 @@
 /**
  * The collaborators of one target's run: the graph's synthesis, the SPIRE key, the state
  * backend and its lock (target-session.ts), the cluster's objects, the verified no-op check
- * and tofu (plan-target.ts), the rollout steps' reports (apply-target.ts). Each step takes
+ * and tofu (plan-target.ts), the pushes before tofu's apply and the rollout steps' reports
+ * (apply-target.ts). Each step takes
  * them as an argument; loadTargetParts wires the real ones, here and nowhere else, so that a
  * unit test can pass a fixture tofu and fake listers instead.
  *
@@ -18,6 +19,7 @@ import type * as Fingerprint from '../noop/fingerprint.js';
 import type * as NoopRecord from '../noop/record.js';
 import type * as Verdict from '../noop/verdict.js';
 import type * as Objects from '../drift/target-objects.js';
+import type * as PushFirst from './push-first.js';
 
 /** The tofu commands a target's run makes (src/tools/tofu/tofu.ts). */
 export type TofuRunner = Pick<typeof Tofu, 'initGraph' | 'planGraph' | 'applyPlan' | 'readOutputs'>;
@@ -41,11 +43,13 @@ export interface TargetParts {
   readonly tofu: TofuRunner;
   /** The rollout steps' reports in the run's directory. */
   readonly rolloutReports: Pick<typeof Reports, 'readRolloutReports' | 'waitForRunningSteps'>;
+  /** The pushes an apply makes, before tofu's apply. */
+  readonly pushFirst: typeof PushFirst.pushFirst;
 }
 
 /** The real collaborators. */
 export async function loadTargetParts(): Promise<TargetParts> {
-  const [synth, stageKey, backend, runLock, objects, verdict, fingerprint, record, tofu, reports] = await Promise.all([
+  const [synth, stageKey, backend, runLock, objects, verdict, fingerprint, record, tofu, reports, pushFirst] = await Promise.all([
     import('../../graph/synth.js'),
     import('../../spire/stage-key.js'),
     import('./backend.js'),
@@ -56,6 +60,7 @@ export async function loadTargetParts(): Promise<TargetParts> {
     import('../noop/record.js'),
     import('../../tools/tofu/tofu.js'),
     import('../../rollout/report.js'),
+    import('./push-first.js'),
   ]);
   return {
     writeGraph: synth.writeTargetGraph,
@@ -66,5 +71,6 @@ export async function loadTargetParts(): Promise<TargetParts> {
     noop: { check: verdict.checkNoop, fingerprint: fingerprint.fingerprintTarget, record: record.recordNoop, forget: record.forgetNoop },
     tofu: { initGraph: tofu.initGraph, planGraph: tofu.planGraph, applyPlan: tofu.applyPlan, readOutputs: tofu.readOutputs },
     rolloutReports: { readRolloutReports: reports.readRolloutReports, waitForRunningSteps: reports.waitForRunningSteps },
+    pushFirst: pushFirst.pushFirst,
   };
 }

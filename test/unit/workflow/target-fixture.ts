@@ -63,6 +63,8 @@ export interface FakeAnswers {
   plans?: (PlanResult | Error)[];
   /** What `tofu apply` does: nothing, or throw this. */
   applyFails?: Error;
+  /** What the pushes before tofu's apply do: nothing, or throw this. */
+  pushFails?: Error;
   /** Events each tofu command sends to its handler before it answers. */
   events?: TofuEvent[];
   outputs?: Record<string, { value: unknown; sensitive: boolean }>;
@@ -162,6 +164,10 @@ export function fakeParts(answers: FakeAnswers): { parts: TargetParts; calls: Ca
         call('reports.read', dir);
         return answers.reports ?? [];
       },
+    },
+    pushFirst: async (opts) => {
+      call('pushFirst', [...opts.nodes].sort());
+      if (answers.pushFails) throw answers.pushFails;
     },
   };
   return { parts, calls, named: (name) => calls.filter((c) => c.name === name) };

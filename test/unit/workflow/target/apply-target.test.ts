@@ -93,6 +93,37 @@ describe('applyTarget', () => {
     await expect(unreported.result).rejects.toBe(stop);
   });
 
+  it('GIVEN the plan pushes images THEN deploy pushes them before tofu applies, and tofu\'s events of those push steps are not shown again (push-first.ts)', async () => {
+    const pushing = [...changes, change(address.push('alpha'), ['create']), change(address.push('gamma'), ['delete', 'create'])];
+    const events = [
+      { kind: 'apply-start', address: address.push('alpha'), action: 'create' },
+      { kind: 'apply-complete', address: address.push('alpha'), action: 'create', elapsedSeconds: 0 },
+      { kind: 'apply-errored', address: address.push('gamma'), action: 'create', elapsedSeconds: 0 },
+      { kind: 'apply-start', address: address.deployment('alpha'), action: 'update' },
+    ] as const;
+    const { result, calls, view } = await apply({ reports: model.nodes.map((n) => report(n.name, 'ready')), events: [...events] }, { summary: summarizePlan(model, pushing, true) });
+    await result;
+    expect(calls.map((c) => c.name).slice(0, 3)).toEqual(['noop.forget', 'pushFirst', 'tofu.apply']);
+    expect(calls.find((c) => c.name === 'pushFirst')!.args).toEqual([['alpha', 'gamma']]);
+    // a push step's failure inside tofu is still shown; its start and end were the pushes' own
+    expect(view.told.filter((t) => t.startsWith('tofu '))).toEqual(['tofu all apply-errored', 'tofu all apply-start']);
+  });
+
+  it('GIVEN a push fails before tofu THEN the error is the run\'s, tofu applies nothing, and the rows end failed', async () => {
+    const failure = new ToolError('the image push of node alpha failed');
+    const pushing = [...changes, change(address.push('alpha'), ['create'])];
+    const { result, calls, view } = await apply({ pushFails: failure }, { summary: summarizePlan(model, pushing, true) });
+    await expect(result).rejects.toBe(failure);
+    expect(calls.map((c) => c.name)).toEqual(['noop.forget', 'pushFirst']);
+    expect(view.told.at(-1)).toBe('ended all failed');
+  });
+
+  it('GIVEN the plan pushes nothing THEN no push runs before tofu', async () => {
+    const { result, named } = await apply({ reports: model.nodes.map((n) => report(n.name, 'ready')) });
+    await result;
+    expect(named('pushFirst')).toEqual([]);
+  });
+
   it("GIVEN a SPIRE step's failure THEN the run's error names the spire node and keeps only the step's lines", async () => {
     const spireModel = { ...model, spire: { node: 'spire-1' } as typeof model.spire };
     // the step's typed line (src/contract/step-lines.ts), then ssh's complaint
