@@ -58,6 +58,9 @@ export interface PushedImage {
 
 /**
  * Copies the node's archive to its tag; a missing archive fails naming the node and what to do.
+ * A node this run pushed already (deploy runs the push steps before tofu's apply:
+ * src/workflow/target/push-first.ts; its digest is in the run's directory) ends at once, so tofu's
+ * own run of the step is a no-op.
  * With `image.build`, the command runs first: in the plan file's directory, stdin from
  * /dev/null, with tofu's environment less the state backend's (TF_HTTP_*: its address and
  * credentials; a build has no business with the state) and less the GOGC deploy gave tofu

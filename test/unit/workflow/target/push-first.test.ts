@@ -3,8 +3,8 @@
  * graph found and run as tofu would run it (its template escapes undone, in the directory and
  * environment given), at most PUSH_PARALLELISM at once, its events given to the view; a failed
  * push named with its words after every push ended; an interrupt. The steps here are fixture
- * scripts; the real push steps run against the real registry in e2e (deploy-edges,
- * deploy-push-first).
+ * scripts; the real push steps run against the real registry in e2e (deploy-edges.test.ts:
+ * one node's push of two fails; deploy-build.test.ts: a build that fails).
  */
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
