@@ -61,12 +61,14 @@ export interface GraphPush {
  */
 export async function pushFirst(opts: PushFirstOptions): Promise<void> {
   const pushes = graphPushes(opts.graph, opts.nodes);
+  // tofu's environment for its steps, made once for all pushes (it looks for the provider mirror's files)
+  const env = tofuEnvironment(opts.env);
   const failed: { push: GraphPush; output: string }[] = [];
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < pushes.length && !opts.signal.aborted) {
       const push = pushes[next++]!;
-      const output = await runPush(push, opts);
+      const output = await runPush(push, env, opts);
       if (output !== undefined) failed.push({ push, output });
     }
   };
@@ -87,7 +89,7 @@ export async function pushFirst(opts: PushFirstOptions): Promise<void> {
 }
 
 /** Runs one push step; undefined when it succeeded, else its output (typed lines in words). */
-async function runPush(push: GraphPush, opts: PushFirstOptions): Promise<string | undefined> {
+async function runPush(push: GraphPush, env: Record<string, string | undefined>, opts: PushFirstOptions): Promise<string | undefined> {
   const started = Date.now();
   const elapsedSeconds = () => (Date.now() - started) / 1000;
   const base = { address: push.address, action: 'create' } as const;
@@ -96,7 +98,7 @@ async function runPush(push: GraphPush, opts: PushFirstOptions): Promise<string 
   const line = (l: string) => opts.onEvent({ kind: 'provision', phase: 'output', address: push.address, provisioner: 'local-exec', output: l });
   const r = await runTool('/bin/sh', ['-c', push.script], {
     cwd: opts.dir,
-    env: tofuEnvironment(opts.env),
+    env,
     extendEnv: false,
     signal: opts.signal,
     timeoutMs: PUSH_TIMEOUT_MS,

@@ -29,9 +29,10 @@ function edgesOf(json: any): Map<string, Set<string>> {
   const edges = new Map<string, Set<string>>();
   for (const [address, block] of blocks) {
     const { ['//']: _meta, ...body } = block as Record<string, unknown>;
-    const text = JSON.stringify(body);
-    // an address anywhere in the block: in depends_on and replace_triggered_by bare, in an expression after `${`
-    edges.set(address, new Set([...blocks.keys()].filter((other) => other !== address && new RegExp(`(^|[^A-Za-z0-9_.-])${other.replaceAll('.', '\\.')}([^A-Za-z0-9_-]|$)`).test(text))));
+    // every word shaped as an address (`type.name`, `data.type.name`), anywhere in the block: in
+    // depends_on and replace_triggered_by bare, in an expression after `${`; kept when it is a block
+    const words = JSON.stringify(body).match(/(?<![A-Za-z0-9_.-])(?:data\.)?[a-z][a-z0-9_]*\.[A-Za-z0-9_-]+/g) ?? [];
+    edges.set(address, new Set(words.filter((w) => w !== address && blocks.has(w))));
   }
   return edges;
 }
