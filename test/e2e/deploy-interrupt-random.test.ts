@@ -17,12 +17,17 @@
  * no-op; a destroy exits 0 and leaves no namespace and no resource in the state.
  *
  * Every apply has a change (a stop timeout of its own: a new pod template), so that each
- * apply really pushes its plan through tofu and waits for a new pod. A destroy needs
+ * apply really pushes its plan through tofu and waits for a new pod. Those changes push no
+ * image, so a third set of applies gives each a new image and draws its moment inside the
+ * pushes deploy makes before tofu's apply (push-first.ts: counted from the line that says
+ * they began): a run stopped there must also leave the Deployment and its pod as they were
+ * (edge case 2's promise, under Ctrl-C). A destroy needs
  * something to destroy: the target is applied again before a destroy whenever the previous
  * one removed anything.
  *
  * DEPLOY_TEST_SEED replays a sequence of moments (the seed is printed, and is in every
- * message); DEPLOY_TEST_RUNS changes the number of runs per verb (default 20).
+ * message); DEPLOY_TEST_RUNS changes the number of runs per verb (default 20),
+ * DEPLOY_TEST_PUSH_RUNS the number of applies with a new image (default 8).
  */
 import { randomUUID } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
@@ -40,6 +45,11 @@ const DEPLOY = join(repoRoot, 'bin', 'deploy');
 const STATE_KEY = 'e2e-all';
 /** The variable every process of one run inherits (tofu, its providers, the rollout steps). */
 const MARK = 'DEPLOY_E2E_INTERRUPT_RUN';
+/** Applies with a new image each, the signal drawn inside the pushes before tofu's apply (default 8). */
+const PUSH_RUNS = Number(process.env.DEPLOY_TEST_PUSH_RUNS ?? 8);
+/** deploy's line as the pushes before tofu's apply start, and its line as tofu's apply starts. */
+const PUSH_LINE = /\[all\] pushing .* before tofu's apply/;
+const TOFU_APPLY_LINE = /\[all\] tofu apply$/;
 
 interface Run {
   readonly verb: 'apply' | 'destroy';
@@ -60,6 +70,18 @@ interface Run {
   readonly leftovers: readonly string[];
   /** The names of the processes seen in its tree while it ran. */
   readonly tree: ReadonlySet<string>;
+  /** When (ms from its start) the run said its pushes began, and when tofu's apply began. */
+  readonly pushAt: number | undefined;
+  readonly tofuApplyAt: number | undefined;
+}
+
+/**
+ * When the SIGINT is sent: `delayMs` after the run starts, or after its first line that matches
+ * `after` (a moment inside one phase, whatever the phases before it took); none: never.
+ */
+interface Moment {
+  readonly delayMs: number;
+  readonly after?: RegExp;
 }
 
 /**
@@ -72,7 +94,8 @@ function phaseOf(lines: readonly string[]): string {
   const step = steps.at(-1);
   if (step === undefined) return lines.some((l) => l.includes('state lock taken')) ? 'locked, reads' : 'start';
   if (/initialised as before|tofu init/.test(step)) return 'init';
-  if (/tofu plan/.test(step)) return 'plan';
+  // the pushes deploy makes before tofu's apply (push-first.ts) come after the plan
+  if (/tofu plan/.test(step)) return lines.slice(lines.lastIndexOf(step) + 1).some((l) => PUSH_LINE.test(l)) ? 'push first' : 'plan';
   const after = lines.slice(lines.lastIndexOf(step) + 1).filter((l) => /\[all\] \S+\.\S+: /.test(l));
   const last = after.at(-1);
   if (last === undefined) return 'tofu apply';
@@ -88,8 +111,9 @@ function lastWords(stderr: string): string {
   return words.at(-1) ?? '';
 }
 
-/** One run of `bin/deploy <verb>` with one SIGINT after `delayMs`, followed to its last process. */
-async function interruptedRun(h: DeployHarness, verb: Run['verb'], index: number, plan: string, args: string[], delayMs: number): Promise<Run> {
+/** One run of `bin/deploy <verb>` with one SIGINT at its moment (none: not sent), followed to its last process. */
+async function interruptedRun(h: DeployHarness, verb: Run['verb'], index: number, plan: string, args: string[], moment: Moment | undefined): Promise<Run> {
+  const delayMs = moment?.delayMs ?? -1;
   const mark = randomUUID();
   const started = Date.now();
   const child = execa(DEPLOY, [verb, '--plan', plan, '--target', 'all', ...args], {
@@ -101,20 +125,36 @@ async function interruptedRun(h: DeployHarness, verb: Run['verb'], index: number
   });
   let ended = false;
   let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += String(d)));
-  // the run's process tree, followed while it runs: its children are re-parented once it ends
-  const tree = followTree(child.pid!);
   let sent = false;
   let lastLine = '';
   let phase = '';
-  const timer = setTimeout(() => {
+  let pushAt: number | undefined;
+  let tofuApplyAt: number | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  /** The last line so far, while it has no end yet (a line may come in two chunks). */
+  let partial = '';
+  const send = () => {
     if (ended || child.pid === undefined) return;
     const lines = stderr.split('\n').filter((l) => l.trim() !== '');
     lastLine = lines.filter((l) => l.includes('[all]')).at(-1) ?? '';
     phase = phaseOf(lines);
     sent = true;
     process.kill(child.pid, 'SIGINT');
-  }, delayMs);
+  };
+  child.stderr!.on('data', (d) => {
+    stderr += String(d);
+    const lines = (partial + String(d)).split('\n');
+    partial = lines.pop()!;
+    const now = Date.now() - started;
+    for (const l of lines) {
+      if (pushAt === undefined && PUSH_LINE.test(l)) pushAt = now;
+      if (tofuApplyAt === undefined && TOFU_APPLY_LINE.test(l)) tofuApplyAt = now;
+      if (moment?.after !== undefined && timer === undefined && moment.after.test(l)) timer = setTimeout(send, moment.delayMs);
+    }
+  });
+  // the run's process tree, followed while it runs: its children are re-parented once it ends
+  const tree = followTree(child.pid!);
+  if (moment !== undefined && moment.after === undefined) timer = setTimeout(send, moment.delayMs);
   const r = await child;
   ended = true;
   clearTimeout(timer);
@@ -144,6 +184,8 @@ async function interruptedRun(h: DeployHarness, verb: Run['verb'], index: number
     stderr: r.stderr as string,
     leftovers,
     tree: new Set([...seen.values()].map((p) => p.comm)),
+    pushAt,
+    tofuApplyAt,
   };
 }
 
@@ -269,7 +311,7 @@ describe(`Ctrl-C at random moments into apply and destroy (seed ${SEED}, DEPLOY_
       // a stop timeout of its own: the pod template changes, every apply has work to do
       const stop = `${4 + i}s`;
       const delayMs = Math.floor(next() * span);
-      const run = await interruptedRun(h, 'apply', i, plan, ['--stop-timeout', stop], delayMs);
+      const run = await interruptedRun(h, 'apply', i, plan, ['--stop-timeout', stop], { delayMs });
       runs.push(run);
       if (!run.sent) span = Math.min(span, run.durationMs);
       console.log(describeRun(run));
@@ -288,6 +330,57 @@ describe(`Ctrl-C at random moments into apply and destroy (seed ${SEED}, DEPLOY_
     const converge = await h.deploy('apply', plan, ['--target', 'all', '--stop-timeout', '30s']);
     expect(converge.exitCode, converge.stderr).toBe(0);
     const again = await h.deploy('plan', plan, ['--target', 'all', '--stop-timeout', '30s']);
+    expect(again.exitCode, again.stderr).toBe(0);
+    expect(again.json.targets[0].changes, again.stdout).toBe(false);
+    expect(await lockedStates(h, 'after the converging apply')).toEqual([]);
+  }, 1_800_000);
+
+  it(`GIVEN an applied target WHEN ${PUSH_RUNS} applies, each with a new image, get one SIGINT at a random moment of the pushes before tofu's apply THEN each exits 130 with the Deployment and its pod as before, no process, no lock and an intact state, and the next apply converges`, async () => {
+    const next = seededRandom(SEED + 2);
+    const args = ['--stop-timeout', '30s'];
+    // one image per run (and one for the timed run), each with a layer the registry has not
+    // seen: each push uploads, as an operator's new image does
+    const fresh: BuiltImage[] = [];
+    for (let i = 0; i <= PUSH_RUNS; i++) fresh.push(await images.goodWith(`SIGINT_PUSH=${SEED}-${i}-${Date.now()}`));
+    const planOf = (i: number) => h.writePlan(`push-${i}`, { n1: { image: fresh[i]! } });
+    // a normal apply with a new image, its lines timed: the pushes' span the signals are drawn over
+    const timed = await interruptedRun(h, 'apply', -1, await planOf(0), args, undefined);
+    expect(timed.exitCode, timed.stderr).toBe(0);
+    expect(timed.pushAt, `the timed apply said no "pushing ... before tofu's apply":\n${timed.stderr.slice(-2000)}`).toBeDefined();
+    expect(timed.tofuApplyAt, 'the timed apply said no "tofu apply"').toBeDefined();
+    // a little past tofu's start too: a signal as tofu's apply begins is the border of the phase
+    const span = Math.max(50, Math.round((timed.tofuApplyAt! - timed.pushAt!) * 1.2));
+    let state = await readState(h, 'after the timed apply');
+    const runs: Run[] = [];
+    let beforeTofu = 0;
+    for (let i = 1; i <= PUSH_RUNS; i++) {
+      const image = (await h.getJson(['get', 'deployment', 'n1'])).spec.template.spec.containers[0].image as string;
+      const pod = (await h.podOf('n1')).metadata.uid as string;
+      const delayMs = Math.floor(next() * span);
+      const run = await interruptedRun(h, 'apply', i, await planOf(i), args, { delayMs, after: PUSH_LINE });
+      runs.push(run);
+      console.log(describeRun(run));
+      state = await expectStoppedCleanly(h, run, state);
+      const why = `seed ${SEED}, push run ${i}, SIGINT ${delayMs} ms after the pushes began (${run.phase})`;
+      if (run.sent && run.exitCode === 130 && run.tofuApplyAt === undefined) {
+        // stopped before tofu's apply: deploy says so, and the cluster has not changed
+        beforeTofu++;
+        expect(run.stderr, `${why}: no word that nothing was changed`).toContain("interrupted before tofu's apply: nothing in the cluster was changed");
+        expect((await h.getJson(['get', 'deployment', 'n1'])).spec.template.spec.containers[0].image, `${why}: the Deployment's image changed`).toBe(image);
+        expect((await h.podOf('n1')).metadata.uid, `${why}: the pod was replaced`).toBe(pod);
+      }
+    }
+    const { interrupted } = report(runs, span);
+    console.log(`push moments: ${beforeTofu} of ${runs.length} runs stopped before tofu's apply`);
+    expect(interrupted, 'most runs must really be interrupted').toBeGreaterThan(PUSH_RUNS / 2);
+    expect(beforeTofu, "no signal landed in the pushes before tofu's apply").toBeGreaterThan(0);
+
+    // the next run converges: the last image applied, then the target as the other tests have it
+    for (const [what, p] of [['the last image', await planOf(PUSH_RUNS)], ['the first image', plan]] as const) {
+      const converge = await h.deploy('apply', p, ['--target', 'all', ...args]);
+      expect(converge.exitCode, `${what}: ${converge.stderr}`).toBe(0);
+    }
+    const again = await h.deploy('plan', plan, ['--target', 'all', ...args]);
     expect(again.exitCode, again.stderr).toBe(0);
     expect(again.json.targets[0].changes, again.stdout).toBe(false);
     expect(await lockedStates(h, 'after the converging apply')).toEqual([]);
@@ -332,7 +425,7 @@ describe(`Ctrl-C at random moments into apply and destroy (seed ${SEED}, DEPLOY_
         restores++;
       }
       const delayMs = Math.floor(next() * span);
-      const run = await interruptedRun(h, 'destroy', i, plan, ['--stop-timeout', '30s'], delayMs);
+      const run = await interruptedRun(h, 'destroy', i, plan, ['--stop-timeout', '30s'], { delayMs });
       runs.push(run);
       if (!run.sent) span = Math.min(span, run.durationMs);
       console.log(describeRun(run));
