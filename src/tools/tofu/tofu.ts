@@ -16,7 +16,7 @@
  * A destroy is a destroy plan (`planGraph({ destroy: true })`) and its apply (`applyPlan`);
  * src/workflow/target/destroy-plan.ts decides how that plan is made.
  */
-import { isAbsolute, join } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 import { z } from 'zod';
 import { createHash } from 'node:crypto';
 import { readFile, rm, stat, writeFile } from 'node:fs/promises';
@@ -250,11 +250,15 @@ export async function showPlan(opts: TofuOptions, planFile: string): Promise<Sho
   return readShownPlan(await readTofuJson(opts, ['show', '-no-color', '-json', resolveIn(opts.dir, planFile)], planJsonSchema));
 }
 
-/** `tofu apply -json <planFile>`: applies exactly the saved plan. */
+/**
+ * `tofu apply -json <planFile>`: applies exactly the saved plan, in the directory the plan file
+ * is in, where it was made (a scoped plan is made in a directory of its own:
+ * src/graph/scoped-graph.ts; a plan of the whole graph in the graph's).
+ */
 export async function applyPlan(opts: TofuOptions & { readonly planFile: string }): Promise<ApplyResult> {
   const planFile = resolveIn(opts.dir, opts.planFile);
   const args = ['apply', '-input=false', '-no-color', '-json', lockArg(opts), planFile];
-  const run = await runTofuJson(opts, 'apply', args, { statefulRun: true });
+  const run = await runTofuJson({ ...opts, dir: dirname(planFile) }, 'apply', args, { statefulRun: true });
   return { summary: run.summary, outputNames: run.outputNames, warnings: run.warnings };
 }
 

@@ -29,6 +29,7 @@ import type { TargetSession } from './target-session.js';
 import { echoTofu } from './tofu-events-shown.js';
 import { namesFrom, type NamesFrom, type ScopedPlan, type TargetPlan } from './target-planner.js';
 import { plannerCaller } from './planner-record.js';
+import { scopedGraph, writeScopedGraph } from '../../graph/scoped-graph.js';
 import { appliedManifests, graphManifests, handEditsOf, undoHandEdits, waitObserved } from '../drift/undo-hand-edits.js';
 
 export type { PlanPath, PlannedApply, ScopedPlan, TargetPlan } from './target-planner.js';
@@ -115,7 +116,13 @@ export async function planTarget(parts: Pick<TargetParts, 'readTargetObjects' | 
   const { plan, pushedAgain } = await (request.destroy
     ? planDestroy((refresh) => tofu.planGraph({ ...base, destroy: true, refresh, logger }), say).then((p) => ({ plan: p, pushedAgain: new Set<string>() }))
     : planPushingGoneTags(
-        (replace) => tofu.planGraph({ ...base, replace: [...replace, ...request.replaceRollouts, ...request.replaceClaims], targets: request.targets, ...(request.refresh ? {} : { refresh: false }), logger }),
+        async (gone) => {
+          const replace = [...gone, ...request.replaceRollouts, ...request.replaceClaims];
+          const { targets } = request;
+          // a scoped plan: tofu is given the part of the graph its targets read (scoped-graph.ts)
+          const dir = targets !== undefined && targets.length > 0 ? await writeScopedGraph(session.graphDir, scopedGraph(graph, [...targets, ...replace])) : session.graphDir;
+          return tofu.planGraph({ ...base, dir, replace, targets, ...(request.refresh ? {} : { refresh: false }), logger });
+        },
         async () => graph,
         (node) => model.nodes.find((n) => n.name === node)?.tagRef,
         say,

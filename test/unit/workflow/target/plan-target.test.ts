@@ -2,9 +2,12 @@
  * planTarget's three paths, without a cluster or tofu: the verified no-op (no tofu at all),
  * the scoped plan (-target of the changed nodes only), the full plan (and its no-op record).
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SUBMISSION_OUTPUT } from '../../../../src/contract/graph/graph-outputs.js';
 import { ExitCode } from '../../../../src/errors.js';
+import { scopedGraphDir } from '../../../../src/graph/scoped-graph.js';
 import { planTarget } from '../../../../src/workflow/target/plan-target.js';
 import { address, change, fakeParts, fakeRun, fingerprint, model, namesOutput, planResult } from '../target-fixture.js';
 
@@ -44,7 +47,9 @@ describe('planTarget', () => {
     const plan = await planTarget(parts, session, opts);
     expect(plan.path).toBe('scoped');
     expect(named('tofu.plan')).toHaveLength(1);
-    expect(named('tofu.plan')[0]!.args[0]).toMatchObject({ targets, replace: [], dir: session.graphDir, lockHeld: true });
+    // in a directory of its own, given the part of the graph its targets read (scoped-graph.ts)
+    expect(named('tofu.plan')[0]!.args[0]).toMatchObject({ targets, replace: [], dir: scopedGraphDir(session.graphDir), lockHeld: true });
+    expect(existsSync(join(scopedGraphDir(session.graphDir), 'cdk.tf.json'))).toBe(true);
     // alpha's objects differ from the record: its plan reads them (tofu's refresh, the default)
     expect(named('tofu.plan')[0]!.args[0]).not.toHaveProperty('refresh');
     expect(plan.summary.nodes.find((n) => n.node === 'alpha')!.push).toBe('replace');
