@@ -2,8 +2,8 @@
  * kill -9 at random moments (issue 50, "nothing by surprise"): the real `bin/deploy apply`
  * of a 2-node group, killed with SIGKILL (an OOM kill, a killed CI runner) at a seeded random
  * delay drawn over the span a normal apply takes here (measured first), so that the kills
- * land in every phase: the lock, the reads, tofu init, plan, the pushes (skopeo inside tofu's
- * local-exec), tofu's writes, the rollout steps (`deploy rollout` under tofu).
+ * land in every phase: the lock, the reads, tofu init, plan, the pushes (skopeo, run by deploy
+ * before tofu's apply: push-first.ts), tofu's writes, the rollout steps (`deploy rollout` under tofu).
  *
  * After each kill, what an operator expects:
  * - within 30 s no process of the run is left: none of its process tree (followed while it
