@@ -87,7 +87,7 @@ export async function writeScopedGraph(graphDir: string, doc: GraphDocument): Pr
     await rename(`${file}.tmp`, file);
   } catch (err) {
     throw new DeployError(`the scoped graph could not be written in ${dir}: ${(err as Error).message}`, ExitCode.tool, {
-      hint: 'the run directory is under DEPLOY_STATE_DIR: check that it is writable and has room, then run again',
+      hint: `it is inside the target's graph directory ${graphDir} (under DEPLOY_STATE_DIR): check that it is writable and has room, then run again`,
       cause: err,
     });
   }

@@ -1,7 +1,7 @@
 /**
  * One target planned, on one of three paths: **verified** (the no-op check answers "no changes"
  * without tofu), **scoped** (only the nodes whose part of the graph changed are planned, with
- * -target), or **full** (tofu plans the whole graph, and the run says why). Before tofu: the
+ * -target, tofu given the part of the graph they read: src/graph/scoped-graph.ts), or **full** (tofu plans the whole graph, and the run says why). Before tofu: the
  * target's objects read once for the check and the hand edits, and (apply) the hand edits the
  * graph does not set removed. After: the plan summarised per node, the /var/lib claim guard
  * and the archives to push checked (apply), the no-op record of a plan without changes.
