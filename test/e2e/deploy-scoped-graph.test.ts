@@ -53,9 +53,11 @@ describe(`the scoped graph gives tofu's plan of the whole graph (seed ${SEED}, D
   let maxUnavailable: number;
   const next = seededRandom(SEED);
 
-  /** The group plan with each node's tag (the same image under another tag: a push of a new tag, planned, not applied). */
-  const planOf = (name: string, tags: Record<string, string>) =>
-    h.writePlan(name, Object.fromEntries(NODES.map((n) => [n, { image: { ...good, tag: tags[n]! }, ...(after[n]!.length > 0 ? { after: after[n] } : {}) }])), { maxUnavailable });
+  /** The group plan with each node's image, in the group's order and waves. */
+  const planWith = (name: string, images: Record<string, BuiltImage>) =>
+    h.writePlan(name, Object.fromEntries(NODES.map((n) => [n, { image: images[n]!, ...(after[n]!.length > 0 ? { after: after[n] } : {}) }])), { maxUnavailable });
+  /** The same with each node's tag (the same image under another tag: a push of a new tag, planned, not applied). */
+  const planOf = (name: string, tags: Record<string, string>) => planWith(name, Object.fromEntries(NODES.map((n) => [n, { ...good, tag: tags[n]! }])));
 
   beforeAll(async () => {
     console.log(`deploy-scoped-graph: seed ${SEED} (DEPLOY_TEST_SEED=${SEED} replays), ${ROUNDS} rounds`);
@@ -133,7 +135,7 @@ describe(`the scoped graph gives tofu's plan of the whole graph (seed ${SEED}, D
       const fresh = await images.goodWith(`SCOPED_GRAPH=${SEED}-${round}`);
       specs = { ...specs, ...Object.fromEntries(changed.map((n) => [n, fresh])) };
       const before = Object.fromEntries(await Promise.all(NODES.map(async (n) => [n, await image(n)] as const)));
-      const plan = await h.writePlan(`apply-${round}`, Object.fromEntries(NODES.map((n) => [n, { image: specs[n]!, ...(after[n]!.length > 0 ? { after: after[n] } : {}) }])), { maxUnavailable });
+      const plan = await planWith(`apply-${round}`, specs);
       const applied = await h.deploy('apply', plan, ['--target', 'all'], {}, { json: false });
       expect(applied.exitCode, `${why}: ${applied.stderr}`).toBe(0);
       expect(applied.stderr, `${why}: not a scoped plan`).toContain('changed in the graph: planned alone (-target)');
